@@ -1,0 +1,44 @@
+# cairn: the two commands that matter are `make run` and `make test` (see README.md).
+JOBS      ?= $(shell nproc)
+RELEASE   := build/release
+TESTBUILD := build/test
+BENCHDIR  := build/bench
+WERROR    ?= $(if $(CI),ON,OFF)
+
+.PHONY: run test bench deps build build-test clean format
+
+deps:
+	@scripts/install-deps
+
+$(RELEASE)/build.ninja: | deps
+	cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_BUILD_TESTS=OFF -DCAIRN_WERROR=$(WERROR)
+
+build: deps $(RELEASE)/build.ninja
+	cmake --build $(RELEASE) -j $(JOBS) --target cairn
+
+# Builds the release binary and serves the API on 127.0.0.1:8081 with data in ./cairn-data.
+run: build
+	$(RELEASE)/src/app/cairn serve
+
+$(TESTBUILD)/build.ninja: | deps
+	cmake -S . -B $(TESTBUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCAIRN_SANITIZE=ON -DCAIRN_WERROR=$(WERROR)
+
+build-test: deps $(TESTBUILD)/build.ninja
+	cmake --build $(TESTBUILD) -j $(JOBS)
+
+# Builds with AddressSanitizer + UBSan and runs every unit and end-to-end test.
+test: build-test
+	cd $(TESTBUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 300
+
+$(BENCHDIR)/build.ninja: | deps
+	cmake -S . -B $(BENCHDIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_BUILD_TESTS=OFF -DCAIRN_BUILD_BENCH=ON
+
+# Runs the HTTP and storage benchmarks against a same-run baseline (see docs/performance.md).
+bench: deps $(BENCHDIR)/build.ninja
+	cmake --build $(BENCHDIR) -j $(JOBS)
+	bench/run.sh $(BENCHDIR)
+
+clean:
+	rm -rf build

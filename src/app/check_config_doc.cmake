@@ -1,0 +1,11 @@
+# Fails when docs/config.md does not contain the table `cairn config-doc` prints.
+execute_process(COMMAND ${CAIRN} config-doc OUTPUT_VARIABLE table RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cairn config-doc failed (${rc})")
+endif()
+file(READ ${DOC} doc)
+string(FIND "${doc}" "${table}" found)
+if(found EQUAL -1)
+  message(FATAL_ERROR "docs/config.md is out of date: paste the output of `cairn config-doc` into it")
+endif()
+message(STATUS "docs/config.md matches the settings table")

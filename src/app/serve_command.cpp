@@ -1,0 +1,153 @@
+#include "app/serve_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "app/serve_settings.h"
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/metrics.h"
+#include "base/periodic_task.h"
+#include "server/breadcrumb_handlers.h"
+#include "server/http_server.h"
+#include "server/system_handlers.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace cairn::app {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+struct ListenAddress {
+  std::string host;
+  uint16_t port = 0;
+};
+
+Result<ListenAddress> ParseListen(const std::string& text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return Status::InvalidArgument("--listen must be HOST:PORT, got '" + text + "'");
+  ListenAddress out;
+  out.host = text.substr(0, colon);
+  if (out.host.size() > 2 && out.host.front() == '[' && out.host.back() == ']') out.host = out.host.substr(1, out.host.size() - 2);
+  std::string port = text.substr(colon + 1);
+  char* end = nullptr;
+  long value = std::strtol(port.c_str(), &end, 10);
+  if (port.empty() || *end != '\0' || value < 0 || value > 65535) {
+    return Status::InvalidArgument("--listen port must be 0-65535, got '" + port + "'");
+  }
+  out.port = static_cast<uint16_t>(value);
+  return out;
+}
+
+// Written to a temporary name and renamed, so a reader never sees a partial file.
+Status WritePortFile(const std::string& path, uint16_t port) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << port << "\n";
+    if (!out.flush()) return Status::Internal("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::Internal("cannot rename " + tmp + " to " + path);
+  return Status::Ok();
+}
+
+model::Limits LimitsFrom(const Settings& s) {
+  model::Limits limits;
+  limits.max_json_depth = static_cast<size_t>(s.GetInt("max_json_depth"));
+  limits.max_title_bytes = static_cast<size_t>(s.GetInt("max_title_bytes"));
+  limits.max_tags = static_cast<size_t>(s.GetInt("max_tags"));
+  limits.max_tag_bytes = static_cast<size_t>(s.GetInt("max_tag_bytes"));
+  return limits;
+}
+
+int Fail(const Status& status) {
+  std::cerr << "cairn serve: " << status.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int RunServe(const std::vector<std::string>& args) {
+  Settings settings(ServeSettingSpecs());
+  for (const auto& arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      std::cout << "Usage: cairn serve [options]\n\nServes the cairn HTTP API. Every option can also be set "
+                   "with its environment variable; flags win.\n\nOptions:\n"
+                << settings.HelpText();
+      return 0;
+    }
+  }
+  if (Status parsed = settings.Parse(args, [](const char* name) { return std::getenv(name); }); !parsed.ok()) {
+    std::cerr << "cairn serve: " << parsed.message() << "\n";
+    return 2;
+  }
+  if (!InitLogging(settings.GetString("log_level"))) {
+    std::cerr << "cairn serve: unknown --log-level '" << settings.GetString("log_level") << "'\n";
+    return 2;
+  }
+  auto listen = ParseListen(settings.GetString("listen"));
+  if (!listen.ok()) {
+    std::cerr << "cairn serve: " << listen.status().message() << "\n";
+    return 2;
+  }
+  const std::string& sync = settings.GetString("sync");
+  if (sync != "full" && sync != "normal") {
+    std::cerr << "cairn serve: --sync must be full or normal\n";
+    return 2;
+  }
+
+  std::error_code fs_error;
+  std::filesystem::create_directories(settings.GetString("data_dir"), fs_error);
+  if (fs_error) return Fail(Status::Internal("cannot create data dir: " + fs_error.message()));
+
+  MetricsRegistry metrics;
+  const Clock& clock = SystemClock::Instance();
+  store::sqlite::SqliteStoreOptions store_options;
+  store_options.path = (std::filesystem::path(settings.GetString("data_dir")) / "cairn.db").string();
+  store_options.synchronous = sync;
+  store_options.writer.max_queue = static_cast<size_t>(settings.GetInt("write_queue_limit"));
+  store_options.writer.max_batch = static_cast<size_t>(settings.GetInt("write_batch_max"));
+  auto opened = store::sqlite::SqliteStore::Open(store_options, clock, &metrics);
+  if (!opened.ok()) return Fail(opened.status());
+  std::unique_ptr<store::Store> store = std::move(opened).value();
+  metrics.AddGauge("cairn_store_records", "Breadcrumbs stored (including expired ones not yet swept)", [&store] {
+    auto stats = store->Stats();
+    return stats.ok() ? static_cast<double>(stats->records) : -1.0;
+  });
+
+  server::Router router;
+  server::AddSystemRoutes(router, metrics, kVersion);
+  server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
+
+  server::HttpServerOptions http;
+  http.host = listen->host;
+  http.port = listen->port;
+  http.io_threads = static_cast<int>(settings.GetInt("io_threads"));
+  http.worker_threads = static_cast<int>(settings.GetInt("worker_threads"));
+  http.max_body_bytes = static_cast<size_t>(settings.GetInt("max_body_bytes"));
+  http.max_header_bytes = static_cast<size_t>(settings.GetInt("max_header_bytes"));
+  http.idle_timeout_ms = settings.GetInt("idle_timeout_ms");
+  http.shutdown_grace_ms = settings.GetInt("shutdown_grace_ms");
+  server::HttpServer server(http, router, metrics);
+  auto port = server.Listen();
+  if (!port.ok()) return Fail(port.status());
+  if (!settings.GetString("port_file").empty()) {
+    if (Status written = WritePortFile(settings.GetString("port_file"), *port); !written.ok()) return Fail(written);
+  }
+  CAIRN_LOG_INFO("cairn {} listening on {}:{} (data in {})", kVersion, listen->host, *port, settings.GetString("data_dir"));
+
+  PeriodicTask sweeper(std::chrono::milliseconds(settings.GetInt("sweep_interval_ms")), [&store] {
+    auto swept = store->SweepExpired();
+    if (!swept.ok()) CAIRN_LOG_WARN("sweep failed: {}", swept.status().message());
+  });
+  server.Run();
+  sweeper.Stop();
+  store->Close();
+  CAIRN_LOG_INFO("cairn stopped");
+  return 0;
+}
+
+}  // namespace cairn::app

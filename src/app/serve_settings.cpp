@@ -1,0 +1,30 @@
+#include "app/serve_settings.h"
+
+namespace cairn::app {
+
+std::vector<SettingSpec> ServeSettingSpecs() {
+  using K = SettingKind;
+  constexpr int64_t kMaxInt = INT32_MAX;
+  return {
+      {"listen", K::kString, "127.0.0.1:8081", "Address and port to serve HTTP on (port 0 picks a free port)."},
+      {"data_dir", K::kString, "./cairn-data", "Directory of the embedded database (created if missing)."},
+      {"port_file", K::kString, "", "If set, the bound port is written to this file (atomically) once listening."},
+      {"log_level", K::kString, "info", "Log level: trace, debug, info, warn, error or off."},
+      {"io_threads", K::kInt, "0", "HTTP I/O threads; 0 uses one per hardware thread.", 0, 256},
+      {"worker_threads", K::kInt, "32", "Threads for blocking handlers (writes wait for group commit there).", 1, 1024},
+      {"sync", K::kString, "full", "SQLite durability: full (fsync every commit) or normal (survives process crashes only)."},
+      {"write_queue_limit", K::kInt, "10000", "Writes waiting for commit beyond this are refused with 429.", 1, kMaxInt},
+      {"write_batch_max", K::kInt, "256", "Most writes committed in one transaction (group commit).", 1, 100000},
+      {"max_body_bytes", K::kInt, "2097152", "Largest request body accepted (413 above).", 1024, 1LL << 30},
+      {"max_header_bytes", K::kInt, "16384", "Largest request header block accepted (431 above).", 1024, 1 << 20},
+      {"max_json_depth", K::kInt, "64", "Deepest JSON nesting accepted in bodies and query parameters.", 2, 1000},
+      {"max_title_bytes", K::kInt, "1024", "Longest breadcrumb title.", 1, 1 << 20},
+      {"max_tags", K::kInt, "64", "Most tags on one breadcrumb.", 0, 10000},
+      {"max_tag_bytes", K::kInt, "256", "Longest tag.", 1, 1 << 16},
+      {"idle_timeout_ms", K::kInt, "60000", "Idle keep-alive connections (and stalled reads/writes) are closed after this.", 100, kMaxInt},
+      {"shutdown_grace_ms", K::kInt, "10000", "On SIGTERM/SIGINT, how long in-flight requests may take to finish.", 0, kMaxInt},
+      {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs and old idempotency keys are removed.", 100, kMaxInt},
+  };
+}
+
+}  // namespace cairn::app

@@ -1,0 +1,47 @@
+// BreadcrumbQuery: what GET /breadcrumbs (and later selectors) can ask of the store.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "model/limits.h"
+
+namespace cairn::model {
+
+enum class RuleOp { kEq, kNe, kGt, kGte, kLt, kLte, kIn, kContains, kContainsAny, kExists };
+
+// One condition on a nested value of `context`, e.g. {"path":"$.a.b[0]","op":"gte","value":3}.
+struct ContextRule {
+  std::string path;  // validated JSON path: "$" then ".name" or "[index]" steps
+  RuleOp op = RuleOp::kEq;
+  boost::json::value value;  // for kExists: a boolean (default true)
+};
+
+enum class SortOrder { kNewestFirst, kOldestFirst };
+
+struct BreadcrumbQuery {
+  std::optional<std::string> schema_name;
+  std::vector<std::string> all_tags;  // every one must be present (`tag` and `all_tags`)
+  std::vector<std::string> any_tags;  // at least one must be present
+  std::optional<std::string> path;    // exact
+  std::optional<std::string> path_prefix;  // whole segments: "a/b" matches "a/b" and "a/b/c", not "a/bc"
+  std::vector<ContextRule> context_match;  // all must hold
+  SortOrder order = SortOrder::kNewestFirst;
+  size_t limit = 50;
+  std::optional<std::string> cursor;  // opaque, from a previous page's next_cursor
+  bool include_context = false;
+};
+
+std::optional<RuleOp> ParseRuleOp(std::string_view name);
+
+// Validates a JSON path like "$.a.b[0]": names are [A-Za-z0-9_-]+, indices are decimal.
+Status ValidateJsonPath(const std::string& field, const std::string& path);
+
+// Parses `context_match`: an array of rule objects (or one rule object). Errors name the rule
+// ("context_match[1].op") and the problem.
+Result<std::vector<ContextRule>> ParseContextRules(const boost::json::value& rules, const Limits& limits);
+
+}  // namespace cairn::model

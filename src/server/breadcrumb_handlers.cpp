@@ -1,0 +1,86 @@
+#include "server/breadcrumb_handlers.h"
+
+#include <boost/json/serialize.hpp>
+
+#include "model/breadcrumb_codec.h"
+#include "server/request_support.h"
+
+namespace cairn::server {
+namespace json = boost::json;
+namespace {
+
+HttpResponse RecordResponse(int status, const model::Breadcrumb& crumb, json::object view) {
+  HttpResponse response = HttpResponse::Json(status, json::serialize(view));
+  response.headers.emplace_back("ETag", "\"" + std::to_string(crumb.version) + "\"");
+  return response;
+}
+
+}  // namespace
+
+void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock, const model::Limits& limits) {
+  router.Add("POST", "/breadcrumbs", Dispatch::kWorker, [&store, &clock, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_ASSIGN_OR_RETURN(std::string key, ParseIdempotencyKey(req));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbDraft draft, model::ParseDraft(body, limits, clock.NowMicros()));
+    CAIRN_ASSIGN_OR_RETURN(store::CreateResult created, store.Create(ctx, draft, key));
+    HttpResponse response = RecordResponse(created.replayed ? 200 : 201, created.breadcrumb,
+                                           model::FullView(created.breadcrumb));
+    response.headers.emplace_back("Location", "/breadcrumbs/" + created.breadcrumb.id);
+    if (created.replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
+    return response;
+  });
+
+  router.Add("GET", "/breadcrumbs", Dispatch::kWorker, [&store, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbQuery query, ParseListQuery(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(ctx.owner_id, query));
+    json::array items;
+    items.reserve(page.items.size());
+    for (const auto& crumb : page.items) items.emplace_back(model::ListItemView(crumb, query.include_context));
+    json::object out{{"items", std::move(items)},
+                     {"next_cursor", page.next_cursor ? json::value(*page.next_cursor) : json::value(nullptr)}};
+    return HttpResponse::Json(200, json::serialize(out));
+  });
+
+  router.Add("GET", "/breadcrumbs/{id}", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, store.Get(ctx.owner_id, req.path_params[0]));
+    return RecordResponse(200, crumb, model::ContextView(crumb));
+  });
+
+  router.Add("GET", "/breadcrumbs/{id}/full", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, store.Get(ctx.owner_id, req.path_params[0]));
+    return RecordResponse(200, crumb, model::FullView(crumb));
+  });
+
+  router.Add("GET", "/breadcrumbs/{id}/history", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_ASSIGN_OR_RETURN(auto versions, store.History(ctx.owner_id, req.path_params[0]));
+    json::array items;
+    for (const auto& version : versions) items.emplace_back(model::VersionView(version));
+    return HttpResponse::Json(200, json::serialize(json::object{{"id", req.path_params[0]}, {"versions", std::move(items)}}));
+  });
+
+  router.Add("PATCH", "/breadcrumbs/{id}", Dispatch::kWorker, [&store, &clock, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> expected, ParseIfMatch(req));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbPatch patch, model::ParsePatch(body, limits, clock.NowMicros()));
+    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb updated, store.Update(ctx, req.path_params[0], patch, expected));
+    return RecordResponse(200, updated, model::FullView(updated));
+  });
+
+  router.Add("DELETE", "/breadcrumbs/{id}", Dispatch::kWorker, [&store](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> expected, ParseIfMatch(req));
+    CAIRN_RETURN_IF_ERROR(store.Delete(ctx, req.path_params[0], expected));
+    HttpResponse response;
+    response.status = 204;
+    response.content_type.clear();
+    return response;
+  });
+}
+
+}  // namespace cairn::server

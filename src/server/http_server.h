@@ -1,0 +1,52 @@
+// HttpServer: the asynchronous HTTP/1.1 server (Boost.Beast).
+//
+// A fixed pool of I/O threads runs one session per connection (keep-alive, one request at a time,
+// bounded header and body sizes, an idle timeout). Handlers marked Dispatch::kWorker run on a
+// separate blocking pool so a write waiting for its group commit never stalls an I/O thread.
+//
+// Shutdown (Stop(), or SIGTERM/SIGINT while in Run()): stop accepting, let in-flight requests
+// finish for up to `shutdown_grace_ms`, then close every connection and return from Run().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/metrics.h"
+#include "base/status.h"
+#include "server/router.h"
+
+namespace cairn::server {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8081;  // 0 picks a free port
+  int io_threads = 0;    // 0: hardware threads
+  int worker_threads = 32;
+  size_t max_body_bytes = 2 * 1024 * 1024;
+  size_t max_header_bytes = 16 * 1024;
+  int64_t idle_timeout_ms = 60'000;
+  int64_t shutdown_grace_ms = 10'000;
+};
+
+class HttpServer {
+ public:
+  // `router` and `metrics` must outlive the server.
+  HttpServer(HttpServerOptions options, const Router& router, MetricsRegistry& metrics);
+  ~HttpServer();
+
+  // Binds and listens. Returns the bound port (useful with port 0). Call once, before Run().
+  Result<uint16_t> Listen();
+
+  // Serves until Stop() or SIGTERM/SIGINT, then shuts down gracefully. Blocks.
+  void Run();
+
+  // Asks Run() to shut down. Thread-safe; idempotent.
+  void Stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cairn::server

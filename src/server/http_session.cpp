@@ -1,0 +1,181 @@
+#include "server/http_session.h"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/url/parse.hpp>
+#include <cctype>
+
+#include "base/log.h"
+#include "server/error_response.h"
+
+namespace cairn::server {
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+namespace {
+
+constexpr auto kLingerTimeout = std::chrono::seconds(2);
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Result<HttpRequest> ToHttpRequest(http::request<http::string_body>& message) {
+  HttpRequest request;
+  request.method = std::string(message.method_string());
+  request.target = std::string(message.target());
+  auto url = boost::urls::parse_origin_form(message.target());
+  if (!url) return Status::InvalidArgument("malformed request target '" + request.target + "'");
+  request.path = url->path();
+  for (auto param : url->params()) request.query.emplace_back(param.key, param.value);
+  for (const auto& field : message) request.headers.emplace_back(Lower(field.name_string()), field.value());
+  request.body = std::move(message.body());
+  return request;
+}
+
+HttpResponse Invoke(const Route& route, const HttpRequest& request) {
+  try {
+    auto result = route.handler(request);
+    return result.ok() ? std::move(result).value() : ErrorResponse(result.status());
+  } catch (const std::exception& e) {  // a handler bug must not take the server down
+    CAIRN_LOG_ERROR("http: {} {} threw: {}", request.method, request.target, e.what());
+    return ErrorResponse(Status::Internal("internal error"));
+  }
+}
+
+// Drains what the client still sends after an error answer, so closing does not reset the
+// connection before the client has read the answer. Bounded by kLingerTimeout.
+void Linger(std::shared_ptr<beast::tcp_stream> stream, std::shared_ptr<std::array<char, 4096>> scratch) {
+  stream->async_read_some(boost::asio::buffer(*scratch), [stream, scratch](beast::error_code ec, size_t) {
+    if (!ec) Linger(stream, scratch);
+  });
+}
+
+}  // namespace
+
+HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx)
+    : stream_(std::move(socket)), ctx_(ctx) {}
+
+void HttpSession::Start() {
+  boost::asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+}
+
+void HttpSession::ReadHeader() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<uint32_t>(ctx_.options.max_header_bytes));
+  parser_->body_limit(ctx_.options.max_body_bytes);
+  stream_.expires_after(std::chrono::milliseconds(ctx_.options.idle_timeout_ms));
+  http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    self->OnHeader(ec);
+  });
+}
+
+void HttpSession::OnHeader(beast::error_code ec) {
+  if (ec) return RefuseRequest(ec);
+  started_ = std::chrono::steady_clock::now();
+  auto expect = parser_->get()[http::field::expect];
+  if (Lower(expect) != "100-continue") return ReadBody();
+  // Clients such as curl wait for this before sending a large body.
+  auto interim = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+  http::async_write(stream_, *interim, [self = shared_from_this(), interim](beast::error_code write_ec, size_t) {
+    if (write_ec) return self->Close();
+    self->ReadBody();
+  });
+}
+
+void HttpSession::ReadBody() {
+  stream_.expires_after(std::chrono::milliseconds(ctx_.options.idle_timeout_ms));
+  http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    self->OnBody(ec);
+  });
+}
+
+void HttpSession::OnBody(beast::error_code ec) {
+  if (ec) return RefuseRequest(ec);
+  auto& message = parser_->get();
+  bool keep_alive = message.keep_alive();
+  auto request = ToHttpRequest(message);
+  if (!request.ok()) return Send(ErrorResponse(request.status()), false, "unmatched", false);
+  ctx_.BeginRequest();
+  Dispatch(std::move(request).value(), keep_alive);
+}
+
+void HttpSession::RefuseRequest(beast::error_code ec) {
+  Status refusal;
+  if (ec == http::error::body_limit) {
+    refusal = Status::PayloadTooLarge("request body exceeds " + std::to_string(ctx_.options.max_body_bytes) + " bytes");
+  } else if (ec == http::error::header_limit) {
+    refusal = Status(StatusCode::kHeaderTooLarge,
+                     "request headers exceed " + std::to_string(ctx_.options.max_header_bytes) + " bytes");
+  } else if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+             ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    refusal = Status::InvalidArgument("malformed HTTP request: " + ec.message());
+  } else {
+    return Close();  // the peer went away, timed out or closed between requests
+  }
+  started_ = std::chrono::steady_clock::now();
+  Send(ErrorResponse(refusal), false, "unmatched", false);
+}
+
+void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
+  Router::Match match = ctx_.router.Find(request.method, request.path);
+  if (!match.route) {
+    HttpResponse response = ErrorResponse(match.error);
+    if (!match.allow.empty()) response.headers.emplace_back("Allow", match.allow);
+    return Send(std::move(response), keep_alive, "unmatched", true);
+  }
+  request.path_params = std::move(match.params);
+  const Route* route = match.route;
+  if (route->dispatch == Dispatch::kInline) return Send(Invoke(*route, request), keep_alive, route->pattern, true);
+  boost::asio::post(ctx_.workers, [self = shared_from_this(), route, request = std::move(request), keep_alive] {
+    HttpResponse response = Invoke(*route, request);
+    boost::asio::post(self->stream_.get_executor(), [self, route, keep_alive, response = std::move(response)]() mutable {
+      self->Send(std::move(response), keep_alive, route->pattern, true);
+    });
+  });
+}
+
+void HttpSession::Send(HttpResponse response, bool keep_alive, const std::string& route, bool counted) {
+  keep_alive = keep_alive && !ctx_.stopping.load();
+  auto message = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
+  message->set(http::field::server, "cairn");
+  if (!response.content_type.empty()) message->set(http::field::content_type, response.content_type);
+  for (const auto& [name, value] : response.headers) message->set(name, value);
+  message->keep_alive(keep_alive);
+  message->body() = std::move(response.body);
+  message->prepare_payload();
+
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  std::string method = parser_ ? std::string(parser_->get().method_string()) : "";
+  std::string labels = "method=\"" + method + "\",route=\"" + route + "\"";
+  ctx_.metrics.GetCounter("cairn_http_requests_total", "HTTP requests by method, route and status",
+                          labels + ",status=\"" + std::to_string(response.status) + "\"").Increment();
+  ctx_.metrics.GetHistogram("cairn_http_request_seconds", "HTTP request latency by route, read to response",
+                            labels).Observe(seconds);
+
+  stream_.expires_after(std::chrono::milliseconds(ctx_.options.idle_timeout_ms));
+  http::async_write(stream_, *message, [self = shared_from_this(), message, keep_alive, counted](beast::error_code ec, size_t) {
+    if (counted) self->ctx_.EndRequest();
+    if (ec) return self->Close();
+    if (!keep_alive) {
+      self->stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ec);
+      auto stream = std::make_shared<beast::tcp_stream>(std::move(self->stream_));
+      stream->expires_after(kLingerTimeout);
+      return Linger(stream, std::make_shared<std::array<char, 4096>>());
+    }
+    self->ReadHeader();
+  });
+}
+
+void HttpSession::Close() {
+  beast::error_code ec;
+  stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+  stream_.close();
+}
+
+}  // namespace cairn::server

@@ -1,0 +1,44 @@
+// One HTTP/1.1 connection (internal header): reads a request, dispatches it through the router
+// (inline or on the worker pool), writes the response, and repeats while keep-alive holds. All of
+// a session's socket work runs on its strand.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "server/http_types.h"
+#include "server/server_context.h"
+
+namespace cairn::server {
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx);
+  void Start();
+
+ private:
+  void ReadHeader();
+  void OnHeader(boost::beast::error_code ec);
+  void ReadBody();
+  void OnBody(boost::beast::error_code ec);
+  // Answers a request the parser refused (too large, malformed); closes afterwards.
+  void RefuseRequest(boost::beast::error_code ec);
+  void Dispatch(HttpRequest request, bool keep_alive);
+  void Send(HttpResponse response, bool keep_alive, const std::string& route, bool counted);
+  void Close();
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  ServerContext& ctx_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace cairn::server

@@ -1,0 +1,68 @@
+#include "server/router.h"
+
+namespace cairn::server {
+namespace {
+
+std::vector<std::string> Split(const std::string& path) {
+  std::vector<std::string> segments;
+  size_t start = 1;  // paths start with '/'
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    segments.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  if (!segments.empty() && segments.back().empty()) segments.pop_back();  // tolerate a trailing '/'
+  return segments;
+}
+
+bool MatchSegments(const Route& route, const std::vector<std::string>& segments, std::vector<std::string>& params) {
+  if (route.segments.size() != segments.size()) return false;
+  params.clear();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const std::string& want = route.segments[i];
+    if (!want.empty() && want.front() == '{') {
+      if (segments[i].empty()) return false;
+      params.push_back(segments[i]);
+    } else if (want != segments[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void Router::Add(std::string method, std::string pattern, Dispatch dispatch, Handler handler) {
+  Route route{std::move(method), pattern, dispatch, std::move(handler), Split(pattern)};
+  routes_.push_back(std::move(route));
+}
+
+Router::Match Router::Find(const std::string& method, const std::string& path) const {
+  Match match;
+  if (path.empty() || path.front() != '/') {
+    match.error = Status::NotFound("no route for " + path);
+    return match;
+  }
+  std::vector<std::string> segments = Split(path);
+  std::vector<std::string> params;
+  for (const auto& route : routes_) {
+    if (!MatchSegments(route, segments, params)) continue;
+    if (route.method == method) {
+      match.route = &route;
+      match.params = std::move(params);
+      match.allow.clear();
+      return match;
+    }
+    match.allow += (match.allow.empty() ? "" : ", ") + route.method;
+  }
+  if (!match.allow.empty()) {
+    match.error = Status(StatusCode::kMethodNotAllowed, method + " is not allowed on " + path + " (allowed: " +
+                                                            match.allow + ")");
+  } else {
+    match.error = Status::NotFound("no route for " + method + " " + path);
+  }
+  return match;
+}
+
+}  // namespace cairn::server

@@ -1,0 +1,45 @@
+// Router: maps (method, path) to a handler. Patterns are literal segments and `{name}`
+// placeholders ("/breadcrumbs/{id}/full"); a placeholder matches one non-empty segment.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "server/http_types.h"
+
+namespace cairn::server {
+
+// Where a handler runs: kInline on the connection's I/O thread (cheap, non-blocking work such as
+// point reads), kWorker on the blocking worker pool (writes wait for a group commit; scans).
+enum class Dispatch { kInline, kWorker };
+
+// A handler returns a response, or a Status that the server turns into a JSON error.
+using Handler = std::function<Result<HttpResponse>(const HttpRequest&)>;
+
+struct Route {
+  std::string method;
+  std::string pattern;  // also the `route` label of metrics
+  Dispatch dispatch = Dispatch::kWorker;
+  Handler handler;
+  std::vector<std::string> segments;
+};
+
+class Router {
+ public:
+  void Add(std::string method, std::string pattern, Dispatch dispatch, Handler handler);
+
+  struct Match {
+    const Route* route = nullptr;     // null when nothing matched
+    std::vector<std::string> params;  // placeholder values
+    Status error;                     // kNotFound, or kMethodNotAllowed with `allow` set
+    std::string allow;                // "GET, PATCH" for 405
+  };
+  Match Find(const std::string& method, const std::string& path) const;
+
+ private:
+  std::vector<Route> routes_;
+};
+
+}  // namespace cairn::server

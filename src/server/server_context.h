@@ -1,0 +1,40 @@
+// State shared by the listener and every HTTP session of one HttpServer (internal header).
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "base/metrics.h"
+#include "server/http_server.h"
+#include "server/router.h"
+
+namespace cairn::server {
+
+struct ServerContext {
+  ServerContext(const HttpServerOptions& o, const Router& r, MetricsRegistry& m, boost::asio::any_io_executor w)
+      : options(o), router(r), metrics(m), workers(std::move(w)) {}
+
+  const HttpServerOptions& options;
+  const Router& router;
+  MetricsRegistry& metrics;
+  boost::asio::any_io_executor workers;  // the blocking pool for Dispatch::kWorker handlers
+  std::atomic<bool> stopping{false};
+
+  // Requests read but not yet answered; shutdown waits for this to reach zero.
+  void BeginRequest() {
+    std::lock_guard lock(mu);
+    ++in_flight;
+  }
+  void EndRequest() {
+    std::lock_guard lock(mu);
+    if (--in_flight == 0) drained.notify_all();
+  }
+
+  std::mutex mu;
+  std::condition_variable drained;
+  int64_t in_flight = 0;
+};
+
+}  // namespace cairn::server

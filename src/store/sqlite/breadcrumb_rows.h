@@ -1,0 +1,41 @@
+// Row-level operations on the breadcrumb tables, shared by the store's reads and its write
+// closures. Every function runs on the connection it is given, inside the caller's transaction.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "model/breadcrumb.h"
+#include "store/sqlite/connection.h"
+
+namespace cairn::store::sqlite {
+
+// The select list that ReadBreadcrumb() decodes; columns of the `b` alias, rid first.
+const std::string& BreadcrumbColumns();
+
+// Decodes the current row of a statement selecting BreadcrumbColumns(). Sets `rid`.
+Result<model::Breadcrumb> ReadBreadcrumb(const Statement& row, int64_t* rid);
+
+// Loads a visible (not expired) record by owner and id: kNotFound otherwise.
+Result<model::Breadcrumb> LoadBreadcrumb(Connection& conn, const std::string& owner_id, const std::string& id,
+                                         int64_t now_micros, int64_t* rid);
+
+// Inserts a new record (version 1) with its tags. A taken path is kConflict. Returns the rid.
+Result<int64_t> InsertBreadcrumb(Connection& conn, const model::Breadcrumb& crumb);
+
+// Writes the new state of an existing record; with `old_tags`, replaces those tags by crumb.tags.
+Status UpdateBreadcrumb(Connection& conn, int64_t rid, const model::Breadcrumb& crumb,
+                        const std::vector<std::string>* old_tags);
+
+// Keeps `crumb` (the state being superseded) in the history table.
+Status ArchiveVersion(Connection& conn, int64_t rid, const model::Breadcrumb& crumb);
+
+// Removes the record `crumb` (stored at `rid`), its tags and its history.
+Status DeleteBreadcrumb(Connection& conn, int64_t rid, const model::Breadcrumb& crumb);
+
+// Appends one event for `crumb` ("breadcrumb.created|updated|deleted") by `actor` at `at`.
+Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& crumb, const std::string& actor,
+                   int64_t at);
+
+}  // namespace cairn::store::sqlite

@@ -1,0 +1,95 @@
+#include "store/sqlite/group_commit_writer.h"
+
+#include <chrono>
+
+#include "base/log.h"
+
+namespace cairn::store::sqlite {
+
+GroupCommitWriter::GroupCommitWriter(std::unique_ptr<Connection> conn, Options options, MetricsRegistry* metrics)
+    : conn_(std::move(conn)), options_(options) {
+  if (metrics) {
+    batch_size_ = &metrics->GetHistogram("cairn_store_commit_batch_writes", "Writes committed per transaction", "",
+                                         {1, 2, 4, 8, 16, 32, 64, 128, 256, 512});
+    commit_seconds_ = &metrics->GetHistogram("cairn_store_commit_seconds", "Time to run and commit one batch");
+  }
+  thread_ = std::thread([this] { Run(); });
+}
+
+GroupCommitWriter::~GroupCommitWriter() { Close(); }
+
+Status GroupCommitWriter::Submit(WriteFn fn) {
+  std::future<Status> result;
+  {
+    std::lock_guard lock(mu_);
+    if (closing_) return Status::Unavailable("store is closed");
+    if (queue_.size() >= options_.max_queue) {
+      return Status::ResourceExhausted("write queue is full (" + std::to_string(options_.max_queue) + " pending)");
+    }
+    queue_.push_back(Pending{std::move(fn), {}});
+    result = queue_.back().done.get_future();
+  }
+  wake_.notify_one();
+  return result.get();
+}
+
+void GroupCommitWriter::Close() {
+  {
+    std::lock_guard lock(mu_);
+    if (closing_ && !thread_.joinable()) return;
+    closing_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void GroupCommitWriter::Run() {
+  while (true) {
+    std::deque<Pending> batch;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing with nothing left
+      while (!queue_.empty() && batch.size() < options_.max_batch) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    CommitBatch(batch);
+  }
+}
+
+void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
+  auto started = std::chrono::steady_clock::now();
+  Status begin = conn_->Exec("BEGIN IMMEDIATE");
+  if (!begin.ok()) {
+    CAIRN_LOG_ERROR("store: cannot begin a write transaction: {}", begin.message());
+    for (auto& pending : batch) pending.done.set_value(begin);
+    return;
+  }
+  std::vector<Status> results;
+  results.reserve(batch.size());
+  for (auto& pending : batch) {
+    Status status = conn_->Exec("SAVEPOINT w");
+    if (status.ok()) {
+      status = pending.fn(*conn_);
+      if (!status.ok()) (void)conn_->Exec("ROLLBACK TO w");
+      (void)conn_->Exec("RELEASE w");
+    }
+    results.push_back(std::move(status));
+  }
+  Status commit = conn_->Exec("COMMIT");
+  if (!commit.ok()) {
+    CAIRN_LOG_ERROR("store: commit of {} writes failed: {}", batch.size(), commit.message());
+    (void)conn_->Exec("ROLLBACK");
+  }
+  if (batch_size_) batch_size_->Observe(static_cast<double>(batch.size()));
+  if (commit_seconds_) {
+    commit_seconds_->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    batch[i].done.set_value(commit.ok() || !results[i].ok() ? results[i] : Status::Internal(commit.message()));
+  }
+}
+
+}  // namespace cairn::store::sqlite

@@ -1,0 +1,63 @@
+// GroupCommitWriter: the single writer of a SQLite database.
+//
+// Writes are closures run on one thread that owns the write connection. The thread takes every
+// write queued since its last commit (up to a batch bound), runs each inside its own SAVEPOINT so
+// a failing write rolls back alone, and commits the batch once: many concurrent requests share one
+// fsync. Submit() returns only after the batch holding the write is durable (or failed).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "base/metrics.h"
+#include "base/status.h"
+#include "store/sqlite/connection.h"
+
+namespace cairn::store::sqlite {
+
+class GroupCommitWriter {
+ public:
+  using WriteFn = std::function<Status(Connection&)>;
+
+  struct Options {
+    size_t max_batch = 256;       // writes per transaction at most
+    size_t max_queue = 10000;     // queued writes beyond this are refused (kResourceExhausted)
+  };
+
+  // Takes ownership of `conn`; starts the writer thread. `metrics` may be null.
+  GroupCommitWriter(std::unique_ptr<Connection> conn, Options options, MetricsRegistry* metrics);
+  ~GroupCommitWriter();  // Close()s
+
+  // Runs `fn` in the next batch and waits for its commit. Returns fn's Status if it failed (its
+  // changes rolled back), an error if the commit failed, kResourceExhausted if the queue is full,
+  // and kUnavailable after Close().
+  Status Submit(WriteFn fn);
+
+  // Commits what is queued, then stops the thread. Later Submit()s fail with kUnavailable.
+  void Close();
+
+ private:
+  struct Pending {
+    WriteFn fn;
+    std::promise<Status> done;
+  };
+  void Run();
+  void CommitBatch(std::deque<Pending>& batch);
+
+  std::unique_ptr<Connection> conn_;
+  Options options_;
+  Histogram* batch_size_ = nullptr;
+  Histogram* commit_seconds_ = nullptr;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<Pending> queue_;
+  bool closing_ = false;
+  std::thread thread_;
+};
+
+}  // namespace cairn::store::sqlite

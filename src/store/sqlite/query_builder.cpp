@@ -1,0 +1,153 @@
+#include "store/sqlite/query_builder.h"
+
+#include <boost/json/serialize.hpp>
+#include <charconv>
+#include <functional>
+
+namespace cairn::store::sqlite {
+namespace json = boost::json;
+namespace {
+
+// Collects bind values; each Param() is a numbered placeholder ("?7") that may be used more
+// than once in the SQL text, so the order of text and binds never has to line up.
+struct Binder {
+  std::vector<SqlValue>& binds;
+  std::string Param(SqlValue value) {
+    binds.push_back(std::move(value));
+    return "?" + std::to_string(binds.size());
+  }
+};
+
+SqlValue NumberValue(const json::value& v) {
+  if (v.is_int64()) return v.get_int64();
+  return v.to_number<double>();
+}
+
+// SQL that is true when the JSON value described by (type_sql, value_sql) equals `v`, by JSON
+// value: numbers compare numerically, strings as text, booleans and null by type.
+std::string TypedEquals(const std::string& type_sql, const std::string& value_sql, const json::value& v, Binder& b) {
+  switch (v.kind()) {
+    case json::kind::null: return "(" + type_sql + " = 'null')";
+    case json::kind::bool_: return "(" + type_sql + (v.get_bool() ? " = 'true')" : " = 'false')");
+    case json::kind::string:
+      return "(" + type_sql + " = 'text' AND " + value_sql + " = " + b.Param(std::string(v.get_string())) + ")";
+    case json::kind::array:
+    case json::kind::object:  // compared as minified JSON text
+      return "(" + type_sql + " IN ('array','object') AND " + value_sql + " = json(" + b.Param(json::serialize(v)) + "))";
+    default:
+      return "(" + type_sql + " IN ('integer','real') AND " + value_sql + " = " + b.Param(NumberValue(v)) + ")";
+  }
+}
+
+std::string Compare(const std::string& type_sql, const std::string& value_sql, const char* op, const json::value& v,
+                    Binder& b) {
+  if (v.is_string()) {
+    return "(" + type_sql + " = 'text' AND " + value_sql + " " + op + " " + b.Param(std::string(v.get_string())) + ")";
+  }
+  return "(" + type_sql + " IN ('integer','real') AND " + value_sql + " " + op + " " + b.Param(NumberValue(v)) + ")";
+}
+
+// True when the array at `path` holds an element equal to `v`, or, for a string `v`, when the
+// string at `path` contains it.
+std::string Contains(const std::string& path, const json::value& v, Binder& b) {
+  std::string sql = "(json_type(b.context, " + path + ") = 'array' AND EXISTS (SELECT 1 FROM json_each(b.context, " +
+                    path + ") je WHERE " + TypedEquals("je.type", "je.value", v, b) + "))";
+  if (v.is_string()) {
+    sql = "(" + sql + " OR (json_type(b.context, " + path + ") = 'text' AND instr(json_extract(b.context, " + path +
+          "), " + b.Param(std::string(v.get_string())) + ") > 0))";
+  }
+  return sql;
+}
+
+std::string AnyOf(const json::array& options, const std::function<std::string(const json::value&)>& one) {
+  std::string sql;
+  for (const auto& option : options) sql += (sql.empty() ? "(" : " OR ") + one(option);
+  return sql + ")";
+}
+
+std::string RuleSql(const model::ContextRule& rule, Binder& b) {
+  std::string path = b.Param(rule.path);
+  std::string type_of = "json_type(b.context, " + path + ")";
+  std::string value_of = "json_extract(b.context, " + path + ")";
+  using model::RuleOp;
+  switch (rule.op) {
+    case RuleOp::kExists: return "(" + type_of + (rule.value.as_bool() ? " IS NOT NULL)" : " IS NULL)");
+    case RuleOp::kEq: return TypedEquals(type_of, value_of, rule.value, b);
+    case RuleOp::kNe: return "(NOT COALESCE(" + TypedEquals(type_of, value_of, rule.value, b) + ", 0))";
+    case RuleOp::kGt: return Compare(type_of, value_of, ">", rule.value, b);
+    case RuleOp::kGte: return Compare(type_of, value_of, ">=", rule.value, b);
+    case RuleOp::kLt: return Compare(type_of, value_of, "<", rule.value, b);
+    case RuleOp::kLte: return Compare(type_of, value_of, "<=", rule.value, b);
+    case RuleOp::kIn:
+      return AnyOf(rule.value.get_array(), [&](const json::value& v) { return TypedEquals(type_of, value_of, v, b); });
+    case RuleOp::kContains: return Contains(path, rule.value, b);
+    case RuleOp::kContainsAny:
+      return AnyOf(rule.value.get_array(), [&](const json::value& v) { return Contains(path, v, b); });
+  }
+  return "0";
+}
+
+}  // namespace
+
+std::string EncodeCursor(int64_t rid) {
+  // Opaque to clients; versioned so the encoding can change.
+  std::string text = "c1." + std::to_string(rid);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    out.push_back(kHex[(c ^ 0x5A) >> 4]);
+    out.push_back(kHex[(c ^ 0x5A) & 0x0F]);
+  }
+  return out;
+}
+
+std::optional<int64_t> DecodeCursor(const std::string& cursor) {
+  if (cursor.empty() || cursor.size() % 2 != 0 || cursor.size() > 64) return std::nullopt;
+  std::string text;
+  for (size_t i = 0; i < cursor.size(); i += 2) {
+    int value = 0;
+    auto [ptr, ec] = std::from_chars(cursor.data() + i, cursor.data() + i + 2, value, 16);
+    if (ec != std::errc() || ptr != cursor.data() + i + 2) return std::nullopt;
+    text.push_back(static_cast<char>(value ^ 0x5A));
+  }
+  if (text.rfind("c1.", 0) != 0) return std::nullopt;
+  int64_t rid = 0;
+  auto [ptr, ec] = std::from_chars(text.data() + 3, text.data() + text.size(), rid);
+  if (ec != std::errc() || ptr != text.data() + text.size() || rid < 0) return std::nullopt;
+  return rid;
+}
+
+Result<BuiltQuery> BuildListQuery(const std::string& columns, const std::string& owner_id,
+                                  const model::BreadcrumbQuery& query, int64_t now_micros) {
+  BuiltQuery out;
+  Binder b{out.binds};
+  std::string where = "b.owner_id = " + b.Param(owner_id) + " AND (b.expires_at IS NULL OR b.expires_at > " +
+                      b.Param(now_micros) + ")";
+  if (query.schema_name) where += " AND b.schema_name = " + b.Param(*query.schema_name);
+  for (const auto& tag : query.all_tags) {
+    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag = " + b.Param(tag) + ")";
+  }
+  if (!query.any_tags.empty()) {
+    std::string list;
+    for (const auto& tag : query.any_tags) list += (list.empty() ? "" : ",") + b.Param(tag);
+    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag IN (" + list + "))";
+  }
+  if (query.path) where += " AND b.path = " + b.Param(*query.path);
+  if (query.path_prefix) {
+    // Whole segments: the prefix itself, or anything under "prefix/" ('0' sorts right after '/').
+    where += " AND (b.path = " + b.Param(*query.path_prefix) + " OR (b.path >= " + b.Param(*query.path_prefix + "/") +
+             " AND b.path < " + b.Param(*query.path_prefix + "0") + "))";
+  }
+  for (const auto& rule : query.context_match) where += " AND " + RuleSql(rule, b);
+  bool newest_first = query.order == model::SortOrder::kNewestFirst;
+  if (query.cursor) {
+    auto rid = DecodeCursor(*query.cursor);
+    if (!rid) return Status::InvalidArgument("cursor is not one this server issued");
+    where += std::string(newest_first ? " AND b.rid < " : " AND b.rid > ") + b.Param(*rid);
+  }
+  out.sql = "SELECT " + columns + " FROM breadcrumbs b WHERE " + where + " ORDER BY b.rid " +
+            (newest_first ? "DESC" : "ASC") + " LIMIT " + b.Param(static_cast<int64_t>(query.limit + 1));
+  return out;
+}
+
+}  // namespace cairn::store::sqlite

@@ -1,0 +1,359 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <boost/json/serialize.hpp>
+#include <chrono>
+
+#include "base/json_util.h"
+#include "base/log.h"
+#include "store/sqlite/breadcrumb_rows.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/query_builder.h"
+
+namespace cairn::store::sqlite {
+namespace json = boost::json;
+namespace {
+
+constexpr int64_t kSweepBatch = 500;
+constexpr const char* kTtlActor = "system:ttl";
+
+// A stable digest of everything a create request asked for, to tell a retry of the same request
+// from a different request reusing an Idempotency-Key.
+std::string DraftFingerprint(const model::BreadcrumbDraft& d) {
+  json::object o;
+  o["schema_name"] = d.schema_name ? json::value(*d.schema_name) : json::value(nullptr);
+  o["title"] = d.title;
+  o["description"] = d.description ? json::value(*d.description) : json::value(nullptr);
+  json::array tags;
+  for (const auto& tag : d.tags) tags.emplace_back(tag);
+  o["tags"] = std::move(tags);
+  o["context"] = d.context;
+  o["path"] = d.path ? json::value(*d.path) : json::value(nullptr);
+  o["llm_hints"] = d.llm_hints;
+  o["visibility"] = d.visibility;
+  o["sensitivity"] = d.sensitivity;
+  o["ttl"] = d.ttl_micros ? json::value(*d.ttl_micros) : json::value(nullptr);
+  if (d.trace) o["trace"] = json::object{{"t", d.trace->trace_id}, {"c", d.trace->caused_by}, {"d", d.trace->depth}};
+  return Sha256Checksum(CanonicalJson(o));
+}
+
+void SealContext(model::Breadcrumb& crumb) {
+  crumb.checksum = Sha256Checksum(CanonicalJson(crumb.context));
+  crumb.size_bytes = static_cast<int64_t>(json::serialize(crumb.context).size());
+}
+
+// Deletes `crumb` at `rid` and records the deletion as an event by `actor`.
+Status RemoveWithEvent(Connection& conn, int64_t rid, const model::Breadcrumb& crumb, const std::string& actor,
+                       int64_t now) {
+  CAIRN_RETURN_IF_ERROR(DeleteBreadcrumb(conn, rid, crumb));
+  return AppendEvent(conn, "breadcrumb.deleted", crumb, actor, now);
+}
+
+// If an expired record still holds `path` (the sweep has not run yet), removes it so the path can
+// be reused. Returns whether one was removed.
+Result<bool> ReclaimExpiredPath(Connection& conn, const std::string& owner_id, const std::string& path, int64_t now) {
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("SELECT " + BreadcrumbColumns() +
+                                                 " FROM breadcrumbs b WHERE b.owner_id = ?1 AND b.path = ?2 AND "
+                                                 "b.expires_at IS NOT NULL AND b.expires_at <= ?3"));
+  stmt->Bind(1, std::string_view(owner_id)).Bind(2, std::string_view(path)).Bind(3, now);
+  CAIRN_ASSIGN_OR_RETURN(bool found, stmt->Step());
+  if (!found) return false;
+  int64_t rid = 0;
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb expired, ReadBreadcrumb(*stmt, &rid));
+  stmt.reset();
+  CAIRN_RETURN_IF_ERROR(RemoveWithEvent(conn, rid, expired, kTtlActor, now));
+  return true;
+}
+
+// Runs `write`; on a path conflict caused by an expired holder, reclaims the path and retries once.
+template <typename Fn>
+auto WithPathReclaim(Connection& conn, const std::string& owner_id, const std::optional<std::string>& path,
+                     int64_t now, Fn write) -> decltype(write()) {
+  auto result = write();
+  if (result.ok() || !path || result.status().code() != StatusCode::kConflict) return result;
+  auto reclaimed = ReclaimExpiredPath(conn, owner_id, *path, now);
+  if (!reclaimed.ok()) return reclaimed.status();
+  return *reclaimed ? write() : result;
+}
+
+Status VersionMismatch(int64_t current, int64_t expected) {
+  return Status::FailedPrecondition("version is " + std::to_string(current) + ", If-Match expected " +
+                                    std::to_string(expected));
+}
+
+}  // namespace
+
+class SqliteStore::ReadLease {
+ public:
+  ReadLease(SqliteStore* store, std::unique_ptr<Connection> conn) : store_(store), conn_(std::move(conn)) {}
+  ReadLease(ReadLease&&) = default;
+  ~ReadLease() {
+    if (conn_) store_->ReleaseReader(std::move(conn_));
+  }
+  Connection& operator*() { return *conn_; }
+
+ private:
+  SqliteStore* store_;
+  std::unique_ptr<Connection> conn_;
+};
+
+SqliteStore::SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics)
+    : options_(std::move(options)), clock_(clock), ids_(clock) {
+  if (metrics) write_seconds_ = &metrics->GetHistogram("cairn_store_write_seconds", "Store write latency, queue to commit");
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions options, const Clock& clock,
+                                                       MetricsRegistry* metrics) {
+  CAIRN_ASSIGN_OR_RETURN(auto conn, Connection::Open(options.path, options.synchronous));
+  CAIRN_RETURN_IF_ERROR(RunMigrations(*conn));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(options, clock, metrics));
+  store->writer_ = std::make_unique<GroupCommitWriter>(std::move(conn), options.writer, metrics);
+  return store;
+}
+
+SqliteStore::~SqliteStore() { Close(); }
+
+void SqliteStore::Close() {
+  if (writer_) writer_->Close();
+}
+
+Result<SqliteStore::ReadLease> SqliteStore::AcquireReader() {
+  {
+    std::lock_guard lock(readers_mu_);
+    if (!idle_readers_.empty()) {
+      auto conn = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+      return ReadLease(this, std::move(conn));
+    }
+  }
+  CAIRN_ASSIGN_OR_RETURN(auto conn, Connection::Open(options_.path, options_.synchronous));
+  CAIRN_RETURN_IF_ERROR(conn->Exec("PRAGMA query_only=1"));
+  return ReadLease(this, std::move(conn));
+}
+
+void SqliteStore::ReleaseReader(std::unique_ptr<Connection> conn) {
+  std::lock_guard lock(readers_mu_);
+  idle_readers_.push_back(std::move(conn));
+}
+
+Status SqliteStore::Write(GroupCommitWriter::WriteFn fn) {
+  auto started = std::chrono::steady_clock::now();
+  Status status = writer_->Submit(std::move(fn));
+  if (write_seconds_) {
+    write_seconds_->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  return status;
+}
+
+Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
+                                         const std::string& idempotency_key) {
+  std::string fingerprint = idempotency_key.empty() ? "" : DraftFingerprint(draft);
+  CreateResult result;
+  Status status = Write([&](Connection& conn) -> Status {
+    int64_t now = clock_.NowMicros();
+    if (!idempotency_key.empty()) {
+      CAIRN_ASSIGN_OR_RETURN(auto seen, conn.Prepare("SELECT fingerprint, breadcrumb_id FROM idempotency_keys "
+                                                     "WHERE owner_id = ?1 AND key = ?2"));
+      seen->Bind(1, std::string_view(ctx.owner_id)).Bind(2, std::string_view(idempotency_key));
+      CAIRN_ASSIGN_OR_RETURN(bool found, seen->Step());
+      if (found) {
+        if (seen->Text(0) != fingerprint) {
+          return Status::Conflict("Idempotency-Key was already used with a different request");
+        }
+        std::string id(seen->Text(1));
+        seen.reset();
+        auto earlier = LoadBreadcrumb(conn, ctx.owner_id, id, now, nullptr);
+        if (!earlier.ok()) {
+          return Status::Conflict("Idempotency-Key was used for breadcrumb " + id + ", which no longer exists");
+        }
+        result.breadcrumb = std::move(earlier).value();
+        result.replayed = true;
+        return Status::Ok();
+      }
+    }
+    model::Breadcrumb& c = result.breadcrumb;
+    c = model::Breadcrumb{};
+    c.id = ids_.Next();
+    c.owner_id = ctx.owner_id;
+    c.schema_name = draft.schema_name;
+    c.title = draft.title;
+    c.description = draft.description;
+    c.tags = draft.tags;
+    c.context = draft.context;
+    c.path = draft.path;
+    c.llm_hints = draft.llm_hints;
+    c.version = 1;
+    c.visibility = draft.visibility;
+    c.sensitivity = draft.sensitivity;
+    c.ttl_micros = draft.ttl_micros;
+    c.created_by = c.updated_by = ctx.actor;
+    c.trace = draft.trace.value_or(model::Trace{});
+    if (c.trace.trace_id.empty()) c.trace.trace_id = c.id;
+    c.created_at = c.updated_at = now;
+    SealContext(c);
+    CAIRN_ASSIGN_OR_RETURN(int64_t rid, WithPathReclaim(conn, ctx.owner_id, c.path, now,
+                                                        [&] { return InsertBreadcrumb(conn, c); }));
+    (void)rid;
+    CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.created", c, ctx.actor, now));
+    if (!idempotency_key.empty()) {
+      CAIRN_ASSIGN_OR_RETURN(auto remember, conn.Prepare("INSERT INTO idempotency_keys(owner_id, key, fingerprint, "
+                                                         "breadcrumb_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"));
+      CAIRN_RETURN_IF_ERROR(remember->Bind(1, std::string_view(ctx.owner_id)).Bind(2, std::string_view(idempotency_key))
+                                .Bind(3, std::string_view(fingerprint)).Bind(4, std::string_view(c.id)).Bind(5, now)
+                                .Run());
+    }
+    return Status::Ok();
+  });
+  CAIRN_RETURN_IF_ERROR(status);
+  return result;
+}
+
+Result<model::Breadcrumb> SqliteStore::Get(const std::string& owner_id, const std::string& id) {
+  CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
+  return LoadBreadcrumb(*reader, owner_id, id, clock_.NowMicros(), nullptr);
+}
+
+Result<model::Breadcrumb> SqliteStore::Update(const model::WriteContext& ctx, const std::string& id,
+                                              const model::BreadcrumbPatch& patch,
+                                              std::optional<int64_t> expected_version) {
+  model::Breadcrumb updated;
+  Status status = Write([&](Connection& conn) -> Status {
+    int64_t now = clock_.NowMicros();
+    int64_t rid = 0;
+    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
+    if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
+    CAIRN_RETURN_IF_ERROR(ArchiveVersion(conn, rid, current));
+    updated = current;
+    if (patch.schema_name.set) updated.schema_name = patch.schema_name.value;
+    if (patch.title.set) updated.title = patch.title.value;
+    if (patch.description.set) updated.description = patch.description.value;
+    if (patch.tags.set) updated.tags = patch.tags.value;
+    if (patch.context.set) updated.context = patch.context.value;
+    if (patch.path.set) updated.path = patch.path.value;
+    if (patch.llm_hints.set) updated.llm_hints = patch.llm_hints.value;
+    if (patch.visibility.set) updated.visibility = patch.visibility.value;
+    if (patch.sensitivity.set) updated.sensitivity = patch.sensitivity.value;
+    if (patch.ttl_micros.set) updated.ttl_micros = patch.ttl_micros.value;
+    updated.version = current.version + 1;
+    updated.updated_by = ctx.actor;
+    updated.updated_at = now;
+    SealContext(updated);
+    const std::vector<std::string>* old_tags = patch.tags.set ? &current.tags : nullptr;
+    std::optional<std::string> new_path = patch.path.set && updated.path != current.path ? updated.path : std::nullopt;
+    CAIRN_RETURN_IF_ERROR(WithPathReclaim(conn, ctx.owner_id, new_path, now, [&] {
+      return UpdateBreadcrumb(conn, rid, updated, old_tags);
+    }));
+    return AppendEvent(conn, "breadcrumb.updated", updated, ctx.actor, now);
+  });
+  CAIRN_RETURN_IF_ERROR(status);
+  return updated;
+}
+
+Status SqliteStore::Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) {
+  return Write([&](Connection& conn) -> Status {
+    int64_t now = clock_.NowMicros();
+    int64_t rid = 0;
+    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
+    if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
+    current.updated_by = ctx.actor;
+    return RemoveWithEvent(conn, rid, current, ctx.actor, now);
+  });
+}
+
+Result<Page> SqliteStore::List(const std::string& owner_id, const model::BreadcrumbQuery& query) {
+  CAIRN_ASSIGN_OR_RETURN(BuiltQuery built, BuildListQuery(BreadcrumbColumns(), owner_id, query, clock_.NowMicros()));
+  CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, (*reader).Prepare(built.sql));
+  for (size_t i = 0; i < built.binds.size(); ++i) stmt->BindValue(static_cast<int>(i + 1), built.binds[i]);
+  Page page;
+  int64_t last_rid = 0;
+  while (true) {
+    CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) break;
+    if (page.items.size() == query.limit) {
+      page.next_cursor = EncodeCursor(last_rid);
+      break;
+    }
+    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, ReadBreadcrumb(*stmt, &last_rid));
+    page.items.push_back(std::move(crumb));
+  }
+  return page;
+}
+
+Result<std::vector<model::BreadcrumbVersion>> SqliteStore::History(const std::string& owner_id, const std::string& id) {
+  CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
+  int64_t rid = 0;
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(*reader, owner_id, id, clock_.NowMicros(), &rid));
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, (*reader).Prepare("SELECT version, title, tags, context, checksum, updated_by, "
+                                                      "updated_at FROM breadcrumb_versions WHERE rid = ?1 ORDER BY version"));
+  stmt->Bind(1, rid);
+  std::vector<model::BreadcrumbVersion> versions;
+  while (true) {
+    CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) break;
+    model::BreadcrumbVersion v;
+    v.version = stmt->Int(0);
+    v.title = std::string(stmt->Text(1));
+    CAIRN_ASSIGN_OR_RETURN(json::value tags, ParseJson(stmt->Text(2), 1000));
+    for (const auto& tag : tags.as_array()) v.tags.emplace_back(tag.as_string());
+    CAIRN_ASSIGN_OR_RETURN(v.context, ParseJson(stmt->Text(3), 1000));
+    v.checksum = std::string(stmt->Text(4));
+    v.updated_by = std::string(stmt->Text(5));
+    v.updated_at = stmt->Int(6);
+    versions.push_back(std::move(v));
+  }
+  versions.push_back(model::BreadcrumbVersion{current.version, current.title, current.tags, current.context,
+                                              current.checksum, current.updated_by, current.updated_at});
+  return versions;
+}
+
+Result<int64_t> SqliteStore::SweepExpired() {
+  int64_t removed_total = 0;
+  while (true) {
+    int64_t removed = 0;
+    CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn) -> Status {
+      int64_t now = clock_.NowMicros();
+      CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("SELECT " + BreadcrumbColumns() +
+                                                     " FROM breadcrumbs b WHERE b.expires_at IS NOT NULL AND "
+                                                     "b.expires_at <= ?1 LIMIT ?2"));
+      stmt->Bind(1, now).Bind(2, kSweepBatch);
+      std::vector<std::pair<int64_t, model::Breadcrumb>> expired;
+      while (true) {
+        CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+        if (!row) break;
+        int64_t rid = 0;
+        CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, ReadBreadcrumb(*stmt, &rid));
+        expired.emplace_back(rid, std::move(crumb));
+      }
+      stmt.reset();
+      for (auto& [rid, crumb] : expired) {
+        crumb.updated_by = kTtlActor;
+        CAIRN_RETURN_IF_ERROR(RemoveWithEvent(conn, rid, crumb, kTtlActor, now));
+      }
+      removed = static_cast<int64_t>(expired.size());
+      if (removed < kSweepBatch) {
+        CAIRN_ASSIGN_OR_RETURN(auto keys, conn.Prepare("DELETE FROM idempotency_keys WHERE created_at < ?1"));
+        CAIRN_RETURN_IF_ERROR(keys->Bind(1, now - options_.idempotency_retention_micros).Run());
+      }
+      return Status::Ok();
+    }));
+    removed_total += removed;
+    if (removed < kSweepBatch) break;
+  }
+  if (removed_total > 0) CAIRN_LOG_INFO("store: swept {} expired breadcrumbs", removed_total);
+  return removed_total;
+}
+
+Result<StoreStats> SqliteStore::Stats() {
+  CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, (*reader).Prepare(
+      "SELECT (SELECT COUNT(*) FROM breadcrumbs), (SELECT COALESCE(MAX(seq), 0) FROM events)"));
+  CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  StoreStats stats;
+  if (row) {
+    stats.records = stmt->Int(0);
+    stats.last_event_seq = stmt->Int(1);
+  }
+  return stats;
+}
+
+}  // namespace cairn::store::sqlite

@@ -1,0 +1,66 @@
+// SqliteStore: the default Store, embedded SQLite in WAL mode under the data directory.
+//
+// One GroupCommitWriter owns the write connection; reads use a pool of connections in parallel
+// (WAL readers never block the writer). See store/store.h for the contract.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "base/uuid.h"
+#include "store/sqlite/connection.h"
+#include "store/sqlite/group_commit_writer.h"
+#include "store/store.h"
+
+namespace cairn::store::sqlite {
+
+struct SqliteStoreOptions {
+  std::string path;                       // database file; its directory must exist
+  std::string synchronous = "full";       // "full": every commit fsyncs; "normal": survives process crashes only
+  GroupCommitWriter::Options writer;
+  int64_t idempotency_retention_micros = 24LL * 3600 * 1'000'000;
+};
+
+class SqliteStore final : public Store {
+ public:
+  // Opens the database and runs migrations. `clock` and `metrics` must outlive the store;
+  // `metrics` may be null.
+  static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options, const Clock& clock,
+                                                   MetricsRegistry* metrics);
+  ~SqliteStore() override;
+
+  Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
+                              const std::string& idempotency_key) override;
+  Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override;
+  Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
+                                   const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version) override;
+  Status Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) override;
+  Result<Page> List(const std::string& owner_id, const model::BreadcrumbQuery& query) override;
+  Result<std::vector<model::BreadcrumbVersion>> History(const std::string& owner_id, const std::string& id) override;
+  Result<int64_t> SweepExpired() override;
+  Result<StoreStats> Stats() override;
+  void Close() override;
+
+ private:
+  SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
+
+  // A read connection from the pool, returned to it on destruction.
+  class ReadLease;
+  Result<ReadLease> AcquireReader();
+  void ReleaseReader(std::unique_ptr<Connection> conn);
+  Status Write(GroupCommitWriter::WriteFn fn);
+
+  SqliteStoreOptions options_;
+  const Clock& clock_;
+  UuidV7Generator ids_;
+  Histogram* write_seconds_ = nullptr;
+  std::unique_ptr<GroupCommitWriter> writer_;
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<Connection>> idle_readers_;
+};
+
+}  // namespace cairn::store::sqlite

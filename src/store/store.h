@@ -1,0 +1,76 @@
+// Store: the durable home of breadcrumbs, their history and the event log.
+//
+// Contract shared by every backend (src/store/store_contract_test.cpp runs against each):
+// - Every successful write commits the record change, its history row and exactly one event row
+//   (`seq` strictly increasing, gap-free) in one transaction; a failed write changes nothing.
+// - Reads never see expired records (ttl <= clock now), even before the sweep removes them.
+// - All calls are scoped to `owner_id`; records of other owners are invisible (kNotFound).
+// - Calls are thread-safe and blocking; writes from many threads are group-committed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "model/breadcrumb.h"
+#include "model/query.h"
+
+namespace cairn::store {
+
+struct CreateResult {
+  model::Breadcrumb breadcrumb;
+  bool replayed = false;  // true when an earlier create with the same idempotency key answered
+};
+
+struct Page {
+  std::vector<model::Breadcrumb> items;
+  std::optional<std::string> next_cursor;  // absent on the last page
+};
+
+struct StoreStats {
+  int64_t records = 0;
+  int64_t last_event_seq = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Creates a breadcrumb. With a non-empty `idempotency_key`, a repeat of the same key and the
+  // same draft returns the first result (replayed = true) and writes nothing; the same key with
+  // a different draft is kConflict. A taken `path` is kConflict. Returns the stored record.
+  virtual Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
+                                      const std::string& idempotency_key) = 0;
+
+  virtual Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) = 0;
+
+  // Applies `patch` and increments the version. With `expected_version`, a different current
+  // version is kFailedPrecondition and nothing changes (the check and the write are atomic).
+  virtual Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
+                                           const model::BreadcrumbPatch& patch,
+                                           std::optional<int64_t> expected_version) = 0;
+
+  // Deletes the record and its history, appending a `breadcrumb.deleted` event.
+  virtual Status Delete(const model::WriteContext& ctx, const std::string& id,
+                        std::optional<int64_t> expected_version) = 0;
+
+  // Runs a query. A malformed cursor is kInvalidArgument.
+  virtual Result<Page> List(const std::string& owner_id, const model::BreadcrumbQuery& query) = 0;
+
+  // Every version, oldest first.
+  virtual Result<std::vector<model::BreadcrumbVersion>> History(const std::string& owner_id,
+                                                                const std::string& id) = 0;
+
+  // Removes records whose ttl has passed (each with a `breadcrumb.deleted` event by
+  // "system:ttl") and idempotency keys older than their retention. Returns records removed.
+  virtual Result<int64_t> SweepExpired() = 0;
+
+  virtual Result<StoreStats> Stats() = 0;
+
+  // Waits for queued writes to commit, then refuses new writes (kUnavailable). Idempotent.
+  virtual void Close() = 0;
+};
+
+}  // namespace cairn::store
