@@ -3,7 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
-#include <boost/json/parse.hpp>
+#include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 #include <vector>
 
@@ -16,15 +16,16 @@ Result<json::value> ParseJson(std::string_view text, size_t max_depth) {
   options.allow_invalid_utf8 = false;
   options.allow_comments = false;
   options.allow_trailing_commas = false;
+  json::parser parser(json::storage_ptr(), options);
   boost::system::error_code ec;
-  json::value value = json::parse(text, ec, json::storage_ptr(), options);
+  size_t consumed = parser.write(text.data(), text.size(), ec);
   if (ec) {
     if (ec == json::error::too_deep) {
       return Status::InvalidArgument("JSON nested deeper than " + std::to_string(max_depth) + " levels");
     }
-    return Status::InvalidArgument("malformed JSON: " + ec.message());
+    return Status::InvalidArgument("malformed JSON at byte " + std::to_string(consumed) + ": " + ec.message());
   }
-  return value;
+  return parser.release();
 }
 
 namespace {

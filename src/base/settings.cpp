@@ -137,7 +137,7 @@ std::string Settings::MarkdownTable() const {
   out += "|---|---|---|---|---|\n";
   for (const auto& spec : specs_) {
     out += "| `" + spec.Flag() + "` | `" + spec.EnvVar() + "` | " + std::string(KindName(spec.kind)) + " | `" +
-           spec.default_value + "` | " + spec.description + " |\n";
+           (spec.default_value.empty() ? "(none)" : spec.default_value) + "` | " + spec.description + " |\n";
   }
   return out;
 }

@@ -45,7 +45,7 @@ std::string FormatRfc3339Micros(int64_t micros) {
 
 std::optional<int64_t> ParseRfc3339Micros(std::string_view text) {
   size_t pos = 0;
-  int y, mo, d, h, mi, s;
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
   if (!ReadDigits(text, pos, 4, y) || !Expect(text, pos, '-') || !ReadDigits(text, pos, 2, mo) ||
       !Expect(text, pos, '-') || !ReadDigits(text, pos, 2, d))
     return std::nullopt;
@@ -72,7 +72,7 @@ std::optional<int64_t> ParseRfc3339Micros(std::string_view text) {
   } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
     int sign = text[pos] == '+' ? 1 : -1;
     ++pos;
-    int oh, om;
+    int oh = 0, om = 0;
     if (!ReadDigits(text, pos, 2, oh) || !Expect(text, pos, ':') || !ReadDigits(text, pos, 2, om)) return std::nullopt;
     if (oh > 23 || om > 59) return std::nullopt;
     offset_seconds = sign * (oh * 3600 + om * 60);

@@ -83,9 +83,10 @@ Status ValidateLlmHints(const json::value& hints) {
 
 RenderedContext ApplyLlmHints(const json::value& context, const json::value& hints) {
   RenderedContext out{context, std::nullopt};
-  if (!hints.is_object() || !context.is_object()) return out;
+  if (!hints.is_object()) return out;
   const json::object& h = hints.get_object();
-  if (const json::value* include = h.if_contains("include")) {
+  // include/exclude select object members; a template renders whatever the context is.
+  if (const json::value* include = context.is_object() ? h.if_contains("include") : nullptr) {
     json::value filtered = json::object();
     for (const auto& path : include->get_array()) CopyPath(context, SplitDots(path.get_string()), filtered);
     out.context = std::move(filtered);

@@ -72,6 +72,21 @@ class Connection {
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
 };
 
+// Holds a read transaction for its lifetime, so several statements see one snapshot (WAL).
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Connection& conn) : conn_(conn) { began_ = conn_.Exec("BEGIN").ok(); }
+  ~ReadTransaction() {
+    if (began_) (void)conn_.Exec("COMMIT");
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+ private:
+  Connection& conn_;
+  bool began_ = false;
+};
+
 // The SQLite error of `db` as a Status (constraint failures are kConflict).
 Status SqliteError(sqlite3* db, int rc, std::string_view what);
 

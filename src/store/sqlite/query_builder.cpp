@@ -1,6 +1,5 @@
 #include "store/sqlite/query_builder.h"
 
-#include <boost/json/serialize.hpp>
 #include <charconv>
 #include <functional>
 
@@ -23,38 +22,63 @@ SqlValue NumberValue(const json::value& v) {
   return v.to_number<double>();
 }
 
-// SQL that is true when the JSON value described by (type_sql, value_sql) equals `v`, by JSON
-// value: numbers compare numerically, strings as text, booleans and null by type.
-std::string TypedEquals(const std::string& type_sql, const std::string& value_sql, const json::value& v, Binder& b) {
+// A JSON value inside `b.context`, named by an SQL expression that yields its JSON path: a bound
+// parameter ("?3"), json_each's `je.fullkey`, or either extended by a bound suffix.
+std::string TypeOf(const std::string& path_sql) { return "json_type(b.context, " + path_sql + ")"; }
+std::string ValueOf(const std::string& path_sql) { return "json_extract(b.context, " + path_sql + ")"; }
+
+// SQL that is true when the value at `path_sql` equals `v` as JSON: numbers numerically (1 = 1.0),
+// strings as text, booleans and null by type, arrays element by element and objects member by
+// member whatever their key order.
+std::string TypedEquals(const std::string& path_sql, const json::value& v, Binder& b) {
+  std::string type = TypeOf(path_sql);
   switch (v.kind()) {
-    case json::kind::null: return "(" + type_sql + " = 'null')";
-    case json::kind::bool_: return "(" + type_sql + (v.get_bool() ? " = 'true')" : " = 'false')");
+    case json::kind::null: return "(" + type + " = 'null')";
+    case json::kind::bool_: return "(" + type + (v.get_bool() ? " = 'true')" : " = 'false')");
     case json::kind::string:
-      return "(" + type_sql + " = 'text' AND " + value_sql + " = " + b.Param(std::string(v.get_string())) + ")";
-    case json::kind::array:
-    case json::kind::object:  // compared as minified JSON text
-      return "(" + type_sql + " IN ('array','object') AND " + value_sql + " = json(" + b.Param(json::serialize(v)) + "))";
+      return "(" + type + " = 'text' AND " + ValueOf(path_sql) + " = " + b.Param(std::string(v.get_string())) + ")";
+    case json::kind::array: {
+      const json::array& items = v.get_array();
+      std::string sql = "(" + type + " = 'array' AND json_array_length(b.context, " + path_sql +
+                        ") = " + std::to_string(items.size());
+      for (size_t i = 0; i < items.size(); ++i) {
+        sql += " AND " + TypedEquals(path_sql + " || " + b.Param("[" + std::to_string(i) + "]"), items[i], b);
+      }
+      return sql + ")";
+    }
+    case json::kind::object: {
+      // Keys are quoted path labels; SQLite's JSON paths cannot express a key holding '"'.
+      const json::object& members = v.get_object();
+      std::string sql = "(" + type + " = 'object' AND (SELECT count(*) FROM json_each(b.context, " + path_sql +
+                        ")) = " + std::to_string(members.size());
+      for (const auto& member : members) {
+        std::string label = ".\"" + std::string(member.key()) + "\"";
+        sql += " AND " + TypedEquals(path_sql + " || " + b.Param(label), member.value(), b);
+      }
+      return sql + ")";
+    }
     default:
-      return "(" + type_sql + " IN ('integer','real') AND " + value_sql + " = " + b.Param(NumberValue(v)) + ")";
+      return "(" + type + " IN ('integer','real') AND " + ValueOf(path_sql) + " = " + b.Param(NumberValue(v)) + ")";
   }
 }
 
-std::string Compare(const std::string& type_sql, const std::string& value_sql, const char* op, const json::value& v,
-                    Binder& b) {
+std::string Compare(const std::string& path_sql, const char* op, const json::value& v, Binder& b) {
+  std::string type = TypeOf(path_sql);
+  std::string value = ValueOf(path_sql);
   if (v.is_string()) {
-    return "(" + type_sql + " = 'text' AND " + value_sql + " " + op + " " + b.Param(std::string(v.get_string())) + ")";
+    return "(" + type + " = 'text' AND " + value + " " + op + " " + b.Param(std::string(v.get_string())) + ")";
   }
-  return "(" + type_sql + " IN ('integer','real') AND " + value_sql + " " + op + " " + b.Param(NumberValue(v)) + ")";
+  return "(" + type + " IN ('integer','real') AND " + value + " " + op + " " + b.Param(NumberValue(v)) + ")";
 }
 
-// True when the array at `path` holds an element equal to `v`, or, for a string `v`, when the
-// string at `path` contains it.
-std::string Contains(const std::string& path, const json::value& v, Binder& b) {
-  std::string sql = "(json_type(b.context, " + path + ") = 'array' AND EXISTS (SELECT 1 FROM json_each(b.context, " +
-                    path + ") je WHERE " + TypedEquals("je.type", "je.value", v, b) + "))";
+// True when the array at `path_sql` holds an element equal to `v`, or, for a string `v`, when the
+// string at `path_sql` contains it.
+std::string Contains(const std::string& path_sql, const json::value& v, Binder& b) {
+  std::string sql = "(" + TypeOf(path_sql) + " = 'array' AND EXISTS (SELECT 1 FROM json_each(b.context, " +
+                    path_sql + ") je WHERE " + TypedEquals("je.fullkey", v, b) + "))";
   if (v.is_string()) {
-    sql = "(" + sql + " OR (json_type(b.context, " + path + ") = 'text' AND instr(json_extract(b.context, " + path +
-          "), " + b.Param(std::string(v.get_string())) + ") > 0))";
+    sql = "(" + sql + " OR (" + TypeOf(path_sql) + " = 'text' AND instr(" + ValueOf(path_sql) + ", " +
+          b.Param(std::string(v.get_string())) + ") > 0))";
   }
   return sql;
 }
@@ -67,19 +91,17 @@ std::string AnyOf(const json::array& options, const std::function<std::string(co
 
 std::string RuleSql(const model::ContextRule& rule, Binder& b) {
   std::string path = b.Param(rule.path);
-  std::string type_of = "json_type(b.context, " + path + ")";
-  std::string value_of = "json_extract(b.context, " + path + ")";
   using model::RuleOp;
   switch (rule.op) {
-    case RuleOp::kExists: return "(" + type_of + (rule.value.as_bool() ? " IS NOT NULL)" : " IS NULL)");
-    case RuleOp::kEq: return TypedEquals(type_of, value_of, rule.value, b);
-    case RuleOp::kNe: return "(NOT COALESCE(" + TypedEquals(type_of, value_of, rule.value, b) + ", 0))";
-    case RuleOp::kGt: return Compare(type_of, value_of, ">", rule.value, b);
-    case RuleOp::kGte: return Compare(type_of, value_of, ">=", rule.value, b);
-    case RuleOp::kLt: return Compare(type_of, value_of, "<", rule.value, b);
-    case RuleOp::kLte: return Compare(type_of, value_of, "<=", rule.value, b);
+    case RuleOp::kExists: return "(" + TypeOf(path) + (rule.value.as_bool() ? " IS NOT NULL)" : " IS NULL)");
+    case RuleOp::kEq: return TypedEquals(path, rule.value, b);
+    case RuleOp::kNe: return "(NOT COALESCE(" + TypedEquals(path, rule.value, b) + ", 0))";
+    case RuleOp::kGt: return Compare(path, ">", rule.value, b);
+    case RuleOp::kGte: return Compare(path, ">=", rule.value, b);
+    case RuleOp::kLt: return Compare(path, "<", rule.value, b);
+    case RuleOp::kLte: return Compare(path, "<=", rule.value, b);
     case RuleOp::kIn:
-      return AnyOf(rule.value.get_array(), [&](const json::value& v) { return TypedEquals(type_of, value_of, v, b); });
+      return AnyOf(rule.value.get_array(), [&](const json::value& v) { return TypedEquals(path, v, b); });
     case RuleOp::kContains: return Contains(path, rule.value, b);
     case RuleOp::kContainsAny:
       return AnyOf(rule.value.get_array(), [&](const json::value& v) { return Contains(path, v, b); });

@@ -50,7 +50,8 @@ Status RemoveWithEvent(Connection& conn, int64_t rid, const model::Breadcrumb& c
 
 // If an expired record still holds `path` (the sweep has not run yet), removes it so the path can
 // be reused. Returns whether one was removed.
-Result<bool> ReclaimExpiredPath(Connection& conn, const std::string& owner_id, const std::string& path, int64_t now) {
+Result<bool> ReclaimExpiredPath(Connection& conn, const std::string& owner_id, const std::string& path, int64_t now,
+                                int64_t* record_delta) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("SELECT " + BreadcrumbColumns() +
                                                  " FROM breadcrumbs b WHERE b.owner_id = ?1 AND b.path = ?2 AND "
                                                  "b.expires_at IS NOT NULL AND b.expires_at <= ?3"));
@@ -61,16 +62,17 @@ Result<bool> ReclaimExpiredPath(Connection& conn, const std::string& owner_id, c
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb expired, ReadBreadcrumb(*stmt, &rid));
   stmt.reset();
   CAIRN_RETURN_IF_ERROR(RemoveWithEvent(conn, rid, expired, kTtlActor, now));
+  --*record_delta;
   return true;
 }
 
 // Runs `write`; on a path conflict caused by an expired holder, reclaims the path and retries once.
 template <typename Fn>
 auto WithPathReclaim(Connection& conn, const std::string& owner_id, const std::optional<std::string>& path,
-                     int64_t now, Fn write) -> decltype(write()) {
+                     int64_t now, int64_t* record_delta, Fn write) -> decltype(write()) {
   auto result = write();
   if (result.ok() || !path || result.status().code() != StatusCode::kConflict) return result;
-  auto reclaimed = ReclaimExpiredPath(conn, owner_id, *path, now);
+  auto reclaimed = ReclaimExpiredPath(conn, owner_id, *path, now, record_delta);
   if (!reclaimed.ok()) return reclaimed.status();
   return *reclaimed ? write() : result;
 }
@@ -105,7 +107,12 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
                                                        MetricsRegistry* metrics) {
   CAIRN_ASSIGN_OR_RETURN(auto conn, Connection::Open(options.path, options.synchronous));
   CAIRN_RETURN_IF_ERROR(RunMigrations(*conn));
+  CAIRN_ASSIGN_OR_RETURN(auto count, conn->Prepare("SELECT COUNT(*) FROM breadcrumbs"));
+  CAIRN_ASSIGN_OR_RETURN(bool counted, count->Step());
+  int64_t records = counted ? count->Int(0) : 0;
+  count.reset();
   std::unique_ptr<SqliteStore> store(new SqliteStore(options, clock, metrics));
+  store->records_ = records;
   store->writer_ = std::make_unique<GroupCommitWriter>(std::move(conn), options.writer, metrics);
   return store;
 }
@@ -135,9 +142,14 @@ void SqliteStore::ReleaseReader(std::unique_ptr<Connection> conn) {
   idle_readers_.push_back(std::move(conn));
 }
 
-Status SqliteStore::Write(GroupCommitWriter::WriteFn fn) {
+Status SqliteStore::Write(const std::function<Status(Connection&, int64_t* record_delta)>& fn) {
   auto started = std::chrono::steady_clock::now();
-  Status status = writer_->Submit(std::move(fn));
+  int64_t delta = 0;
+  Status status = writer_->Submit([&](Connection& conn) {
+    delta = 0;
+    return fn(conn, &delta);
+  });
+  if (status.ok()) records_ += delta;
   if (write_seconds_) {
     write_seconds_->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
@@ -148,7 +160,7 @@ Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const m
                                          const std::string& idempotency_key) {
   std::string fingerprint = idempotency_key.empty() ? "" : DraftFingerprint(draft);
   CreateResult result;
-  Status status = Write([&](Connection& conn) -> Status {
+  Status status = Write([&](Connection& conn, int64_t* record_delta) -> Status {
     int64_t now = clock_.NowMicros();
     if (!idempotency_key.empty()) {
       CAIRN_ASSIGN_OR_RETURN(auto seen, conn.Prepare("SELECT fingerprint, breadcrumb_id FROM idempotency_keys "
@@ -190,9 +202,10 @@ Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const m
     if (c.trace.trace_id.empty()) c.trace.trace_id = c.id;
     c.created_at = c.updated_at = now;
     SealContext(c);
-    CAIRN_ASSIGN_OR_RETURN(int64_t rid, WithPathReclaim(conn, ctx.owner_id, c.path, now,
+    CAIRN_ASSIGN_OR_RETURN(int64_t rid, WithPathReclaim(conn, ctx.owner_id, c.path, now, record_delta,
                                                         [&] { return InsertBreadcrumb(conn, c); }));
     (void)rid;
+    ++*record_delta;
     CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.created", c, ctx.actor, now));
     if (!idempotency_key.empty()) {
       CAIRN_ASSIGN_OR_RETURN(auto remember, conn.Prepare("INSERT INTO idempotency_keys(owner_id, key, fingerprint, "
@@ -216,7 +229,7 @@ Result<model::Breadcrumb> SqliteStore::Update(const model::WriteContext& ctx, co
                                               const model::BreadcrumbPatch& patch,
                                               std::optional<int64_t> expected_version) {
   model::Breadcrumb updated;
-  Status status = Write([&](Connection& conn) -> Status {
+  Status status = Write([&](Connection& conn, int64_t* record_delta) -> Status {
     int64_t now = clock_.NowMicros();
     int64_t rid = 0;
     CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
@@ -239,7 +252,7 @@ Result<model::Breadcrumb> SqliteStore::Update(const model::WriteContext& ctx, co
     SealContext(updated);
     const std::vector<std::string>* old_tags = patch.tags.set ? &current.tags : nullptr;
     std::optional<std::string> new_path = patch.path.set && updated.path != current.path ? updated.path : std::nullopt;
-    CAIRN_RETURN_IF_ERROR(WithPathReclaim(conn, ctx.owner_id, new_path, now, [&] {
+    CAIRN_RETURN_IF_ERROR(WithPathReclaim(conn, ctx.owner_id, new_path, now, record_delta, [&] {
       return UpdateBreadcrumb(conn, rid, updated, old_tags);
     }));
     return AppendEvent(conn, "breadcrumb.updated", updated, ctx.actor, now);
@@ -249,12 +262,13 @@ Result<model::Breadcrumb> SqliteStore::Update(const model::WriteContext& ctx, co
 }
 
 Status SqliteStore::Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) {
-  return Write([&](Connection& conn) -> Status {
+  return Write([&](Connection& conn, int64_t* record_delta) -> Status {
     int64_t now = clock_.NowMicros();
     int64_t rid = 0;
     CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
     if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
     current.updated_by = ctx.actor;
+    --*record_delta;
     return RemoveWithEvent(conn, rid, current, ctx.actor, now);
   });
 }
@@ -281,6 +295,7 @@ Result<Page> SqliteStore::List(const std::string& owner_id, const model::Breadcr
 
 Result<std::vector<model::BreadcrumbVersion>> SqliteStore::History(const std::string& owner_id, const std::string& id) {
   CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
+  ReadTransaction snapshot(*reader);  // the current row and the archived ones from one moment
   int64_t rid = 0;
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(*reader, owner_id, id, clock_.NowMicros(), &rid));
   CAIRN_ASSIGN_OR_RETURN(auto stmt, (*reader).Prepare("SELECT version, title, tags, context, checksum, updated_by, "
@@ -310,7 +325,7 @@ Result<int64_t> SqliteStore::SweepExpired() {
   int64_t removed_total = 0;
   while (true) {
     int64_t removed = 0;
-    CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn) -> Status {
+    CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
       int64_t now = clock_.NowMicros();
       CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("SELECT " + BreadcrumbColumns() +
                                                      " FROM breadcrumbs b WHERE b.expires_at IS NOT NULL AND "
@@ -330,6 +345,7 @@ Result<int64_t> SqliteStore::SweepExpired() {
         CAIRN_RETURN_IF_ERROR(RemoveWithEvent(conn, rid, crumb, kTtlActor, now));
       }
       removed = static_cast<int64_t>(expired.size());
+      *record_delta -= removed;
       if (removed < kSweepBatch) {
         CAIRN_ASSIGN_OR_RETURN(auto keys, conn.Prepare("DELETE FROM idempotency_keys WHERE created_at < ?1"));
         CAIRN_RETURN_IF_ERROR(keys->Bind(1, now - options_.idempotency_retention_micros).Run());
@@ -345,14 +361,11 @@ Result<int64_t> SqliteStore::SweepExpired() {
 
 Result<StoreStats> SqliteStore::Stats() {
   CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
-  CAIRN_ASSIGN_OR_RETURN(auto stmt, (*reader).Prepare(
-      "SELECT (SELECT COUNT(*) FROM breadcrumbs), (SELECT COALESCE(MAX(seq), 0) FROM events)"));
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, (*reader).Prepare("SELECT COALESCE(MAX(seq), 0) FROM events"));
   CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
   StoreStats stats;
-  if (row) {
-    stats.records = stmt->Int(0);
-    stats.last_event_seq = stmt->Int(1);
-  }
+  stats.records = records_.load();
+  if (row) stats.last_event_seq = stmt->Int(0);
   return stats;
 }
 

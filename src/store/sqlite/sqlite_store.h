@@ -4,6 +4,8 @@
 // (WAL readers never block the writer). See store/store.h for the contract.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -52,13 +54,16 @@ class SqliteStore final : public Store {
   class ReadLease;
   Result<ReadLease> AcquireReader();
   void ReleaseReader(std::unique_ptr<Connection> conn);
-  Status Write(GroupCommitWriter::WriteFn fn);
+  // Submits `fn` to the writer. `fn` adds to `*record_delta` the records it created (+) or removed
+  // (-); the count is applied only if the write commits.
+  Status Write(const std::function<Status(Connection&, int64_t* record_delta)>& fn);
 
   SqliteStoreOptions options_;
   const Clock& clock_;
   UuidV7Generator ids_;
   Histogram* write_seconds_ = nullptr;
   std::unique_ptr<GroupCommitWriter> writer_;
+  std::atomic<int64_t> records_{0};  // kept in step with committed writes; read by Stats()
   std::mutex readers_mu_;
   std::vector<std::unique_ptr<Connection>> idle_readers_;
 };
