@@ -1,0 +1,28 @@
+// The six client subcommands: their command-line specs and their bodies. Each Run* gets a
+// started CommandRun (command line parsed, server chosen) and returns the process exit code.
+#pragma once
+
+#include <string_view>
+
+#include "cli/command_support.h"
+
+namespace cairn::cli {
+
+CommandSpec PutSpec();
+CommandSpec GetSpec();
+CommandSpec ListSpec();
+CommandSpec UpdateSpec();
+CommandSpec RmSpec();
+CommandSpec HistorySpec();
+
+int RunPut(CommandRun& run);      // write_commands.cpp
+int RunUpdate(CommandRun& run);   // write_commands.cpp
+int RunRm(CommandRun& run);       // write_commands.cpp
+int RunGet(CommandRun& run);      // read_commands.cpp
+int RunList(CommandRun& run);     // read_commands.cpp
+int RunHistory(CommandRun& run);  // read_commands.cpp
+
+// kInvalidArgument for an empty id: "/breadcrumbs/" would silently address the list route.
+Status CheckId(std::string_view id);
+
+}  // namespace cairn::cli

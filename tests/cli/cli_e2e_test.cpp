@@ -1,0 +1,292 @@
+// End-to-end tests of the client subcommands: a real `cairn serve`, and `cairn put/get/list/
+// update/history/rm` run as separate processes against it, checking their output, their exit
+// codes and that errors carry the server's own message.
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include "cli/curl_http_client.h"
+#include "server_under_test.h"
+#include "subprocess.h"
+
+#ifndef CAIRN_BINARY
+#error "CAIRN_BINARY must name the cairn executable"
+#endif
+
+namespace cairn::cli_e2e {
+namespace {
+
+namespace json = boost::json;
+
+std::string Binary() {
+  const char* env = std::getenv("CAIRN_E2E_BINARY");
+  return env != nullptr && *env != '\0' ? env : CAIRN_BINARY;
+}
+
+// Output as test failure context.
+std::string Show(const ProcessResult& r) {
+  return "exit " + std::to_string(r.exit_code) + "\n--- stdout ---\n" + r.out + "\n--- stderr ---\n" + r.err;
+}
+
+json::value ParseOut(const ProcessResult& r) {
+  boost::system::error_code ec;
+  json::value value = json::parse(r.out, ec);
+  EXPECT_FALSE(ec) << "stdout is not JSON: " << Show(r);
+  return value;
+}
+
+class CliE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerUnderTest(Binary());
+    if (!server_->Start()) {
+      start_error_ = server_->error();
+    }
+  }
+  static void TearDownTestSuite() {
+    if (server_ != nullptr) {
+      EXPECT_EQ(server_->Stop(), 0) << server_->LogTail();
+    }
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override { ASSERT_TRUE(start_error_.empty()) << start_error_; }
+
+  // Runs `cairn <args...> --server <url>`; CAIRN_SERVER is removed so only --server counts.
+  static ProcessResult Cairn(std::vector<std::string> args, const std::string& stdin_text = "") {
+    args.insert(args.begin(), Binary());
+    args.push_back("--server");
+    args.push_back(server_->url());
+    ProcessOptions options;
+    options.stdin_text = stdin_text;
+    options.unset_env = {"CAIRN_SERVER"};
+    return RunProcess(args, options);
+  }
+
+  // The server's own error message for a request, fetched directly (not through the CLI).
+  static std::string ServerErrorMessage(const std::string& method, const std::string& path,
+                                        std::vector<std::pair<std::string, std::string>> headers = {},
+                                        std::optional<std::string> body = std::nullopt) {
+    cli::CurlHttpClient http;
+    cli::HttpRequest request{method, server_->url() + path, std::move(headers), std::move(body)};
+    auto reply = http.Send(request);
+    EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+    if (!reply.ok()) return "<no reply>";
+    const json::value error = json::parse(reply->body);
+    return std::string(error.at("error").at("message").as_string());
+  }
+
+  // Creates a breadcrumb through the CLI and returns its id.
+  static std::string Put(std::vector<std::string> args) {
+    args.insert(args.begin(), "put");
+    args.push_back("--compact");
+    const ProcessResult r = Cairn(args);
+    EXPECT_EQ(r.exit_code, 0) << Show(r);
+    if (r.exit_code != 0) return "";
+    return std::string(ParseOut(r).at("id").as_string());
+  }
+
+  static inline ServerUnderTest* server_ = nullptr;
+  static inline std::string start_error_;
+};
+
+TEST_F(CliE2eTest, FullLifecycle) {
+  // put: context from stdin, every common field.
+  ProcessResult put = Cairn({"put", "--title", "Buy milk", "--schema", "note.v1", "--tag", "life", "--tag", "todo",
+                             "--context", "-", "--path", "e2e/lifecycle/1", "--actor", "tester"},
+                            R"({"qty": 2, "kind": "oat"})");
+  ASSERT_EQ(put.exit_code, 0) << Show(put);
+  EXPECT_EQ(put.err, "");
+  EXPECT_NE(put.out.find("\n  \"id\": "), std::string::npos) << "pretty-printed by default: " << put.out;
+  const json::value created = ParseOut(put);
+  const std::string id(created.at("id").as_string());
+  EXPECT_EQ(created.at("version"), json::value(1));
+  EXPECT_EQ(created.at("title"), json::value("Buy milk"));
+  EXPECT_EQ(created.at("schema_name"), json::value("note.v1"));
+  EXPECT_EQ(created.at("context"), json::parse(R"({"qty":2,"kind":"oat"})"));
+  EXPECT_EQ(created.at("created_by"), json::value("tester"));
+  EXPECT_EQ(created.at("path"), json::value("e2e/lifecycle/1"));
+
+  // get: the context view; --full: the whole record; --compact: one line.
+  ProcessResult get = Cairn({"get", id, "--compact"});
+  ASSERT_EQ(get.exit_code, 0) << Show(get);
+  EXPECT_EQ(std::count(get.out.begin(), get.out.end(), '\n'), 1) << get.out;
+  EXPECT_EQ(ParseOut(get).at("context"), created.at("context"));
+  ProcessResult full = Cairn({"get", id, "--full"});
+  ASSERT_EQ(full.exit_code, 0) << Show(full);
+  EXPECT_EQ(ParseOut(full).at("checksum"), created.at("checksum"));
+
+  // list: the table shows the row; --json the API's items.
+  ProcessResult table = Cairn({"list", "--tag", "life"});
+  ASSERT_EQ(table.exit_code, 0) << Show(table);
+  EXPECT_TRUE(table.out.starts_with("ID ")) << table.out;
+  EXPECT_NE(table.out.find("VERSION  SCHEMA   TITLE     TAGS       UPDATED_AT"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find(id + "        1  note.v1  Buy milk  life,todo  "), std::string::npos) << table.out;
+  ProcessResult listed = Cairn({"list", "--tag", "life", "--schema", "note.v1", "--path-prefix", "e2e/lifecycle",
+                                "--match", R"({"path":"$.qty","op":"gte","value":2})", "--json"});
+  ASSERT_EQ(listed.exit_code, 0) << Show(listed);
+  const json::value listed_json = ParseOut(listed);
+  const json::array& items = listed_json.at("items").as_array();
+  ASSERT_EQ(items.size(), 1u) << listed.out;
+  EXPECT_EQ(items[0].at("id"), created.at("id"));
+
+  // update with the right If-Match: version 2.
+  ProcessResult update = Cairn({"update", id, "--title", "Buy oat milk", "--if-match", "1", "--actor", "editor",
+                                "--context", R"({"qty": 3})"});
+  ASSERT_EQ(update.exit_code, 0) << Show(update);
+  const json::value updated = ParseOut(update);
+  EXPECT_EQ(updated.at("version"), json::value(2));
+  EXPECT_EQ(updated.at("title"), json::value("Buy oat milk"));
+  EXPECT_EQ(updated.at("updated_by"), json::value("editor"));
+
+  // history: both versions, oldest first.
+  ProcessResult history = Cairn({"history", id});
+  ASSERT_EQ(history.exit_code, 0) << Show(history);
+  const json::value history_json = ParseOut(history);
+  const json::array& versions = history_json.at("versions").as_array();
+  ASSERT_EQ(versions.size(), 2u) << history.out;
+  EXPECT_EQ(versions[0].at("context"), json::parse(R"({"qty":2,"kind":"oat"})"));
+  EXPECT_EQ(versions[1].at("context"), json::parse(R"({"qty":3})"));
+
+  // rm with the right If-Match, then it is gone.
+  ProcessResult rm = Cairn({"rm", id, "--if-match", "2"});
+  ASSERT_EQ(rm.exit_code, 0) << Show(rm);
+  EXPECT_EQ(rm.out, "deleted " + id + "\n");
+  ProcessResult gone = Cairn({"get", id});
+  EXPECT_EQ(gone.exit_code, 1) << Show(gone);
+  EXPECT_EQ(gone.out, "");
+  EXPECT_NE(gone.err.find("HTTP 404 not_found"), std::string::npos) << gone.err;
+}
+
+TEST_F(CliE2eTest, UnknownIdGivesTheServersMessage) {
+  const std::string id = "no-such-id/with?odd#chars";
+  const std::string expected = ServerErrorMessage("GET", "/breadcrumbs/no-such-id%2Fwith%3Fodd%23chars");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"get", id}, {"get", id, "--full"}, {"history", id}, {"update", id, "--title", "x"}, {"rm", id}}) {
+    ProcessResult r = Cairn(args);
+    EXPECT_EQ(r.exit_code, 1) << Show(r);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("HTTP 404 not_found"), std::string::npos) << args[0] << ": " << r.err;
+    if (args[0] == "get" && args.size() == 2) {
+      EXPECT_EQ(r.err, "cairn get: " + expected + " (HTTP 404 not_found)\n");
+    }
+  }
+}
+
+TEST_F(CliE2eTest, StaleIfMatchIs412WithTheServersMessage) {
+  const std::string id = Put({"--title", "versioned", "--tag", "e2e-412"});
+  ASSERT_FALSE(id.empty());
+  const std::string expected =
+      ServerErrorMessage("PATCH", "/breadcrumbs/" + id, {{"If-Match", "7"}},
+                         R"({"title":"nope"})");
+
+  ProcessResult update = Cairn({"update", id, "--title", "nope", "--if-match", "7"});
+  EXPECT_EQ(update.exit_code, 1) << Show(update);
+  EXPECT_EQ(update.err, "cairn update: " + expected + " (HTTP 412 precondition_failed)\n");
+  ProcessResult rm = Cairn({"rm", id, "--if-match", "7"});
+  EXPECT_EQ(rm.exit_code, 1) << Show(rm);
+  EXPECT_NE(rm.err.find("(HTTP 412 precondition_failed)"), std::string::npos) << rm.err;
+
+  // Nothing changed.
+  ProcessResult get = Cairn({"get", id, "--full"});
+  ASSERT_EQ(get.exit_code, 0) << Show(get);
+  EXPECT_EQ(ParseOut(get).at("version"), json::value(1));
+  EXPECT_EQ(ParseOut(get).at("title"), json::value("versioned"));
+}
+
+TEST_F(CliE2eTest, ValidationErrorNamesTheField) {
+  ProcessResult r = Cairn({"put", "--title", "t", "--visibility", "everyone"});
+  EXPECT_EQ(r.exit_code, 1) << Show(r);
+  EXPECT_TRUE(r.err.starts_with("cairn put: visibility")) << r.err;
+  EXPECT_NE(r.err.find("(HTTP 422 validation_failed"), std::string::npos) << r.err;
+}
+
+TEST_F(CliE2eTest, ListAllFollowsEveryPage) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.insert(Put({"--title", "page item " + std::to_string(i), "--tag", "e2e-pages"}));
+  ASSERT_EQ(ids.size(), 5u);
+
+  ProcessResult one_page = Cairn({"list", "--tag", "e2e-pages", "--limit", "2"});
+  ASSERT_EQ(one_page.exit_code, 0) << Show(one_page);
+  EXPECT_EQ(std::count(one_page.out.begin(), one_page.out.end(), '\n'), 3) << one_page.out;  // header + 2
+  EXPECT_NE(one_page.err.find("--cursor"), std::string::npos) << one_page.err;
+
+  ProcessResult all = Cairn({"list", "--tag", "e2e-pages", "--limit", "2", "--all", "--json", "--order", "asc"});
+  ASSERT_EQ(all.exit_code, 0) << Show(all);
+  const json::value listed = ParseOut(all);
+  EXPECT_TRUE(listed.at("next_cursor").is_null());
+  std::set<std::string> seen;
+  std::string previous;
+  for (const auto& item : listed.at("items").as_array()) {
+    const std::string id(item.at("id").as_string());
+    EXPECT_LT(previous, id) << "ascending, time-ordered ids";
+    previous = id;
+    seen.insert(id);
+  }
+  EXPECT_EQ(seen, ids);
+
+  ProcessResult table = Cairn({"list", "--tag", "e2e-pages", "--limit", "2", "--all"});
+  ASSERT_EQ(table.exit_code, 0) << Show(table);
+  EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 6) << table.out;  // header + 5
+  EXPECT_EQ(table.err, "");
+}
+
+TEST_F(CliE2eTest, IdempotencyKeyReturnsTheSameRecord) {
+  ProcessResult first = Cairn({"put", "--title", "once", "--idempotency-key", "e2e-key-1", "--compact"});
+  ProcessResult second = Cairn({"put", "--title", "once", "--idempotency-key", "e2e-key-1", "--compact"});
+  ASSERT_EQ(first.exit_code, 0) << Show(first);
+  ASSERT_EQ(second.exit_code, 0) << Show(second);
+  EXPECT_EQ(ParseOut(first).at("id"), ParseOut(second).at("id"));
+  EXPECT_NE(second.err.find("Idempotency-Key was used before"), std::string::npos) << second.err;
+}
+
+TEST_F(CliE2eTest, ContextFileAndServerFromEnvironment) {
+  const std::string file = server_->dir() + "/context.json";
+  std::ofstream(file) << R"({"from": "file", "n": [1, 2.5]})";
+  ProcessOptions options;
+  options.set_env = {"CAIRN_SERVER=" + server_->url()};
+  ProcessResult put = RunProcess({Binary(), "put", "--title", "from a file", "--context-file", file}, options);
+  ASSERT_EQ(put.exit_code, 0) << Show(put);
+  EXPECT_EQ(ParseOut(put).at("context"), json::parse(R"({"from":"file","n":[1,2.5]})"));
+  EXPECT_NE(put.out.find("2.5"), std::string::npos) << put.out;
+}
+
+TEST_F(CliE2eTest, UsageErrorsExitTwoAndSendNothing) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"get"}, {"put", "--tag", "x"}, {"list", "--bogus"}, {"put", "--title", "t", "--context", "{oops"},
+           {"update", "some-id"}, {"list", "--order", "sideways"}}) {
+    ProcessResult r = Cairn(args);
+    EXPECT_EQ(r.exit_code, 2) << Show(r);
+    EXPECT_NE(r.err.find("usage: cairn " + args[0]), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  ProcessResult help = Cairn({"list", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << Show(help);
+  EXPECT_TRUE(help.out.starts_with("usage: cairn list")) << help.out;
+}
+
+// Its own server, stopped before the client runs: the error names the URL.
+TEST(CliE2eServerDownTest, ConnectionFailureNamesTheServer) {
+  ServerUnderTest server(Binary());
+  ASSERT_TRUE(server.Start()) << server.error();
+  const std::string url = server.url();
+  EXPECT_EQ(server.Stop(), 0) << server.LogTail();
+
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"get", "x"}, {"list"}, {"put", "--title", "t"}, {"rm", "x"}}) {
+    std::vector<std::string> argv = {Binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--server", url});
+    ProcessResult r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 1) << Show(r);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("cannot reach the cairn server at " + url), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace cairn::cli_e2e
