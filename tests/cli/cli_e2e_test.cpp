@@ -10,22 +10,15 @@
 #include <set>
 
 #include "cli/curl_http_client.h"
-#include "server_under_test.h"
+#include "server_process.h"
 #include "subprocess.h"
-
-#ifndef CAIRN_BINARY
-#error "CAIRN_BINARY must name the cairn executable"
-#endif
 
 namespace cairn::cli_e2e {
 namespace {
 
 namespace json = boost::json;
-
-std::string Binary() {
-  const char* env = std::getenv("CAIRN_E2E_BINARY");
-  return env != nullptr && *env != '\0' ? env : CAIRN_BINARY;
-}
+using e2e::CairnBinary;  // the build's cairn, or $CAIRN_E2E_BINARY: the client under test
+using e2e::ServerProcess;
 
 // Output as test failure context.
 std::string Show(const ProcessResult& r) {
@@ -42,7 +35,7 @@ json::value ParseOut(const ProcessResult& r) {
 class CliE2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    server_ = new ServerUnderTest(Binary());
+    server_ = new ServerProcess();
     if (!server_->Start()) {
       start_error_ = server_->error();
     }
@@ -58,7 +51,7 @@ class CliE2eTest : public ::testing::Test {
 
   // Runs `cairn <args...> --server <url>`; CAIRN_SERVER is removed so only --server counts.
   static ProcessResult Cairn(std::vector<std::string> args, const std::string& stdin_text = "") {
-    args.insert(args.begin(), Binary());
+    args.insert(args.begin(), CairnBinary());
     args.push_back("--server");
     args.push_back(server_->url());
     ProcessOptions options;
@@ -90,7 +83,7 @@ class CliE2eTest : public ::testing::Test {
     return std::string(ParseOut(r).at("id").as_string());
   }
 
-  static inline ServerUnderTest* server_ = nullptr;
+  static inline ServerProcess* server_ = nullptr;
   static inline std::string start_error_;
 };
 
@@ -245,11 +238,11 @@ TEST_F(CliE2eTest, IdempotencyKeyReturnsTheSameRecord) {
 }
 
 TEST_F(CliE2eTest, ContextFileAndServerFromEnvironment) {
-  const std::string file = server_->dir() + "/context.json";
+  const std::string file = server_->root_dir() + "/context.json";
   std::ofstream(file) << R"({"from": "file", "n": [1, 2.5]})";
   ProcessOptions options;
   options.set_env = {"CAIRN_SERVER=" + server_->url()};
-  ProcessResult put = RunProcess({Binary(), "put", "--title", "from a file", "--context-file", file}, options);
+  ProcessResult put = RunProcess({CairnBinary(), "put", "--title", "from a file", "--context-file", file}, options);
   ASSERT_EQ(put.exit_code, 0) << Show(put);
   EXPECT_EQ(ParseOut(put).at("context"), json::parse(R"({"from":"file","n":[1,2.5]})"));
   EXPECT_NE(put.out.find("2.5"), std::string::npos) << put.out;
@@ -271,14 +264,14 @@ TEST_F(CliE2eTest, UsageErrorsExitTwoAndSendNothing) {
 
 // Its own server, stopped before the client runs: the error names the URL.
 TEST(CliE2eServerDownTest, ConnectionFailureNamesTheServer) {
-  ServerUnderTest server(Binary());
+  ServerProcess server;
   ASSERT_TRUE(server.Start()) << server.error();
   const std::string url = server.url();
   EXPECT_EQ(server.Stop(), 0) << server.LogTail();
 
   for (const std::vector<std::string>& args :
        std::vector<std::vector<std::string>>{{"get", "x"}, {"list"}, {"put", "--title", "t"}, {"rm", "x"}}) {
-    std::vector<std::string> argv = {Binary()};
+    std::vector<std::string> argv = {CairnBinary()};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"--server", url});
     ProcessResult r = RunProcess(argv);

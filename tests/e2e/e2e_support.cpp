@@ -1,0 +1,203 @@
+#include "e2e_support.h"
+
+#include <openssl/evp.h>
+
+#include <iostream>
+#include <set>
+
+namespace cairn::e2e {
+
+void ServerTest::SetUp() {
+  server_ = std::make_unique<ServerProcess>(ServerArgs());
+  ASSERT_TRUE(server_->Start()) << server_->error();
+  client_ = std::make_unique<HttpClient>(server_->port());
+}
+
+void ServerTest::TearDown() {
+  if (HasFailure() && server_) {
+    std::cerr << "--- cairn log (" << server_->root_dir() << ") ---\n" << server_->LogTail() << "\n--- end ---\n";
+  }
+  client_.reset();
+  server_.reset();
+}
+
+void ServerTest::Reconnect() { client_ = std::make_unique<HttpClient>(server_->port()); }
+
+json::object ServerTest::CreateOk(const json::value& body, const Headers& headers) {
+  Response r = client().Post("/breadcrumbs", json::serialize(body), headers);
+  EXPECT_EQ(r.status, 201) << "POST /breadcrumbs " << json::serialize(body) << " -> " << r.Describe();
+  if (r.status != 201) return {};
+  return ObjectOf(r);
+}
+
+json::object ServerTest::FullOk(const std::string& id) {
+  Response r = client().Get("/breadcrumbs/" + id + "/full");
+  EXPECT_EQ(r.status, 200) << "GET /breadcrumbs/" << id << "/full -> " << r.Describe();
+  if (r.status != 200) return {};
+  return ObjectOf(r);
+}
+
+json::object ServerTest::PatchOk(const std::string& id, const json::value& body, const Headers& headers) {
+  Response r = client().Patch("/breadcrumbs/" + id, json::serialize(body), headers);
+  EXPECT_EQ(r.status, 200) << "PATCH /breadcrumbs/" << id << " " << json::serialize(body) << " -> " << r.Describe();
+  if (r.status != 200) return {};
+  return ObjectOf(r);
+}
+
+std::vector<json::object> ServerTest::ListAll(const std::string& query, int limit, int* pages) {
+  std::vector<json::object> items;
+  std::set<std::string> cursors;
+  std::optional<std::string> cursor;
+  int page_count = 0;
+  while (true) {
+    std::string target = "/breadcrumbs?limit=" + std::to_string(limit);
+    if (!query.empty()) target += "&" + query;
+    if (cursor) target += "&cursor=" + UrlEncode(*cursor);
+    Response r = client().Get(target);
+    if (r.status != 200) {
+      ADD_FAILURE() << "GET " << target << " -> " << r.Describe();
+      break;
+    }
+    ++page_count;
+    json::object page = ObjectOf(r);
+    const json::value* list = page.if_contains("items");
+    if (list == nullptr || !list->is_array()) {
+      ADD_FAILURE() << "GET " << target << ": no items array: " << r.body;
+      break;
+    }
+    if (list->as_array().size() > static_cast<size_t>(limit)) {
+      ADD_FAILURE() << "GET " << target << ": " << list->as_array().size() << " items for limit " << limit;
+    }
+    for (const auto& item : list->as_array()) {
+      if (item.is_object()) items.push_back(item.as_object());
+    }
+    const json::value* next = page.if_contains("next_cursor");
+    if (next == nullptr) {
+      ADD_FAILURE() << "GET " << target << ": no next_cursor key";
+      break;
+    }
+    if (next->is_null()) break;
+    if (!next->is_string()) {
+      ADD_FAILURE() << "next_cursor is neither null nor a string: " << json::serialize(*next);
+      break;
+    }
+    cursor = std::string(next->as_string());
+    if (!cursors.insert(*cursor).second) {
+      ADD_FAILURE() << "next_cursor repeats: " << *cursor;
+      break;
+    }
+    if (page_count > 100000) {
+      ADD_FAILURE() << "too many pages";
+      break;
+    }
+  }
+  if (pages != nullptr) *pages = page_count;
+  return items;
+}
+
+std::vector<std::string> ServerTest::ListIds(const std::string& query, int limit) {
+  std::vector<std::string> ids;
+  for (const auto& item : ListAll(query, limit)) ids.push_back(StringAt(item, "id"));
+  return ids;
+}
+
+std::vector<std::string> ServerTest::StoreSnapshot() {
+  std::vector<std::string> out;
+  for (const auto& item : ListAll("order=asc", 1000)) {
+    std::string line = StringAt(item, "id") + " v" + std::to_string(IntAt(item, "version")) + " " +
+                       StringAt(item, "checksum") + " " + StringAt(item, "updated_at") + " " +
+                       StringAt(item, "title");
+    if (const auto* tags = item.if_contains("tags")) line += " " + json::serialize(*tags);
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+::testing::AssertionResult IsError(const Response& response, long status, const std::string& code,
+                                   const std::optional<std::string>& field) {
+  auto fail = [&](const std::string& why) {
+    return ::testing::AssertionFailure() << why << "; expected " << status << " " << code
+                                         << (field ? " field " + *field : std::string()) << ", got "
+                                         << response.Describe();
+  };
+  if (response.status != status) return fail("wrong status");
+  auto content_type = response.Header("content-type");
+  if (!content_type || content_type->find("application/json") == std::string::npos) {
+    return fail("error body is not Content-Type application/json (" + content_type.value_or("absent") + ")");
+  }
+  json::value body = response.Json();
+  if (!body.is_object()) return fail("body is not a JSON object");
+  const json::value* error = body.as_object().if_contains("error");
+  if (error == nullptr || !error->is_object()) return fail("no \"error\" object");
+  const json::value* got_code = error->as_object().if_contains("code");
+  const json::value* message = error->as_object().if_contains("message");
+  if (got_code == nullptr || !got_code->is_string()) return fail("error.code is not a string");
+  if (message == nullptr || !message->is_string() || message->as_string().empty()) {
+    return fail("error.message is not a non-empty string");
+  }
+  if (got_code->as_string() != code) return fail("wrong error.code");
+  if (field) {
+    const json::value* got_field = error->as_object().if_contains("field");
+    if (got_field == nullptr || !got_field->is_string()) return fail("error.field is not a string");
+    std::string f(got_field->as_string());
+    if (!field->empty() && field->back() == '*') {
+      std::string prefix = field->substr(0, field->size() - 1);
+      if (f.compare(0, prefix.size(), prefix) != 0) return fail("error.field does not start with " + prefix);
+    } else if (f != *field) {
+      return fail("wrong error.field");
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult IsClientError(const Response& response) {
+  if (response.status < 400 || response.status > 499) {
+    return ::testing::AssertionFailure() << "expected a 4xx, got " << response.Describe();
+  }
+  json::value body = response.Json();
+  const json::value* error = body.is_object() ? body.as_object().if_contains("error") : nullptr;
+  if (error == nullptr || !error->is_object() || !error->as_object().contains("code") ||
+      !error->as_object().at("code").is_string() || !error->as_object().contains("message")) {
+    return ::testing::AssertionFailure() << "not a JSON error body: " << response.Describe();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+json::object ObjectOf(const Response& response) {
+  json::value v = response.Json();
+  if (!v.is_object()) {
+    ADD_FAILURE() << "expected a JSON object body, got " << response.Describe();
+    return {};
+  }
+  return v.as_object();
+}
+
+std::string StringAt(const json::object& obj, std::string_view key) {
+  const json::value* v = obj.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+int64_t IntAt(const json::object& obj, std::string_view key) {
+  const json::value* v = obj.if_contains(key);
+  if (v == nullptr) return -1;
+  if (v->is_int64()) return v->as_int64();
+  if (v->is_uint64()) return static_cast<int64_t>(v->as_uint64());
+  return -1;
+}
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out.push_back(kHex[digest[i] >> 4]);
+    out.push_back(kHex[digest[i] & 0x0F]);
+  }
+  return out;
+}
+
+std::string JsonText(const json::value& value) { return json::serialize(value); }
+
+}  // namespace cairn::e2e

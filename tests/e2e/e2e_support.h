@@ -1,0 +1,74 @@
+// Shared fixture and helpers for the end-to-end tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "http_client.h"
+#include "server_process.h"
+
+namespace cairn::e2e {
+
+namespace json = boost::json;
+
+// Every test gets its own server (port 0, own temporary data dir). Subclasses pass extra flags
+// by overriding ServerArgs().
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  virtual std::vector<std::string> ServerArgs() const { return {}; }
+
+  ServerProcess& server() { return *server_; }
+  HttpClient& client() { return *client_; }
+  // After a restart the port changes: point the client at the new one.
+  void Reconnect();
+
+  // POST /breadcrumbs that must succeed with 201; returns the record (an empty object on failure,
+  // with a test failure recorded).
+  json::object CreateOk(const json::value& body, const Headers& headers = {});
+  json::object CreateTitled(const std::string& title) { return CreateOk(json::object{{"title", title}}); }
+  // GET /breadcrumbs/{id}/full that must succeed.
+  json::object FullOk(const std::string& id);
+  // PATCH that must succeed with 200.
+  json::object PatchOk(const std::string& id, const json::value& body, const Headers& headers = {});
+
+  // All list items for `query` (without limit/cursor), following next_cursor with `limit` per page.
+  // Fails the test on any non-200 page, on a page larger than `limit`, or on a cursor loop.
+  std::vector<json::object> ListAll(const std::string& query = "", int limit = 1000, int* pages = nullptr);
+  std::vector<std::string> ListIds(const std::string& query = "", int limit = 1000);
+
+  // A compact picture of the store (every record's id, version, checksum, title, tags,
+  // updated_at), oldest first: equal pictures mean nothing was written.
+  std::vector<std::string> StoreSnapshot();
+
+ private:
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<HttpClient> client_;
+};
+
+// The response is `status` with a JSON error body {"error":{"code":code,"message":"..."}} and, when
+// `field` is given, error.field equal to it (or, if `field` ends with '*', starting with the rest).
+::testing::AssertionResult IsError(const Response& response, long status, const std::string& code,
+                                   const std::optional<std::string>& field = std::nullopt);
+
+// A 4xx response with a well-formed JSON error body (any code).
+::testing::AssertionResult IsClientError(const Response& response);
+
+// The body as a JSON object (an empty object, and a test failure, if it is not one).
+json::object ObjectOf(const Response& response);
+
+// Helpers on JSON objects that tolerate absent keys.
+std::string StringAt(const json::object& obj, std::string_view key);
+int64_t IntAt(const json::object& obj, std::string_view key);
+
+std::string Sha256Hex(std::string_view data);
+
+std::string JsonText(const json::value& value);
+
+}  // namespace cairn::e2e
