@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <memory>
 #include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
 #include <vector>
@@ -16,7 +17,16 @@ Result<json::value> ParseJson(std::string_view text, size_t max_depth) {
   options.allow_invalid_utf8 = false;
   options.allow_comments = false;
   options.allow_trailing_commas = false;
-  json::parser parser(json::storage_ptr(), options);
+  // One parser per thread and depth, reused: constructing one per call costs more than parsing a
+  // small document.
+  thread_local std::unique_ptr<json::parser> cached;
+  thread_local size_t cached_depth = 0;
+  if (!cached || cached_depth != max_depth) {
+    cached = std::make_unique<json::parser>(json::storage_ptr(), options);
+    cached_depth = max_depth;
+  }
+  json::parser& parser = *cached;
+  parser.reset();
   boost::system::error_code ec;
   size_t consumed = parser.write(text.data(), text.size(), ec);
   if (ec) {

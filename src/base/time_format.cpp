@@ -2,7 +2,7 @@
 
 #include <cctype>
 #include <chrono>
-#include <cstdio>
+#include <algorithm>
 
 namespace cairn {
 namespace {
@@ -35,12 +35,20 @@ std::string FormatRfc3339Micros(int64_t micros) {
   auto day = floor<days>(tp);
   year_month_day ymd{day};
   hh_mm_ss<microseconds> hms{tp - day};
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-                static_cast<int>(hms.seconds().count()), static_cast<long long>(hms.subseconds().count()));
-  return buf;
+  // Formatted by hand: this runs for every timestamp of every response.
+  std::string out = "0000-00-00T00:00:00.000000Z";
+  auto put = [&out](size_t pos, int64_t value, int digits) {
+    for (int i = digits - 1; i >= 0; --i, value /= 10) out[pos + static_cast<size_t>(i)] = static_cast<char>('0' + value % 10);
+  };
+  // Inputs come from ParseRfc3339Micros (four-digit years) or the clock, so the year fits.
+  put(0, std::clamp(static_cast<int>(ymd.year()), 0, 9999), 4);
+  put(5, static_cast<unsigned>(ymd.month()), 2);
+  put(8, static_cast<unsigned>(ymd.day()), 2);
+  put(11, hms.hours().count(), 2);
+  put(14, hms.minutes().count(), 2);
+  put(17, hms.seconds().count(), 2);
+  put(20, hms.subseconds().count(), 6);
+  return out;
 }
 
 std::optional<int64_t> ParseRfc3339Micros(std::string_view text) {

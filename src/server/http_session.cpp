@@ -100,7 +100,7 @@ void HttpSession::OnBody(beast::error_code ec) {
   auto& message = parser_->get();
   bool keep_alive = message.keep_alive();
   auto request = ToHttpRequest(message);
-  if (!request.ok()) return Send(ErrorResponse(request.status()), false, "unmatched", false);
+  if (!request.ok()) return Send(ErrorResponse(request.status()), false, nullptr, false);
   ctx_.BeginRequest();
   Dispatch(std::move(request).value(), keep_alive);
 }
@@ -119,7 +119,7 @@ void HttpSession::RefuseRequest(beast::error_code ec) {
     return Close();  // the peer went away, timed out or closed between requests
   }
   started_ = std::chrono::steady_clock::now();
-  Send(ErrorResponse(refusal), false, "unmatched", false);
+  Send(ErrorResponse(refusal), false, nullptr, false);
 }
 
 void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
@@ -127,20 +127,20 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
   if (!match.route) {
     HttpResponse response = ErrorResponse(match.error);
     if (!match.allow.empty()) response.headers.emplace_back("Allow", match.allow);
-    return Send(std::move(response), keep_alive, "unmatched", true);
+    return Send(std::move(response), keep_alive, nullptr, true);
   }
   request.path_params = std::move(match.params);
   const Route* route = match.route;
-  if (route->dispatch == Dispatch::kInline) return Send(Invoke(*route, request), keep_alive, route->pattern, true);
+  if (route->dispatch == Dispatch::kInline) return Send(Invoke(*route, request), keep_alive, route, true);
   boost::asio::post(ctx_.workers, [self = shared_from_this(), route, request = std::move(request), keep_alive] {
     HttpResponse response = Invoke(*route, request);
     boost::asio::post(self->stream_.get_executor(), [self, route, keep_alive, response = std::move(response)]() mutable {
-      self->Send(std::move(response), keep_alive, route->pattern, true);
+      self->Send(std::move(response), keep_alive, route, true);
     });
   });
 }
 
-void HttpSession::Send(HttpResponse response, bool keep_alive, const std::string& route, bool counted) {
+void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* route, bool counted) {
   keep_alive = keep_alive && !ctx_.stopping.load();
   auto message = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
   message->set(http::field::server, "cairn");
@@ -151,12 +151,7 @@ void HttpSession::Send(HttpResponse response, bool keep_alive, const std::string
   message->prepare_payload();
 
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  std::string method = parser_ ? std::string(parser_->get().method_string()) : "";
-  std::string labels = "method=\"" + method + "\",route=\"" + route + "\"";
-  ctx_.metrics.GetCounter("cairn_http_requests_total", "HTTP requests by method, route and status",
-                          labels + ",status=\"" + std::to_string(response.status) + "\"").Increment();
-  ctx_.metrics.GetHistogram("cairn_http_request_seconds", "HTTP request latency by route, read to response",
-                            labels).Observe(seconds);
+  ctx_.request_metrics.Record(route, response.status, seconds);
 
   stream_.expires_after(std::chrono::milliseconds(ctx_.options.idle_timeout_ms));
   http::async_write(stream_, *message, [self = shared_from_this(), message, keep_alive, counted](beast::error_code ec, size_t) {

@@ -31,7 +31,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Answers a request the parser refused (too large, malformed); closes afterwards.
   void RefuseRequest(boost::beast::error_code ec);
   void Dispatch(HttpRequest request, bool keep_alive);
-  void Send(HttpResponse response, bool keep_alive, const std::string& route, bool counted);
+  // Writes `response`; `route` (null if none matched) labels its metrics; `counted` says whether
+  // it answers a request counted in flight.
+  void Send(HttpResponse response, bool keep_alive, const Route* route, bool counted);
   void Close();
 
   boost::beast::tcp_stream stream_;

@@ -20,16 +20,16 @@ bool PrintableAscii(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7F; });
 }
 
+// Splits "a,b,c"; empty items are kept so that validation can refuse them.
 std::vector<std::string> SplitCommas(const std::string& text) {
   std::vector<std::string> parts;
   size_t start = 0;
-  while (start <= text.size()) {
+  while (true) {
     size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > start) parts.push_back(text.substr(start, comma - start));
+    parts.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return parts;
     start = comma + 1;
   }
-  return parts;
 }
 
 Result<int64_t> ParseWholeNumber(const std::string& name, const std::string& text) {
@@ -87,6 +87,7 @@ Result<std::optional<int64_t>> ParseIfMatch(const HttpRequest& request) {
   auto header = request.Header("if-match");
   if (!header) return std::optional<int64_t>();
   std::string_view text = *header;
+  if (text == "*") return std::optional<int64_t>();  // any current version: the record must exist
   if (text.substr(0, 2) == "W/") text.remove_prefix(2);
   if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
   int64_t version = 0;
@@ -109,7 +110,13 @@ Result<std::string> ParseIdempotencyKey(const HttpRequest& request) {
 Result<model::BreadcrumbQuery> ParseListQuery(const HttpRequest& request, const model::Limits& limits) {
   model::BreadcrumbQuery query;
   query.limit = limits.default_list_limit;
+  std::vector<std::string> seen;
   for (const auto& [name, value] : request.query) {
+    bool repeatable = name == "tag";
+    if (!repeatable && std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      return Status::InvalidArgument("query parameter '" + name + "' given more than once");
+    }
+    seen.push_back(name);
     if (name == "schema_name") {
       CAIRN_RETURN_IF_ERROR(AsBadRequest(model::ValidateSchemaName(name, value, limits)));
       query.schema_name = value;

@@ -21,13 +21,15 @@ Result<boost::json::value> ParseJsonBody(const HttpRequest& request, const model
 // "anonymous"; 1-128 printable ASCII characters, else kInvalidArgument).
 Result<model::WriteContext> WriteContextFrom(const HttpRequest& request);
 
-// If-Match as a version: absent → nullopt; `3`, `"3"` or `W/"3"` → 3; anything else kInvalidArgument.
+// If-Match as a version: absent or `*` → nullopt (no version check); `3`, `"3"` or `W/"3"` → 3;
+// anything else kInvalidArgument.
 Result<std::optional<int64_t>> ParseIfMatch(const HttpRequest& request);
 
 // Idempotency-Key: absent → ""; 1-255 printable ASCII characters, else kInvalidArgument.
 Result<std::string> ParseIdempotencyKey(const HttpRequest& request);
 
-// GET /breadcrumbs parameters (see docs/api.md). Unknown parameters are kInvalidArgument.
+// GET /breadcrumbs parameters (see docs/api.md). Unknown or repeated parameters (except `tag`) and
+// empty list items ("a,,b") are kInvalidArgument.
 Result<model::BreadcrumbQuery> ParseListQuery(const HttpRequest& request, const model::Limits& limits);
 
 }  // namespace cairn::server

@@ -56,7 +56,8 @@ TEST(IfMatchTest, AcceptsBareQuotedAndWeakVersions) {
   EXPECT_EQ(**ParseIfMatch(WithHeader("if-match", "3")), 3);
   EXPECT_EQ(**ParseIfMatch(WithHeader("if-match", "\"4\"")), 4);
   EXPECT_EQ(**ParseIfMatch(WithHeader("if-match", "W/\"5\"")), 5);
-  for (const char* bad : {"", "abc", "\"\"", "0", "-1", "3x", "*"}) {
+  EXPECT_FALSE(ParseIfMatch(WithHeader("if-match", "*"))->has_value());
+  for (const char* bad : {"", "abc", "\"\"", "0", "-1", "3x", "**"}) {
     EXPECT_EQ(ParseIfMatch(WithHeader("if-match", bad)).status().code(), StatusCode::kInvalidArgument) << bad;
   }
 }
@@ -85,6 +86,12 @@ TEST(ListQueryTest, ParsesEveryParameter) {
   EXPECT_TRUE(query->include_context);
 }
 
+TEST(ListQueryTest, RejectsRepeatedParametersExceptTag) {
+  EXPECT_EQ(ParseListQuery(WithQuery({{"limit", "1"}, {"limit", "2"}}), {}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ParseListQuery(WithQuery({{"tag", "a"}, {"tag", "b"}}), {}).ok());
+}
+
 TEST(ListQueryTest, DefaultsAreNewestFirstFiftyWithoutContext) {
   auto query = ParseListQuery(HttpRequest{}, {});
   ASSERT_TRUE(query.ok());
@@ -98,7 +105,7 @@ TEST(ListQueryTest, RejectsBadParametersAsBadRequest) {
       {"limit", "0"},          {"limit", "1001"},         {"limit", "ten"},  {"order", "up"},
       {"include_context", "1"}, {"context_match", "{"},   {"context_match", R"({"path":"a","op":"eq","value":1})"},
       {"cursor", ""},          {"schema_name", "bad name"}, {"path", "/abs"}, {"colour", "red"},
-      {"tag", ""}};
+      {"tag", ""},             {"any_tags", ""},          {"all_tags", "a,,b"}};
   for (const auto& param : bad) {
     auto query = ParseListQuery(WithQuery({param}), {});
     EXPECT_EQ(query.status().code(), StatusCode::kInvalidArgument) << param.first << "=" << param.second;

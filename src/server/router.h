@@ -38,6 +38,9 @@ class Router {
   };
   Match Find(const std::string& method, const std::string& path) const;
 
+  // Every route, in registration order. Stable once the server runs (routes are added first).
+  const std::vector<Route>& routes() const { return routes_; }
+
  private:
   std::vector<Route> routes_;
 };

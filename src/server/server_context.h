@@ -8,17 +8,18 @@
 
 #include "base/metrics.h"
 #include "server/http_server.h"
+#include "server/request_metrics.h"
 #include "server/router.h"
 
 namespace cairn::server {
 
 struct ServerContext {
   ServerContext(const HttpServerOptions& o, const Router& r, MetricsRegistry& m, boost::asio::any_io_executor w)
-      : options(o), router(r), metrics(m), workers(std::move(w)) {}
+      : options(o), router(r), request_metrics(m, r), workers(std::move(w)) {}
 
   const HttpServerOptions& options;
   const Router& router;
-  MetricsRegistry& metrics;
+  RequestMetrics request_metrics;
   boost::asio::any_io_executor workers;  // the blocking pool for Dispatch::kWorker handlers
   std::atomic<bool> stopping{false};
 
