@@ -14,6 +14,7 @@
 #include "server/breadcrumb_handlers.h"
 #include "server/http_server.h"
 #include "server/system_handlers.h"
+#include "store/cached_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace cairn::app {
@@ -112,7 +113,8 @@ int RunServe(const std::vector<std::string>& args) {
   store_options.writer.max_batch = static_cast<size_t>(settings.GetInt("write_batch_max"));
   auto opened = store::sqlite::SqliteStore::Open(store_options, clock, &metrics);
   if (!opened.ok()) return Fail(opened.status());
-  std::unique_ptr<store::Store> store = std::move(opened).value();
+  std::unique_ptr<store::Store> store = std::make_unique<store::CachedStore>(
+      std::move(opened).value(), static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics);
   metrics.AddGauge("cairn_store_records", "Breadcrumbs stored (including expired ones not yet swept)", [&store] {
     auto stats = store->Stats();
     return stats.ok() ? static_cast<double>(stats->records) : -1.0;

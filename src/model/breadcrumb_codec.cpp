@@ -292,6 +292,10 @@ json::object ContextView(const Breadcrumb& crumb) {
   out["tags"] = TagArray(crumb.tags);
   out["version"] = crumb.version;
   out["updated_at"] = FormatRfc3339Micros(crumb.updated_at);
+  if (crumb.llm_hints.is_null()) {
+    out["context"] = crumb.context;  // the common case: no copy through ApplyLlmHints
+    return out;
+  }
   RenderedContext rendered = ApplyLlmHints(crumb.context, crumb.llm_hints);
   out["context"] = std::move(rendered.context);
   if (rendered.text) out["rendered"] = *rendered.text;

@@ -1,4 +1,5 @@
-// The Store contract (store/store.h), run against SqliteStore in a fresh temporary directory.
+// The Store contract (store/store.h), run against SqliteStore and against SqliteStore behind the
+// CachedStore decorator, each in a fresh temporary directory.
 #include "store/store.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "base/json_util.h"
 #include "base/uuid.h"
 #include "model/query.h"
+#include "store/cached_store.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace cairn::store {
@@ -45,7 +47,7 @@ BreadcrumbDraft Draft(std::string title, std::string_view context = "{}", std::v
   return d;
 }
 
-class StoreContractTest : public ::testing::Test {
+class StoreContractTest : public ::testing::TestWithParam<bool> {  // param: behind CachedStore
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/cairn-store-test-XXXXXX";
@@ -66,6 +68,7 @@ class StoreContractTest : public ::testing::Test {
     auto opened = sqlite::SqliteStore::Open(options, clock_, &metrics_);
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
+    if (GetParam()) store_ = std::make_unique<CachedStore>(std::move(store_), 1000, clock_, &metrics_);
   }
   void Reopen() {
     store_->Close();
@@ -108,7 +111,7 @@ class StoreContractTest : public ::testing::Test {
   std::unique_ptr<Store> store_;
 };
 
-TEST_F(StoreContractTest, CreateThenGet) {
+TEST_P(StoreContractTest, CreateThenGet) {
   BreadcrumbDraft d = Draft("first", R"({"b":[1,2],"a":"x"})", {"t1", "t2"}, "users/u1");
   d.schema_name = "note.v1";
   d.description = "desc";
@@ -150,7 +153,7 @@ TEST_F(StoreContractTest, CreateThenGet) {
   EXPECT_EQ(Records(), 1);
 }
 
-TEST_F(StoreContractTest, CreateKeepsGivenTrace) {
+TEST_P(StoreContractTest, CreateKeepsGivenTrace) {
   BreadcrumbDraft d = Draft("child");
   d.trace = model::Trace{"trace-1", "parent-id", 4};
   model::Breadcrumb c = Create(d);
@@ -161,13 +164,13 @@ TEST_F(StoreContractTest, CreateKeepsGivenTrace) {
   EXPECT_EQ(got->trace.depth, 4);
 }
 
-TEST_F(StoreContractTest, GetUnknownIsNotFound) {
+TEST_P(StoreContractTest, GetUnknownIsNotFound) {
   auto got = store_->Get("default", "0190b3c4-5d6e-7f80-9a1b-2c3d4e5f6a7b");
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(StoreContractTest, UpdateIncrementsVersionAndKeepsHistory) {
+TEST_P(StoreContractTest, UpdateIncrementsVersionAndKeepsHistory) {
   model::Breadcrumb c = Create(Draft("v1", R"({"n":1})", {"a"}));
   for (int n = 2; n <= 3; ++n) {
     clock_.Advance(kSecond);
@@ -200,7 +203,7 @@ TEST_F(StoreContractTest, UpdateIncrementsVersionAndKeepsHistory) {
   EXPECT_EQ(store_->Get("default", c.id)->version, 3);
 }
 
-TEST_F(StoreContractTest, PatchSetsOnlyNamedFieldsAndNullClears) {
+TEST_P(StoreContractTest, PatchSetsOnlyNamedFieldsAndNullClears) {
   BreadcrumbDraft d = Draft("t", R"({"k":1})", {"old", "keep"}, "p/q");
   d.schema_name = "s.v1";
   d.description = "desc";
@@ -243,7 +246,7 @@ TEST_F(StoreContractTest, PatchSetsOnlyNamedFieldsAndNullClears) {
   Create(Draft("other", "{}", {}, "p/q"));
 }
 
-TEST_F(StoreContractTest, IfMatchMismatchChangesNothing) {
+TEST_P(StoreContractTest, IfMatchMismatchChangesNothing) {
   model::Breadcrumb c = Create(Draft("orig"));
   int64_t seq = LastSeq();
   BreadcrumbPatch p;
@@ -268,7 +271,7 @@ TEST_F(StoreContractTest, IfMatchMismatchChangesNothing) {
   EXPECT_TRUE(store_->Delete(ctx_, c.id, 2).ok());
 }
 
-TEST_F(StoreContractTest, ConcurrentIfMatchRaceHasExactlyOneWinner) {
+TEST_P(StoreContractTest, ConcurrentIfMatchRaceHasExactlyOneWinner) {
   model::Breadcrumb c = Create(Draft("race"));
   constexpr int kThreads = 16;
   std::latch start(kThreads);
@@ -304,7 +307,7 @@ TEST_F(StoreContractTest, ConcurrentIfMatchRaceHasExactlyOneWinner) {
 
 // History reads the record and its archived versions; both must come from one snapshot, or a
 // concurrent update shows up as a repeated version (or a delete as a lone current version).
-TEST_F(StoreContractTest, HistoryIsOneSnapshotWhileUpdating) {
+TEST_P(StoreContractTest, HistoryIsOneSnapshotWhileUpdating) {
   model::Breadcrumb c = Create(Draft("h"));
   std::atomic<bool> done{false};
   std::thread writer([&] {
@@ -332,7 +335,7 @@ TEST_F(StoreContractTest, HistoryIsOneSnapshotWhileUpdating) {
   EXPECT_EQ(store_->History("default", c.id)->size(), 401u);
 }
 
-TEST_F(StoreContractTest, ConcurrentCreatesAllSucceedWithDistinctIds) {
+TEST_P(StoreContractTest, ConcurrentCreatesAllSucceedWithDistinctIds) {
   constexpr int kThreads = 8;
   constexpr int kPerThread = 40;
   std::latch start(kThreads);
@@ -362,7 +365,7 @@ TEST_F(StoreContractTest, ConcurrentCreatesAllSucceedWithDistinctIds) {
   EXPECT_EQ(ListTitles({}).size(), static_cast<size_t>(kThreads * kPerThread));
 }
 
-TEST_F(StoreContractTest, IdempotencyKeyReplays) {
+TEST_P(StoreContractTest, IdempotencyKeyReplays) {
   BreadcrumbDraft d = Draft("once", R"({"x":1})", {"t"});
   auto first = store_->Create(ctx_, d, "key-1");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
@@ -393,7 +396,7 @@ TEST_F(StoreContractTest, IdempotencyKeyReplays) {
   EXPECT_EQ(Records(), 4);
 }
 
-TEST_F(StoreContractTest, IdempotencyKeysExpireAfterRetention) {
+TEST_P(StoreContractTest, IdempotencyKeysExpireAfterRetention) {
   BreadcrumbDraft d = Draft("a");
   ASSERT_TRUE(store_->Create(ctx_, d, "k").ok());
   clock_.Advance(2 * 3600 * kSecond);  // retention is one hour in this fixture
@@ -404,7 +407,7 @@ TEST_F(StoreContractTest, IdempotencyKeysExpireAfterRetention) {
   EXPECT_EQ(reused->breadcrumb.title, "b");
 }
 
-TEST_F(StoreContractTest, PathIsUniquePerOwner) {
+TEST_P(StoreContractTest, PathIsUniquePerOwner) {
   model::Breadcrumb holder = Create(Draft("holder", "{}", {}, "a/b"));
   int64_t seq = LastSeq();
   auto dup = store_->Create(ctx_, Draft("dup", "{}", {}, "a/b"), "");
@@ -430,7 +433,7 @@ TEST_F(StoreContractTest, PathIsUniquePerOwner) {
   ASSERT_TRUE(reused.ok()) << reused.status().ToString();
 }
 
-TEST_F(StoreContractTest, PathOfExpiredHolderIsReusableBeforeSweep) {
+TEST_P(StoreContractTest, PathOfExpiredHolderIsReusableBeforeSweep) {
   BreadcrumbDraft d = Draft("short-lived", "{}", {}, "tmp/x");
   d.ttl_micros = kStart + 10 * kSecond;
   Create(d);
@@ -452,7 +455,7 @@ TEST_F(StoreContractTest, PathOfExpiredHolderIsReusableBeforeSweep) {
   EXPECT_EQ(std::set<std::string>(titles.begin(), titles.end()), (std::set<std::string>{"late", "mover"}));
 }
 
-TEST_F(StoreContractTest, ExpiredRecordsAreInvisibleThenSwept) {
+TEST_P(StoreContractTest, ExpiredRecordsAreInvisibleThenSwept) {
   BreadcrumbDraft d = Draft("ephemeral", "{}", {"t"});
   d.ttl_micros = kStart + 5 * kSecond;
   model::Breadcrumb gone = Create(d);
@@ -483,7 +486,7 @@ TEST_F(StoreContractTest, ExpiredRecordsAreInvisibleThenSwept) {
   EXPECT_TRUE(store_->Get("default", stays.id).ok());
 }
 
-TEST_F(StoreContractTest, DeleteRemovesRecordAndHistory) {
+TEST_P(StoreContractTest, DeleteRemovesRecordAndHistory) {
   model::Breadcrumb c = Create(Draft("doomed", "{}", {"t"}));
   BreadcrumbPatch p;
   p.title.Set("v2");
@@ -498,7 +501,7 @@ TEST_F(StoreContractTest, DeleteRemovesRecordAndHistory) {
   EXPECT_EQ(Records(), 0);
 }
 
-TEST_F(StoreContractTest, OwnersAreIsolated) {
+TEST_P(StoreContractTest, OwnersAreIsolated) {
   model::Breadcrumb c = Create(Draft("mine"), "owner-a");
   model::WriteContext other{"owner-b", "mallory"};
   BreadcrumbPatch p;
@@ -515,7 +518,7 @@ TEST_F(StoreContractTest, OwnersAreIsolated) {
   EXPECT_EQ(got->version, 1);
 }
 
-TEST_F(StoreContractTest, EventSequenceGrowsByOnePerSuccessfulWrite) {
+TEST_P(StoreContractTest, EventSequenceGrowsByOnePerSuccessfulWrite) {
   EXPECT_EQ(LastSeq(), 0);
   model::Breadcrumb c = Create(Draft("e", "{}", {}, "e/1"));
   EXPECT_EQ(LastSeq(), 1);
@@ -537,7 +540,7 @@ TEST_F(StoreContractTest, EventSequenceGrowsByOnePerSuccessfulWrite) {
   EXPECT_EQ(LastSeq(), 4);
 }
 
-TEST_F(StoreContractTest, DataSurvivesReopen) {
+TEST_P(StoreContractTest, DataSurvivesReopen) {
   model::Breadcrumb c = Create(Draft("durable", R"({"v":1})", {"t"}, "d/1"));
   BreadcrumbPatch p;
   p.context.Set(J(R"({"v":2})"));
@@ -556,7 +559,7 @@ TEST_F(StoreContractTest, DataSurvivesReopen) {
   EXPECT_EQ(Records(), 2);
 }
 
-TEST_F(StoreContractTest, WritesAfterCloseAreUnavailable) {
+TEST_P(StoreContractTest, WritesAfterCloseAreUnavailable) {
   model::Breadcrumb c = Create(Draft("x"));
   store_->Close();
   store_->Close();  // idempotent
@@ -569,7 +572,7 @@ TEST_F(StoreContractTest, WritesAfterCloseAreUnavailable) {
 
 // --- List -------------------------------------------------------------------------------------
 
-TEST_F(StoreContractTest, ListFilters) {
+TEST_P(StoreContractTest, ListFilters) {
   auto make = [&](std::string title, std::optional<std::string> schema, std::vector<std::string> tags,
                   std::optional<std::string> path) {
     BreadcrumbDraft d = Draft(std::move(title), "{}", std::move(tags), std::move(path));
@@ -618,7 +621,7 @@ TEST_F(StoreContractTest, ListFilters) {
   EXPECT_EQ(ListTitles(q), (V{"r1"}));
 }
 
-TEST_F(StoreContractTest, ContextMatchOps) {
+TEST_P(StoreContractTest, ContextMatchOps) {
   Create(Draft("r1", R"({"n":1,"s":"1","list":["x","y"],"name":"alpha","obj":{"k":1,"j":[2]},"flag":true})"));
   Create(Draft("r2", R"({"n":1.0,"s":"b","list":["z"],"name":"beta","flag":false,"nul":null})"));
   Create(Draft("r3", R"({"n":2.5,"s":"c","name":"gamma","deep":{"a":[{"b":7}]}})"));
@@ -656,7 +659,7 @@ TEST_F(StoreContractTest, ContextMatchOps) {
 
 // JSON objects are unordered: {"k":1,"j":[2]} and {"j":[2],"k":1} are the same value, and inside
 // them 1 equals 1.0 as it does at the top level.
-TEST_F(StoreContractTest, ContextMatchObjectEqualityIgnoresKeyOrder) {
+TEST_P(StoreContractTest, ContextMatchObjectEqualityIgnoresKeyOrder) {
   Create(Draft("r1", R"({"obj":{"k":1,"j":[2]},"list":[{"a":1,"b":2}]})"));
   using S = std::set<std::string>;
   EXPECT_EQ(Matching(R"({"path":"$.obj","op":"eq","value":{"j":[2],"k":1}})"), (S{"r1"}));
@@ -684,7 +687,7 @@ std::vector<std::string> AllPages(Store& store, BreadcrumbQuery query, size_t li
   return titles;
 }
 
-TEST_F(StoreContractTest, PaginationHasNoGapsOrDuplicates) {
+TEST_P(StoreContractTest, PaginationHasNoGapsOrDuplicates) {
   constexpr int kCount = 250;
   std::vector<std::string> created;
   for (int i = 0; i < kCount; ++i) {
@@ -715,7 +718,7 @@ TEST_F(StoreContractTest, PaginationHasNoGapsOrDuplicates) {
   EXPECT_EQ(AllPages(*store_, odd, 7, &pages), expected);
 }
 
-TEST_F(StoreContractTest, PaginationIsStableWhileWriting) {
+TEST_P(StoreContractTest, PaginationIsStableWhileWriting) {
   for (int i = 0; i < 10; ++i) Create(Draft("old" + std::to_string(i)));
   BreadcrumbQuery q;
   q.limit = 4;
@@ -730,7 +733,7 @@ TEST_F(StoreContractTest, PaginationIsStableWhileWriting) {
   EXPECT_EQ(second->items.front().title, "old5");
 }
 
-TEST_F(StoreContractTest, MalformedCursorIsInvalidArgument) {
+TEST_P(StoreContractTest, MalformedCursorIsInvalidArgument) {
   Create(Draft("x"));
   for (const char* cursor : {"", "garbage", "zz", "0", "c1.5", "3939", "ffffffffffffffff"}) {
     BreadcrumbQuery q;
@@ -740,6 +743,9 @@ TEST_F(StoreContractTest, MalformedCursorIsInvalidArgument) {
     EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument) << cursor;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& param_info) { return param_info.param ? "Cached" : "Sqlite"; });
 
 }  // namespace
 }  // namespace cairn::store

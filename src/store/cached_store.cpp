@@ -1,0 +1,105 @@
+#include "store/cached_store.h"
+
+#include <functional>
+
+namespace cairn::store {
+namespace {
+
+constexpr size_t kShards = 16;
+
+}  // namespace
+
+CachedStore::CachedStore(std::unique_ptr<Store> inner, size_t capacity, const Clock& clock, MetricsRegistry* metrics)
+    : inner_(std::move(inner)), capacity_per_shard_((capacity + kShards - 1) / kShards), clock_(clock) {
+  for (size_t i = 0; i < kShards; ++i) shards_.push_back(std::make_unique<Shard>());
+  if (metrics) {
+    hits_ = &metrics->GetCounter("cairn_store_cache_lookups_total", "Point reads by cache outcome", "result=\"hit\"");
+    misses_ = &metrics->GetCounter("cairn_store_cache_lookups_total", "Point reads by cache outcome", "result=\"miss\"");
+  }
+}
+
+std::string CachedStore::Key(const std::string& owner_id, const std::string& id) { return owner_id + '\n' + id; }
+
+CachedStore::Shard& CachedStore::ShardFor(const std::string& key) {
+  return *shards_[std::hash<std::string>{}(key) % kShards];
+}
+
+void CachedStore::Invalidate(const std::string& key) {
+  Shard& shard = ShardFor(key);
+  std::lock_guard lock(shard.mu);
+  ++shard.generation;
+  auto it = shard.entries.find(key);
+  if (it == shard.entries.end()) return;
+  shard.lru.erase(it->second.position);
+  shard.entries.erase(it);
+}
+
+Result<model::Breadcrumb> CachedStore::Get(const std::string& owner_id, const std::string& id) {
+  std::string key = Key(owner_id, id);
+  Shard& shard = ShardFor(key);
+  uint64_t generation;
+  {
+    std::lock_guard lock(shard.mu);
+    auto it = shard.entries.find(key);
+    if (it != shard.entries.end()) {
+      const model::Breadcrumb& record = *it->second.record;
+      if (record.ttl_micros && *record.ttl_micros <= clock_.NowMicros()) {
+        shard.lru.erase(it->second.position);
+        shard.entries.erase(it);
+      } else {
+        shard.lru.splice(shard.lru.begin(), shard.lru, it->second.position);
+        if (hits_) hits_->Increment();
+        return record;
+      }
+    }
+    generation = shard.generation;
+  }
+  if (misses_) misses_->Increment();
+  auto result = inner_->Get(owner_id, id);
+  if (!result.ok() || capacity_per_shard_ == 0) return result;
+  std::lock_guard lock(shard.mu);
+  if (shard.generation != generation || shard.entries.count(key)) return result;  // raced with a write
+  shard.lru.push_front(key);
+  shard.entries.emplace(key, Shard::Entry{std::make_shared<const model::Breadcrumb>(*result), shard.lru.begin()});
+  if (shard.entries.size() > capacity_per_shard_) {
+    shard.entries.erase(shard.lru.back());
+    shard.lru.pop_back();
+  }
+  return result;
+}
+
+Result<CreateResult> CachedStore::Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
+                                         const std::string& idempotency_key) {
+  // A new id cannot be cached yet; a path reclaimed from an expired record is hidden by its ttl.
+  return inner_->Create(ctx, draft, idempotency_key);
+}
+
+Result<model::Breadcrumb> CachedStore::Update(const model::WriteContext& ctx, const std::string& id,
+                                              const model::BreadcrumbPatch& patch,
+                                              std::optional<int64_t> expected_version) {
+  auto result = inner_->Update(ctx, id, patch, expected_version);
+  Invalidate(Key(ctx.owner_id, id));  // also after a failure: the outcome of a failed commit is unknown
+  return result;
+}
+
+Status CachedStore::Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) {
+  Status status = inner_->Delete(ctx, id, expected_version);
+  Invalidate(Key(ctx.owner_id, id));
+  return status;
+}
+
+Result<Page> CachedStore::List(const std::string& owner_id, const model::BreadcrumbQuery& query) {
+  return inner_->List(owner_id, query);
+}
+
+Result<std::vector<model::BreadcrumbVersion>> CachedStore::History(const std::string& owner_id, const std::string& id) {
+  return inner_->History(owner_id, id);
+}
+
+Result<int64_t> CachedStore::SweepExpired() { return inner_->SweepExpired(); }
+
+Result<StoreStats> CachedStore::Stats() { return inner_->Stats(); }
+
+void CachedStore::Close() { inner_->Close(); }
+
+}  // namespace cairn::store

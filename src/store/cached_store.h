@@ -1,0 +1,66 @@
+// CachedStore: a Store decorator that keeps recently read records in memory, so hot point reads
+// (agents re-reading the same context breadcrumbs) skip SQLite, row decoding and JSON parsing.
+//
+// Consistency: every write goes through this decorator. An Update or Delete removes the record
+// from the cache before it returns, so a read that starts after a write is acknowledged never sees
+// the old version. A read that raced with a write does not put its (possibly old) result in the
+// cache: each shard has a generation, bumped by every invalidation, and a fill is dropped if the
+// generation moved while the read was in flight. Expired records are hidden by checking the ttl on
+// every hit. All other calls pass straight through.
+#pragma once
+
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "store/store.h"
+
+namespace cairn::store {
+
+class CachedStore final : public Store {
+ public:
+  // Caches up to `capacity` records (least recently used are evicted); `inner` does the work.
+  // `clock` must outlive the store; `metrics` may be null.
+  CachedStore(std::unique_ptr<Store> inner, size_t capacity, const Clock& clock, MetricsRegistry* metrics);
+
+  Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
+                              const std::string& idempotency_key) override;
+  Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override;
+  Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
+                                   const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version) override;
+  Status Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) override;
+  Result<Page> List(const std::string& owner_id, const model::BreadcrumbQuery& query) override;
+  Result<std::vector<model::BreadcrumbVersion>> History(const std::string& owner_id, const std::string& id) override;
+  Result<int64_t> SweepExpired() override;
+  Result<StoreStats> Stats() override;
+  void Close() override;
+
+ private:
+  struct Shard {
+    std::mutex mu;
+    uint64_t generation = 0;
+    std::list<std::string> lru;  // keys, most recent first
+    struct Entry {
+      std::shared_ptr<const model::Breadcrumb> record;
+      std::list<std::string>::iterator position;
+    };
+    std::unordered_map<std::string, Entry> entries;
+  };
+  static std::string Key(const std::string& owner_id, const std::string& id);
+  Shard& ShardFor(const std::string& key);
+  void Invalidate(const std::string& key);
+
+  std::unique_ptr<Store> inner_;
+  size_t capacity_per_shard_;
+  const Clock& clock_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  Counter* hits_ = nullptr;
+  Counter* misses_ = nullptr;
+};
+
+}  // namespace cairn::store

@@ -1,0 +1,153 @@
+#include "store/cached_store.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+namespace cairn::store {
+namespace {
+
+// An in-memory Store that counts point reads and can run a hook inside Get (to interleave a write).
+class FakeStore final : public Store {
+ public:
+  Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
+                              const std::string&) override {
+    model::Breadcrumb crumb;
+    crumb.id = "id-" + std::to_string(records.size() + 1);
+    crumb.owner_id = ctx.owner_id;
+    crumb.title = draft.title;
+    crumb.version = 1;
+    crumb.ttl_micros = draft.ttl_micros;
+    records[ctx.owner_id + "/" + crumb.id] = crumb;
+    return CreateResult{crumb, false};
+  }
+  Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override {
+    ++gets;
+    auto it = records.find(owner_id + "/" + id);
+    if (it == records.end()) return Status::NotFound("missing");
+    model::Breadcrumb copy = it->second;  // the value read "from disk"
+    if (during_get) std::exchange(during_get, nullptr)();
+    return copy;
+  }
+  Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
+                                   const model::BreadcrumbPatch& patch, std::optional<int64_t>) override {
+    auto& crumb = records.at(ctx.owner_id + "/" + id);
+    if (patch.title.set) crumb.title = patch.title.value;
+    ++crumb.version;
+    return crumb;
+  }
+  Status Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t>) override {
+    return records.erase(ctx.owner_id + "/" + id) ? Status::Ok() : Status::NotFound("missing");
+  }
+  Result<Page> List(const std::string&, const model::BreadcrumbQuery&) override { return Page{}; }
+  Result<std::vector<model::BreadcrumbVersion>> History(const std::string&, const std::string&) override {
+    return std::vector<model::BreadcrumbVersion>{};
+  }
+  Result<int64_t> SweepExpired() override { return int64_t{0}; }
+  Result<StoreStats> Stats() override { return StoreStats{}; }
+  void Close() override {}
+
+  std::map<std::string, model::Breadcrumb> records;
+  int gets = 0;
+  std::function<void()> during_get;
+};
+
+class CachedStoreTest : public ::testing::Test {
+ protected:
+  CachedStoreTest() : clock_(1'000'000'000'000'000) {
+    auto fake = std::make_unique<FakeStore>();
+    fake_ = fake.get();
+    cache_ = std::make_unique<CachedStore>(std::move(fake), 64, clock_, nullptr);
+  }
+  std::string Put(const std::string& title, std::optional<int64_t> ttl = std::nullopt) {
+    model::BreadcrumbDraft draft;
+    draft.title = title;
+    draft.ttl_micros = ttl;
+    return cache_->Create(ctx_, draft, "")->breadcrumb.id;
+  }
+  model::BreadcrumbPatch Title(const std::string& title) {
+    model::BreadcrumbPatch patch;
+    patch.title.Set(title);
+    return patch;
+  }
+
+  ManualClock clock_;
+  FakeStore* fake_ = nullptr;
+  std::unique_ptr<CachedStore> cache_;
+  model::WriteContext ctx_;
+};
+
+TEST_F(CachedStoreTest, SecondReadIsServedFromMemory) {
+  std::string id = Put("a");
+  ASSERT_EQ(cache_->Get("default", id)->title, "a");
+  ASSERT_EQ(cache_->Get("default", id)->title, "a");
+  EXPECT_EQ(fake_->gets, 1);
+}
+
+TEST_F(CachedStoreTest, UpdateIsVisibleToTheNextRead) {
+  std::string id = Put("a");
+  ASSERT_TRUE(cache_->Get("default", id).ok());
+  ASSERT_TRUE(cache_->Update(ctx_, id, Title("b"), std::nullopt).ok());
+  auto read = cache_->Get("default", id);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->title, "b");
+  EXPECT_EQ(read->version, 2);
+}
+
+TEST_F(CachedStoreTest, DeleteIsVisibleToTheNextRead) {
+  std::string id = Put("a");
+  ASSERT_TRUE(cache_->Get("default", id).ok());
+  ASSERT_TRUE(cache_->Delete(ctx_, id, std::nullopt).ok());
+  EXPECT_EQ(cache_->Get("default", id).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(CachedStoreTest, ExpiredRecordIsHiddenEvenWhenCached) {
+  std::string id = Put("a", clock_.NowMicros() + 1000);
+  ASSERT_TRUE(cache_->Get("default", id).ok());
+  clock_.Advance(1000);
+  fake_->records.clear();  // the sweep would remove it; the cache must not resurrect it
+  EXPECT_EQ(cache_->Get("default", id).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(CachedStoreTest, ReadThatRacedWithAWriteIsNotCached) {
+  std::string id = Put("old");
+  // The inner read returns the old record, but an update lands before the fill.
+  fake_->during_get = [&] { ASSERT_TRUE(cache_->Update(ctx_, id, Title("new"), std::nullopt).ok()); };
+  EXPECT_EQ(cache_->Get("default", id)->title, "old");  // what the raced read saw
+  EXPECT_EQ(cache_->Get("default", id)->title, "new");  // not the stale fill
+  EXPECT_EQ(fake_->gets, 2);
+}
+
+TEST_F(CachedStoreTest, OwnersDoNotShareEntries) {
+  std::string id = Put("a");
+  ASSERT_TRUE(cache_->Get("default", id).ok());
+  EXPECT_EQ(cache_->Get("other", id).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(CachedStoreTest, LeastRecentlyUsedEntriesAreEvicted) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 400; ++i) ids.push_back(Put("r" + std::to_string(i)));
+  for (const auto& id : ids) ASSERT_TRUE(cache_->Get("default", id).ok());
+  int before = fake_->gets;
+  ASSERT_TRUE(cache_->Get("default", ids.front()).ok());  // long evicted (capacity 64)
+  EXPECT_EQ(fake_->gets, before + 1);
+  ASSERT_TRUE(cache_->Get("default", ids.back()).ok());  // just read: still cached
+  EXPECT_EQ(fake_->gets, before + 1);
+}
+
+TEST(CachedStoreCapacityTest, ZeroCapacityCachesNothing) {
+  ManualClock clock(0);
+  auto fake = std::make_unique<FakeStore>();
+  FakeStore* inner = fake.get();
+  CachedStore cache(std::move(fake), 0, clock, nullptr);
+  model::BreadcrumbDraft draft;
+  draft.title = "a";
+  std::string id = cache.Create({}, draft, "")->breadcrumb.id;
+  ASSERT_TRUE(cache.Get("default", id).ok());
+  ASSERT_TRUE(cache.Get("default", id).ok());
+  EXPECT_EQ(inner->gets, 2);
+}
+
+}  // namespace
+}  // namespace cairn::store
