@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <latch>
 #include <map>
 #include <mutex>
@@ -209,6 +210,24 @@ TEST_F(e2e_lifecycle_under_load, SigtermDuringWrites) {
 
 class e2e_concurrency : public ServerTest {};
 
+// Sends one request per client from its own thread, all released at once by a latch, and returns
+// the responses in client order.
+std::vector<Response> Race(std::vector<std::unique_ptr<HttpClient>>& clients,
+                           const std::function<Response(HttpClient&, int)>& send) {
+  const int n = static_cast<int>(clients.size());
+  std::vector<Response> responses(clients.size());
+  std::latch go(n);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t) {
+    threads.emplace_back([&, t] {
+      go.arrive_and_wait();
+      responses[t] = send(*clients[t], t);
+    });
+  }
+  for (auto& th : threads) th.join();
+  return responses;
+}
+
 TEST_F(e2e_concurrency, SameIfMatchFromEightThreadsExactlyOneWins) {
   constexpr int kThreads = 8;
   constexpr int kRounds = 5;
@@ -220,18 +239,10 @@ TEST_F(e2e_concurrency, SameIfMatchFromEightThreadsExactlyOneWins) {
 
   for (int round = 1; round <= kRounds; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
-    std::vector<Response> responses(kThreads);
-    std::latch go(kThreads);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([&, t] {
-        go.arrive_and_wait();
-        responses[t] = clients[t]->Patch("/breadcrumbs/" + id,
-                                         R"({"context":{"winner":)" + std::to_string(t) + "}}",
-                                         {{"If-Match", std::to_string(round)}, {"X-Cairn-Actor", "t" + std::to_string(t)}});
-      });
-    }
-    for (auto& th : threads) th.join();
+    std::vector<Response> responses = Race(clients, [&](HttpClient& client, int t) {
+      return client.Patch("/breadcrumbs/" + id, R"({"context":{"winner":)" + std::to_string(t) + "}}",
+                          {{"If-Match", std::to_string(round)}, {"X-Cairn-Actor", "t" + std::to_string(t)}});
+    });
     int ok = 0, precondition = 0, winner = -1;
     for (int t = 0; t < kThreads; ++t) {
       if (responses[t].status == 200) {
@@ -259,16 +270,9 @@ TEST_F(e2e_concurrency, SameIdempotencyKeyFromEightThreadsMakesOneRecord) {
   constexpr int kThreads = 8;
   std::vector<std::unique_ptr<HttpClient>> clients;
   for (int t = 0; t < kThreads; ++t) clients.push_back(std::make_unique<HttpClient>(server().port()));
-  std::vector<Response> responses(kThreads);
-  std::latch go(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      go.arrive_and_wait();
-      responses[t] = clients[t]->Post("/breadcrumbs", R"({"title":"exactly once"})", {{"Idempotency-Key", "race-1"}});
-    });
-  }
-  for (auto& th : threads) th.join();
+  std::vector<Response> responses = Race(clients, [](HttpClient& client, int) {
+    return client.Post("/breadcrumbs", R"({"title":"exactly once"})", {{"Idempotency-Key", "race-1"}});
+  });
   int created = 0, replayed = 0;
   std::set<std::string> ids;
   for (const auto& r : responses) {
@@ -290,16 +294,9 @@ TEST_F(e2e_concurrency, SamePathFromEightThreadsOneWinsRestConflict) {
   constexpr int kThreads = 8;
   std::vector<std::unique_ptr<HttpClient>> clients;
   for (int t = 0; t < kThreads; ++t) clients.push_back(std::make_unique<HttpClient>(server().port()));
-  std::vector<Response> responses(kThreads);
-  std::latch go(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      go.arrive_and_wait();
-      responses[t] = clients[t]->Post("/breadcrumbs", R"({"title":"t)" + std::to_string(t) + R"(","path":"only/one"})");
-    });
-  }
-  for (auto& th : threads) th.join();
+  std::vector<Response> responses = Race(clients, [](HttpClient& client, int t) {
+    return client.Post("/breadcrumbs", R"({"title":"t)" + std::to_string(t) + R"(","path":"only/one"})");
+  });
   int created = 0;
   for (const auto& r : responses) {
     if (r.status == 201) {
