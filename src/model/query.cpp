@@ -1,20 +1,33 @@
 #include "model/query.h"
 
 #include <cctype>
+#include <utility>
 
 namespace cairn::model {
 namespace json = boost::json;
 
+namespace {
+
+constexpr std::pair<std::string_view, RuleOp> kOps[] = {
+    {"eq", RuleOp::kEq},   {"ne", RuleOp::kNe},   {"gt", RuleOp::kGt},
+    {"gte", RuleOp::kGte}, {"lt", RuleOp::kLt},   {"lte", RuleOp::kLte},
+    {"in", RuleOp::kIn},   {"contains", RuleOp::kContains}, {"contains_any", RuleOp::kContainsAny},
+    {"exists", RuleOp::kExists}, {"prefix", RuleOp::kPrefix}};
+
+}  // namespace
+
 std::optional<RuleOp> ParseRuleOp(std::string_view name) {
-  static const std::pair<std::string_view, RuleOp> kOps[] = {
-      {"eq", RuleOp::kEq},   {"ne", RuleOp::kNe},   {"gt", RuleOp::kGt},
-      {"gte", RuleOp::kGte}, {"lt", RuleOp::kLt},   {"lte", RuleOp::kLte},
-      {"in", RuleOp::kIn},   {"contains", RuleOp::kContains}, {"contains_any", RuleOp::kContainsAny},
-      {"exists", RuleOp::kExists}};
   for (const auto& [text, op] : kOps) {
     if (text == name) return op;
   }
   return std::nullopt;
+}
+
+std::string_view RuleOpName(RuleOp op) {
+  for (const auto& [text, candidate] : kOps) {
+    if (candidate == op) return text;
+  }
+  return "?";
 }
 
 Status ValidateJsonPath(const std::string& field, const std::string& path) {
@@ -61,7 +74,7 @@ Result<ContextRule> ParseRule(const json::value& item, const std::string& field)
   auto parsed = ParseRuleOp(op_name);
   if (!parsed) {
     return Status::Validation(field + ".op", "unknown op '" + op_name +
-                                                 "' (eq, ne, gt, gte, lt, lte, in, contains, contains_any, exists)");
+                                                 "' (eq, ne, gt, gte, lt, lte, in, contains, contains_any, exists, prefix)");
   }
   rule.op = *parsed;
   const json::value* value = obj.if_contains("value");
@@ -85,6 +98,10 @@ Result<ContextRule> ParseRule(const json::value& item, const std::string& field)
       if (!value || !(value->is_number() || value->is_string())) {
         return Status::Validation(field + ".value", "must be a number or a string for " + op_name);
       }
+      rule.value = *value;
+      break;
+    case RuleOp::kPrefix:
+      if (!value || !value->is_string()) return Status::Validation(field + ".value", "must be a string for prefix");
       rule.value = *value;
       break;
     default:

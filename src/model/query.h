@@ -4,6 +4,7 @@
 #include <boost/json/value.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -11,13 +12,15 @@
 
 namespace cairn::model {
 
-enum class RuleOp { kEq, kNe, kGt, kGte, kLt, kLte, kIn, kContains, kContainsAny, kExists };
+enum class RuleOp { kEq, kNe, kGt, kGte, kLt, kLte, kIn, kContains, kContainsAny, kExists, kPrefix };
 
 // One condition on a nested value of `context`, e.g. {"path":"$.a.b[0]","op":"gte","value":3}.
 struct ContextRule {
   std::string path;  // validated JSON path: "$" then ".name" or "[index]" steps
   RuleOp op = RuleOp::kEq;
-  boost::json::value value;  // for kExists: a boolean (default true)
+  boost::json::value value;  // for kExists: a boolean (default true); for kPrefix: a string
+
+  bool operator==(const ContextRule&) const = default;  // value compared as boost::json does (1 != 1.0)
 };
 
 enum class SortOrder { kNewestFirst, kOldestFirst };
@@ -36,6 +39,8 @@ struct BreadcrumbQuery {
 };
 
 std::optional<RuleOp> ParseRuleOp(std::string_view name);
+// The wire name of an op ("eq", "contains_any", ...); ParseRuleOp(RuleOpName(op)) == op.
+std::string_view RuleOpName(RuleOp op);
 
 // Validates a JSON path like "$.a.b[0]": names are [A-Za-z0-9_-]+, indices are decimal.
 Status ValidateJsonPath(const std::string& field, const std::string& path);

@@ -28,8 +28,11 @@ TEST(ParseRuleOpTest, EveryOpByName) {
       {"eq", RuleOp::kEq},   {"ne", RuleOp::kNe},   {"gt", RuleOp::kGt},
       {"gte", RuleOp::kGte}, {"lt", RuleOp::kLt},   {"lte", RuleOp::kLte},
       {"in", RuleOp::kIn},   {"contains", RuleOp::kContains}, {"contains_any", RuleOp::kContainsAny},
-      {"exists", RuleOp::kExists}};
-  for (const auto& [name, op] : ops) EXPECT_EQ(ParseRuleOp(name), op) << name;
+      {"exists", RuleOp::kExists}, {"prefix", RuleOp::kPrefix}};
+  for (const auto& [name, op] : ops) {
+    EXPECT_EQ(ParseRuleOp(name), op) << name;
+    EXPECT_EQ(RuleOpName(op), name);
+  }
   for (const char* name : {"", "EQ", "equals", "==", "contains-any", "not_exists"}) {
     EXPECT_EQ(ParseRuleOp(name), std::nullopt) << name;
   }
@@ -122,6 +125,9 @@ TEST(ParseContextRulesTest, MalformedRules) {
       {R"([{"path":"$.a","op":"lt","value":[1]}])", "context_match[0].value"},
       {R"([{"path":"$.a","op":"lte"}])", "context_match[0].value"},
       {R"([{"path":"$.a","op":"gte","value":null}])", "context_match[0].value"},
+      {R"([{"path":"$.a","op":"prefix","value":1}])", "context_match[0].value"},
+      {R"([{"path":"$.a","op":"prefix"}])", "context_match[0].value"},
+      {R"([{"path":"$.a","op":"prefix","value":["x"]}])", "context_match[0].value"},
       {R"([{"path":"$.a","op":"eq","value":1,"extra":2}])", "context_match[0].extra"},
       {R"([{"path":"$.a","value":1},{"path":"$.b","value":2},{"path":"$.c","op":"??","value":3}])",
        "context_match[2].op"},

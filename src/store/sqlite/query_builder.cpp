@@ -105,6 +105,13 @@ std::string RuleSql(const model::ContextRule& rule, Binder& b) {
     case RuleOp::kContains: return Contains(path, rule.value, b);
     case RuleOp::kContainsAny:
       return AnyOf(rule.value.get_array(), [&](const json::value& v) { return Contains(path, v, b); });
+    case RuleOp::kPrefix: {
+      // Compares bytes (not LIKE/GLOB, so '%', '_', '*' are literal; as blobs, so length() counts
+      // bytes and does not stop at a NUL): the first length(prefix) bytes of the string equal it.
+      std::string prefix = "CAST(" + b.Param(std::string(rule.value.as_string())) + " AS BLOB)";
+      return "(" + TypeOf(path) + " = 'text' AND substr(CAST(" + ValueOf(path) + " AS BLOB), 1, length(" + prefix +
+             ")) = " + prefix + ")";
+    }
   }
   return "0";
 }

@@ -118,7 +118,8 @@ model::BreadcrumbQuery EveryFeature() {
       {"path":"$.list","op":"contains_any","value":["m","k"]},
       {"path":"$.obj","op":"eq","value":{"z":[1]}},
       {"path":"$.e","op":"exists"},
-      {"path":"$.missing","op":"exists","value":false}])"),
+      {"path":"$.missing","op":"exists","value":false},
+      {"path":"$.s","op":"prefix","value":"x"}])"),
                                         model::Limits{});
   EXPECT_TRUE(rules.ok()) << rules.status().ToString();
   if (rules.ok()) q.context_match = std::move(rules).value();
@@ -247,6 +248,53 @@ TEST(BuildListQueryTest, RunsAgainstTheSchema) {
     ids.push_back(crumb->id);
   }
   EXPECT_EQ(ids, std::vector<std::string>{"match"});
+}
+
+// `prefix` compares bytes: LIKE wildcards in the prefix are literal, only strings match, and a
+// prefix longer than the value or in the middle of it does not match.
+TEST(BuildListQueryTest, PrefixRuleAgainstTheSchema) {
+  auto conn = Connection::Open(":memory:", "normal");
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  ASSERT_TRUE(RunMigrations(**conn).ok());
+  const std::pair<const char*, const char*> rows[] = {
+      {"pct", R"({"s":"50%_off"})"}, {"like", R"({"s":"50xxoff"})"}, {"short", R"({"s":"5"})"},
+      {"number", R"({"s":500})"},    {"inner", R"({"s":"a50%_"})"},  {"accent", R"({"s":"héllo"})"},
+      {"list", R"({"s":["50%_off"]})"}, {"none", R"({})"}};
+  for (const auto& [id, context] : rows) ASSERT_TRUE(InsertBreadcrumb(**conn, Row(id, context, {}, std::nullopt)).ok());
+
+  auto ids_for = [&](const std::string& rule) {
+    std::vector<std::string> ids;
+    model::BreadcrumbQuery q;
+    q.order = model::SortOrder::kOldestFirst;
+    auto rules = model::ParseContextRules(json::parse(rule), model::Limits{});
+    EXPECT_TRUE(rules.ok()) << rules.status().ToString();
+    if (!rules.ok()) return ids;
+    q.context_match = std::move(rules).value();
+    auto built = BuildListQuery(BreadcrumbColumns(), "owner-1", q, kNow);
+    EXPECT_TRUE(built.ok());
+    if (!built.ok()) return ids;
+    auto stmt = (*conn)->Prepare(built->sql);
+    EXPECT_TRUE(stmt.ok()) << stmt.status().ToString() << "\n" << built->sql;
+    if (!stmt.ok()) return ids;
+    for (size_t i = 0; i < built->binds.size(); ++i) (*stmt)->BindValue(static_cast<int>(i + 1), built->binds[i]);
+    while (true) {
+      auto row = (*stmt)->Step();
+      EXPECT_TRUE(row.ok()) << row.status().ToString();
+      if (!row.ok() || !*row) break;
+      auto crumb = ReadBreadcrumb(**stmt, nullptr);
+      EXPECT_TRUE(crumb.ok());
+      if (crumb.ok()) ids.push_back(crumb->id);
+    }
+    return ids;
+  };
+  using Ids = std::vector<std::string>;
+  EXPECT_EQ(ids_for(R"({"path":"$.s","op":"prefix","value":"50%_"})"), Ids{"pct"});
+  EXPECT_EQ(ids_for(R"({"path":"$.s","op":"prefix","value":"5"})"), (Ids{"pct", "like", "short"}));
+  EXPECT_EQ(ids_for(R"({"path":"$.s","op":"prefix","value":"50%_off!"})"), Ids{});
+  EXPECT_EQ(ids_for(R"({"path":"$.s","op":"prefix","value":"hé"})"), Ids{"accent"});
+  EXPECT_EQ(ids_for(R"({"path":"$.s","op":"prefix","value":"h"})"), Ids{"accent"});
+  EXPECT_EQ(ids_for(R"({"path":"$.s","op":"prefix","value":""})"),
+            (Ids{"pct", "like", "short", "inner", "accent"}));
 }
 
 }  // namespace

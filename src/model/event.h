@@ -1,0 +1,37 @@
+// Event: one committed write, as read back from the store's event log (DESIGN.md §4).
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/breadcrumb.h"
+
+namespace cairn::model {
+
+struct Event {
+  int64_t seq = 0;   // global, strictly increasing, gap-free
+  std::string type;  // "breadcrumb.created" | "breadcrumb.updated" | "breadcrumb.deleted"
+  std::string breadcrumb_id;
+  int64_t version = 0;
+  std::optional<std::string> schema_name;
+  std::string title;
+  std::vector<std::string> tags;
+  std::optional<std::string> path;
+  std::string owner_id;
+  std::string created_by;  // the actor of the write
+  Trace trace;
+  int64_t at = 0;               // microseconds since the epoch
+  boost::json::value context;   // the record's context after the write (before, for a delete)
+};
+
+// The event as clients see it (SSE `data:` and webhook bodies): type, seq, breadcrumb_id,
+// version, schema_name, title, tags, path, owner_id, created_by, trace, at (RFC 3339), and
+// `context` — or `context_omitted: true` when the serialised context is larger than
+// `max_context_bytes`.
+boost::json::object EventView(const Event& event, size_t max_context_bytes);
+
+}  // namespace cairn::model

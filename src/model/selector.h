@@ -1,0 +1,62 @@
+// Selector: the one filter over events used by SSE streams, webhooks and (later) executors
+// (DESIGN.md §1, §4, §5). Pure: parsing, validation, serialisation and matching in memory.
+//
+// Parsing is strict: a malformed selector is a kValidation error whose field() names the bad
+// part ("types[0]", "path", "context_match[1].op", "any_tags[2]"), never a selector that silently
+// matches everything or nothing.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "model/event.h"
+#include "model/limits.h"
+#include "model/query.h"
+
+namespace cairn::model {
+
+struct Selector {
+  std::optional<std::string> schema_name;  // exact
+  std::vector<std::string> any_tags;       // at least one present (empty: no condition)
+  std::vector<std::string> all_tags;       // every one present
+  // Glob over '/'-separated segments: '*' is exactly one segment, '**' any number (zero or
+  // more); other segments are literal. An event without a path never matches a selector with one.
+  std::optional<std::string> path;
+  std::vector<ContextRule> context_match;  // all must hold, evaluated on the event's context
+  std::vector<std::string> types;          // event types; empty = all of breadcrumb.created|updated|deleted
+
+  bool operator==(const Selector&) const = default;
+};
+
+// Parses a selector given as a JSON object {"schema_name", "any_tags", "all_tags", "path",
+// "context_match", "types"}: all optional; unknown keys, null values and empty `any_tags` or
+// `types` arrays are rejected. Tags (deduplicated, order kept) follow ValidateTag, the schema name
+// ValidateSchemaName, context rules ParseContextRules; types must be breadcrumb.created,
+// breadcrumb.updated or breadcrumb.deleted.
+Result<Selector> ParseSelector(const boost::json::value& json, const Limits& limits);
+
+// Parses a selector from URL query parameters (already percent-decoded): schema_name,
+// any_tags=a,b, all_tags=a,b, tag (repeatable; adds to all_tags), path, types=a,b and
+// context_match=<JSON: a rule or an array of rules>. Parameters named in `ignored` (e.g. "since",
+// "selector_id") are skipped; any other unknown parameter, a repeated one (other than `tag`) or
+// an empty list item is a kValidation error naming the parameter.
+Result<Selector> ParseSelectorQuery(const std::vector<std::pair<std::string, std::string>>& params,
+                                    const std::vector<std::string>& ignored, const Limits& limits);
+
+// The selector as JSON (only the conditions it has); ParseSelector gives it back unchanged.
+boost::json::object SelectorToJson(const Selector& selector);
+
+// Whether `event` satisfies every condition of `selector`. An empty selector matches every event.
+bool Matches(const Selector& selector, const Event& event);
+
+// Whether `path` matches `glob` segment by segment ('*' one segment, '**' zero or more). Both are
+// split on '/'; an empty string has no segments.
+bool PathGlobMatches(std::string_view glob, std::string_view path);
+
+}  // namespace cairn::model
