@@ -1,19 +1,28 @@
 #include "app/serve_command.h"
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
 
 #include "app/serve_settings.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/periodic_task.h"
+#include "bus/local_event_bus.h"
 #include "server/breadcrumb_handlers.h"
+#include "server/event_handlers.h"
+#include "server/selector_handlers.h"
 #include "server/http_server.h"
 #include "server/system_handlers.h"
+#include "server/webhooks/curl_webhook_sender.h"
+#include "server/webhooks/webhook_deliverer.h"
+#include "server/webhooks/webhook_handlers.h"
 #include "store/cached_store.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -69,6 +78,15 @@ int Fail(const Status& status) {
   return 1;
 }
 
+// Event streams hold a socket each; lift the soft descriptor limit to the hard one.
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
@@ -100,6 +118,7 @@ int RunServe(const std::vector<std::string>& args) {
     return 2;
   }
 
+  RaiseFileLimit();
   std::error_code fs_error;
   std::filesystem::create_directories(settings.GetString("data_dir"), fs_error);
   if (fs_error) return Fail(Status::Internal("cannot create data dir: " + fs_error.message()));
@@ -113,16 +132,45 @@ int RunServe(const std::vector<std::string>& args) {
   store_options.writer.max_batch = static_cast<size_t>(settings.GetInt("write_batch_max"));
   auto opened = store::sqlite::SqliteStore::Open(store_options, clock, &metrics);
   if (!opened.ok()) return Fail(opened.status());
+  store::EventLog& event_log = **opened;  // the SQLite store is also the event log
+  store::WebhookStore& webhook_store = **opened;  // ... and the webhook store
   std::unique_ptr<store::Store> store = std::make_unique<store::CachedStore>(
       std::move(opened).value(), static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics);
+  auto started_bus = bus::LocalEventBus::Start(event_log, static_cast<size_t>(settings.GetInt("bus_window_events")),
+                                               &metrics);
+  if (!started_bus.ok()) return Fail(started_bus.status());
+  std::unique_ptr<bus::LocalEventBus> event_bus = std::move(started_bus).value();
   metrics.AddGauge("cairn_store_records", "Breadcrumbs stored (including expired ones not yet swept)", [&store] {
     auto stats = store->Stats();
     return stats.ok() ? static_cast<double>(stats->records) : -1.0;
   });
 
+  // Webhook delivery starts after the bus and stops before it.
+  server::webhooks::CurlWebhookSender webhook_sender;
+  server::webhooks::DelivererOptions delivery;
+  delivery.retry.max_attempts = static_cast<int>(settings.GetInt("webhook_max_attempts"));
+  delivery.retry.base_backoff = std::chrono::milliseconds(settings.GetInt("webhook_backoff_base_ms"));
+  delivery.retry.max_backoff = std::chrono::milliseconds(settings.GetInt("webhook_backoff_max_ms"));
+  delivery.attempt_timeout = std::chrono::milliseconds(settings.GetInt("webhook_timeout_ms"));
+  delivery.max_context_bytes = static_cast<size_t>(settings.GetInt("event_context_max_bytes"));
+  auto jitter = [] {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+  };
+  server::webhooks::WebhookDeliverer deliverer(webhook_store, *event_bus, webhook_sender, delivery, jitter, &metrics);
+  if (Status started = deliverer.Start(); !started.ok()) return Fail(started);
+
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
   server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
+  server::AddEventRoutes(router, *event_bus, *store, LimitsFrom(settings));
+  server::WebhookRouteOptions webhook_routes;
+  webhook_routes.limits = LimitsFrom(settings);
+  webhook_routes.max_webhooks_per_tenant = static_cast<size_t>(settings.GetInt("webhook_max_per_tenant"));
+  webhook_routes.attempt_timeout = delivery.attempt_timeout;
+  server::AddWebhookRoutes(router, webhook_store, webhook_sender, [&deliverer] { return deliverer.Refresh(); },
+                           webhook_routes);
+  server::AddSelectorRoutes(router, *store, LimitsFrom(settings));
 
   server::HttpServerOptions http;
   http.host = listen->host;
@@ -133,7 +181,10 @@ int RunServe(const std::vector<std::string>& args) {
   http.max_header_bytes = static_cast<size_t>(settings.GetInt("max_header_bytes"));
   http.idle_timeout_ms = settings.GetInt("idle_timeout_ms");
   http.shutdown_grace_ms = settings.GetInt("shutdown_grace_ms");
-  server::HttpServer server(http, router, metrics);
+  http.sse_heartbeat_ms = settings.GetInt("sse_heartbeat_ms");
+  http.sse_max_queued_frames = static_cast<size_t>(settings.GetInt("sse_max_queued_frames"));
+  http.event_context_max_bytes = static_cast<size_t>(settings.GetInt("event_context_max_bytes"));
+  server::HttpServer server(http, router, metrics, event_bus.get());
   auto port = server.Listen();
   if (!port.ok()) return Fail(port.status());
   if (!settings.GetString("port_file").empty()) {
@@ -141,12 +192,17 @@ int RunServe(const std::vector<std::string>& args) {
   }
   CAIRN_LOG_INFO("cairn {} listening on {}:{} (data in {})", kVersion, listen->host, *port, settings.GetString("data_dir"));
 
-  PeriodicTask sweeper(std::chrono::milliseconds(settings.GetInt("sweep_interval_ms")), [&store] {
+  int64_t retention_micros = settings.GetInt("event_retention_ms") * 1000;
+  PeriodicTask sweeper(std::chrono::milliseconds(settings.GetInt("sweep_interval_ms")), [&] {
     auto swept = store->SweepExpired();
     if (!swept.ok()) CAIRN_LOG_WARN("sweep failed: {}", swept.status().message());
+    auto pruned = event_log.PruneEvents(clock.NowMicros() - retention_micros);
+    if (!pruned.ok()) CAIRN_LOG_WARN("event pruning failed: {}", pruned.status().message());
   });
   server.Run();
   sweeper.Stop();
+  deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
+  event_bus->Stop();  // no wake-ups into the stopped server's streams
   store->Close();
   CAIRN_LOG_INFO("cairn stopped");
   return 0;

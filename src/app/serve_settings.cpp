@@ -24,7 +24,17 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"max_tag_bytes", K::kInt, "256", "Longest tag.", 1, 1 << 16},
       {"idle_timeout_ms", K::kInt, "60000", "Idle keep-alive connections (and stalled reads/writes) are closed after this.", 100, kMaxInt},
       {"shutdown_grace_ms", K::kInt, "10000", "On SIGTERM/SIGINT, how long in-flight requests may take to finish.", 0, kMaxInt},
-      {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs and old idempotency keys are removed.", 100, kMaxInt},
+      {"sse_heartbeat_ms", K::kInt, "15000", "A ping frame is sent on every event stream this often.", 100, kMaxInt},
+      {"sse_max_queued_frames", K::kInt, "1024", "Frames waiting for a slow stream client beyond this drop the stream (it is told where to resume).", 1, 1'000'000},
+      {"event_context_max_bytes", K::kInt, "65536", "Events whose context is larger carry context_omitted: true instead (fetch the breadcrumb).", 0, 1LL << 30},
+      {"event_retention_ms", K::kInt, "604800000", "Events older than this are pruned; resuming from before them is 410 Gone.", 1000, INT64_MAX},
+      {"bus_window_events", K::kInt, "8192", "Recent events the bus keeps in memory for live subscribers.", 1, 10'000'000},
+      {"webhook_timeout_ms", K::kInt, "10000", "Time limit of one webhook delivery attempt (connect, send, receive).", 100, kMaxInt},
+      {"webhook_max_attempts", K::kInt, "6", "Delivery attempts per event before it goes to the dead-letter queue.", 1, 1000},
+      {"webhook_backoff_base_ms", K::kInt, "1000", "Wait after a webhook's first failed attempt; doubles per attempt, with jitter.", 1, kMaxInt},
+      {"webhook_backoff_max_ms", K::kInt, "300000", "Longest wait between webhook attempts (caps Retry-After too).", 1, kMaxInt},
+      {"webhook_max_per_tenant", K::kInt, "100", "Most webhooks one tenant may register (each has a delivery thread).", 1, 10000},
+      {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs, old idempotency keys and events past retention are removed.", 100, kMaxInt},
   };
 }
 

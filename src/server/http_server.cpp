@@ -18,10 +18,10 @@ using tcp = asio::ip::tcp;
 
 class HttpServer::Impl {
  public:
-  Impl(HttpServerOptions options, const Router& router, MetricsRegistry& metrics)
+  Impl(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus)
       : options_(std::move(options)),
         workers_(static_cast<size_t>(options_.worker_threads)),
-        ctx_(options_, router, metrics, workers_.get_executor()),
+        ctx_(options_, router, metrics, workers_.get_executor(), bus),
         acceptor_(asio::make_strand(ioc_)),
         signals_(ioc_, SIGINT, SIGTERM) {}
 
@@ -111,8 +111,8 @@ class HttpServer::Impl {
   bool stop_requested_ = false;
 };
 
-HttpServer::HttpServer(HttpServerOptions options, const Router& router, MetricsRegistry& metrics)
-    : impl_(std::make_unique<Impl>(std::move(options), router, metrics)) {}
+HttpServer::HttpServer(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus)
+    : impl_(std::make_unique<Impl>(std::move(options), router, metrics, bus)) {}
 
 HttpServer::~HttpServer() = default;
 

@@ -14,6 +14,7 @@
 
 #include "base/metrics.h"
 #include "base/status.h"
+#include "bus/event_bus.h"
 #include "server/router.h"
 
 namespace cairn::server {
@@ -27,12 +28,16 @@ struct HttpServerOptions {
   size_t max_header_bytes = 16 * 1024;
   int64_t idle_timeout_ms = 60'000;
   int64_t shutdown_grace_ms = 10'000;
+  int64_t sse_heartbeat_ms = 15'000;
+  size_t sse_max_queued_frames = 1024;
+  size_t event_context_max_bytes = 64 * 1024;
 };
 
 class HttpServer {
  public:
-  // `router` and `metrics` must outlive the server.
-  HttpServer(HttpServerOptions options, const Router& router, MetricsRegistry& metrics);
+  // `router`, `metrics` and `bus` must outlive the server. `bus` may be null when no route
+  // streams events.
+  HttpServer(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus);
   ~HttpServer();
 
   // Binds and listens. Returns the bound port (useful with port 0). Call once, before Run().

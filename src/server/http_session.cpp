@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "server/error_response.h"
+#include "server/sse_stream.h"
 
 namespace cairn::server {
 namespace beast = boost::beast;
@@ -141,6 +142,7 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
 }
 
 void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* route, bool counted) {
+  if (response.event_stream) return StartEventStream(std::move(response), route, counted);
   keep_alive = keep_alive && !ctx_.stopping.load();
   auto message = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
   message->set(http::field::server, "cairn");
@@ -165,6 +167,16 @@ void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* rout
     }
     self->ReadHeader();
   });
+}
+
+void HttpSession::StartEventStream(HttpResponse response, const Route* route, bool counted) {
+  auto spec = std::dynamic_pointer_cast<const SseSpec>(response.event_stream);
+  if (!spec || !ctx_.bus) {
+    return Send(ErrorResponse(Status::Internal("event streams are not available")), false, route, counted);
+  }
+  ctx_.request_metrics.Record(route, 200, 0.0);
+  if (counted) ctx_.EndRequest();  // a stream is not an in-flight request: shutdown does not wait for it
+  std::make_shared<SseStream>(std::move(stream_), ctx_, std::move(spec))->Start();
 }
 
 void HttpSession::Close() {

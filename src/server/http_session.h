@@ -34,6 +34,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Writes `response`; `route` (null if none matched) labels its metrics; `counted` says whether
   // it answers a request counted in flight.
   void Send(HttpResponse response, bool keep_alive, const Route* route, bool counted);
+  // Hands the connection to an SseStream (the response of an event-stream route).
+  void StartEventStream(HttpResponse response, const Route* route, bool counted);
   void Close();
 
   boost::beast::tcp_stream stream_;

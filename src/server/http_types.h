@@ -2,6 +2,8 @@
 // compiles fast and can be tested without a socket.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,11 +25,19 @@ struct HttpRequest {
   std::optional<std::string_view> Header(std::string_view name) const;
 };
 
+// What an event-stream route asks the session to start instead of a plain response (SSE). The
+// selector is opaque here (owned by the stream implementation).
+struct EventStreamSpec {
+  virtual ~EventStreamSpec() = default;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // When set, the connection becomes an event stream (status/body are ignored).
+  std::shared_ptr<const EventStreamSpec> event_stream;
 
   static HttpResponse Json(int status, std::string body);
 };

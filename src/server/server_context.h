@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "base/metrics.h"
+#include "bus/event_bus.h"
 #include "server/http_server.h"
 #include "server/request_metrics.h"
 #include "server/router.h"
@@ -14,13 +15,15 @@
 namespace cairn::server {
 
 struct ServerContext {
-  ServerContext(const HttpServerOptions& o, const Router& r, MetricsRegistry& m, boost::asio::any_io_executor w)
-      : options(o), router(r), request_metrics(m, r), workers(std::move(w)) {}
+  ServerContext(const HttpServerOptions& o, const Router& r, MetricsRegistry& m, boost::asio::any_io_executor w,
+                bus::EventBus* b)
+      : options(o), router(r), request_metrics(m, r), workers(std::move(w)), bus(b) {}
 
   const HttpServerOptions& options;
   const Router& router;
   RequestMetrics request_metrics;
   boost::asio::any_io_executor workers;  // the blocking pool for Dispatch::kWorker handlers
+  bus::EventBus* bus;                     // for event streams; may be null
   std::atomic<bool> stopping{false};
 
   // Requests read but not yet answered; shutdown waits for this to reach zero.

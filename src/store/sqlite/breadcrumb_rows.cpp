@@ -6,13 +6,13 @@
 
 namespace cairn::store::sqlite {
 namespace json = boost::json;
-namespace {
-
 std::string TagsJson(const std::vector<std::string>& tags) {
   json::array array;
   for (const auto& tag : tags) array.emplace_back(tag);
   return json::serialize(array);
 }
+
+namespace {
 
 Result<json::value> ParseStored(std::string_view text, const char* what) {
   auto parsed = ParseJson(text, 1000);  // stored JSON was validated on the way in
@@ -161,19 +161,6 @@ Status DeleteBreadcrumb(Connection& conn, int64_t rid, const model::Breadcrumb& 
     CAIRN_RETURN_IF_ERROR(stmt->Bind(1, rid).Run());
   }
   return DeleteTags(conn, rid, crumb.tags);
-}
-
-Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& c, const std::string& actor,
-                   int64_t at) {
-  CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
-      "INSERT INTO events(type, breadcrumb_id, version, schema_name, title, tags, path, owner_id, created_by, "
-      "trace_id, caused_by, depth, at, context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"));
-  std::string context = json::serialize(c.context);
-  return stmt->Bind(1, type).Bind(2, std::string_view(c.id)).Bind(3, c.version).Bind(4, c.schema_name)
-      .Bind(5, std::string_view(c.title)).Bind(6, std::string_view(TagsJson(c.tags))).Bind(7, c.path)
-      .Bind(8, std::string_view(c.owner_id)).Bind(9, std::string_view(actor)).Bind(10, std::string_view(c.trace.trace_id))
-      .Bind(11, c.trace.caused_by.empty() ? std::optional<std::string>() : std::optional<std::string>(c.trace.caused_by))
-      .Bind(12, c.trace.depth).Bind(13, at).Bind(14, std::string_view(context)).Run();
 }
 
 }  // namespace cairn::store::sqlite

@@ -11,6 +11,9 @@
 
 namespace cairn::store::sqlite {
 
+// Tags as the JSON array text stored in the `tags` columns.
+std::string TagsJson(const std::vector<std::string>& tags);
+
 // The select list that ReadBreadcrumb() decodes; columns of the `b` alias, rid first.
 const std::string& BreadcrumbColumns();
 
@@ -33,9 +36,5 @@ Status ArchiveVersion(Connection& conn, int64_t rid, const model::Breadcrumb& cr
 
 // Removes the record `crumb` (stored at `rid`), its tags and its history.
 Status DeleteBreadcrumb(Connection& conn, int64_t rid, const model::Breadcrumb& crumb);
-
-// Appends one event for `crumb` ("breadcrumb.created|updated|deleted") by `actor` at `at`.
-Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& crumb, const std::string& actor,
-                   int64_t at);
 
 }  // namespace cairn::store::sqlite

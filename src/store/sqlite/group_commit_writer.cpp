@@ -43,6 +43,11 @@ void GroupCommitWriter::Close() {
   if (thread_.joinable()) thread_.join();
 }
 
+void GroupCommitWriter::SetCommitListener(std::function<void()> listener) {
+  std::lock_guard lock(mu_);
+  commit_listener_ = std::move(listener);
+}
+
 void GroupCommitWriter::Run() {
   while (true) {
     std::deque<Pending> batch;
@@ -87,8 +92,18 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
   if (commit_seconds_) {
     commit_seconds_->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
+  bool any_committed = false;
   for (size_t i = 0; i < batch.size(); ++i) {
+    any_committed = any_committed || (commit.ok() && results[i].ok());
     batch[i].done.set_value(commit.ok() || !results[i].ok() ? results[i] : Status::Internal(commit.message()));
+  }
+  if (any_committed) {
+    std::function<void()> listener;
+    {
+      std::lock_guard lock(mu_);
+      listener = commit_listener_;
+    }
+    if (listener) listener();
   }
 }
 

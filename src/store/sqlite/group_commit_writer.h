@@ -41,6 +41,9 @@ class GroupCommitWriter {
   // Commits what is queued, then stops the thread. Later Submit()s fail with kUnavailable.
   void Close();
 
+  // Runs `listener` on the writer thread after each commit in which at least one write succeeded.
+  void SetCommitListener(std::function<void()> listener);
+
  private:
   struct Pending {
     WriteFn fn;
@@ -57,6 +60,7 @@ class GroupCommitWriter {
   std::condition_variable wake_;
   std::deque<Pending> queue_;
   bool closing_ = false;
+  std::function<void()> commit_listener_;  // guarded by mu_
   std::thread thread_;
 };
 

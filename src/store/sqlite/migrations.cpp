@@ -85,6 +85,35 @@ CREATE TABLE idempotency_keys (
 ) WITHOUT ROWID;
 CREATE INDEX idempotency_keys_age ON idempotency_keys(created_at);
 )sql",
+      // 2: webhooks (each with its delivery cursor) and the dead letters of failed deliveries.
+      R"sql(
+CREATE TABLE webhooks (
+  id TEXT PRIMARY KEY,
+  owner_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  selector TEXT NOT NULL,
+  secret TEXT,
+  active INTEGER NOT NULL,
+  cursor INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX webhooks_owner ON webhooks(owner_id, id);
+CREATE TABLE webhook_dead_letters (
+  id TEXT PRIMARY KEY,
+  webhook_id TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  event_seq INTEGER NOT NULL,
+  payload TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  last_status INTEGER,
+  last_error TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX webhook_dead_letters_owner ON webhook_dead_letters(owner_id, id);
+CREATE INDEX webhook_dead_letters_webhook ON webhook_dead_letters(webhook_id, id);
+)sql",
   };
   return kMigrations;
 }

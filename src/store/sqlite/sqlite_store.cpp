@@ -6,6 +6,7 @@
 #include "base/json_util.h"
 #include "base/log.h"
 #include "store/sqlite/breadcrumb_rows.h"
+#include "store/sqlite/event_rows.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/query_builder.h"
 
@@ -140,6 +141,11 @@ Result<SqliteStore::ReadLease> SqliteStore::AcquireReader() {
 void SqliteStore::ReleaseReader(std::unique_ptr<Connection> conn) {
   std::lock_guard lock(readers_mu_);
   idle_readers_.push_back(std::move(conn));
+}
+
+Status SqliteStore::WithReader(const std::function<Status(Connection&)>& fn) {
+  CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
+  return fn(*reader);
 }
 
 Status SqliteStore::Write(const std::function<Status(Connection&, int64_t* record_delta)>& fn) {
@@ -367,6 +373,38 @@ Result<StoreStats> SqliteStore::Stats() {
   stats.records = records_.load();
   if (row) stats.last_event_seq = stmt->Int(0);
   return stats;
+}
+
+Result<std::vector<model::Event>> SqliteStore::ReadEvents(int64_t after_seq, size_t limit) {
+  CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
+  return ReadEventRows(*reader, after_seq, limit);
+}
+
+Result<EventLogBounds> SqliteStore::Bounds() {
+  CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, (*reader).Prepare("SELECT MIN(seq), MAX(seq) FROM events"));
+  CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  EventLogBounds bounds;
+  if (row && !stmt->IsNull(1)) {
+    bounds.first_seq = stmt->Int(0);
+    bounds.last_seq = stmt->Int(1);
+  }
+  return bounds;
+}
+
+void SqliteStore::SetCommitListener(std::function<void()> listener) { writer_->SetCommitListener(std::move(listener)); }
+
+Result<int64_t> SqliteStore::PruneEvents(int64_t before_micros) {
+  int64_t pruned = 0;
+  CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t*) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
+        "DELETE FROM events WHERE at < ?1 AND seq < (SELECT MAX(seq) FROM events)"));
+    CAIRN_RETURN_IF_ERROR(stmt->Bind(1, before_micros).Run());
+    pruned = sqlite3_changes(conn.raw());
+    return Status::Ok();
+  }));
+  if (pruned > 0) CAIRN_LOG_INFO("store: pruned {} events past retention", pruned);
+  return pruned;
 }
 
 }  // namespace cairn::store::sqlite

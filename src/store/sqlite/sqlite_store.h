@@ -1,7 +1,7 @@
 // SqliteStore: the default Store, embedded SQLite in WAL mode under the data directory.
 //
 // One GroupCommitWriter owns the write connection; reads use a pool of connections in parallel
-// (WAL readers never block the writer). See store/store.h for the contract.
+// (WAL readers never block the writer). See store/store.h and store/event_log.h for the contracts.
 #pragma once
 
 #include <atomic>
@@ -16,7 +16,9 @@
 #include "base/uuid.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/group_commit_writer.h"
+#include "store/event_log.h"
 #include "store/store.h"
+#include "store/webhook_store.h"
 
 namespace cairn::store::sqlite {
 
@@ -27,7 +29,7 @@ struct SqliteStoreOptions {
   int64_t idempotency_retention_micros = 24LL * 3600 * 1'000'000;
 };
 
-class SqliteStore final : public Store {
+class SqliteStore final : public Store, public EventLog, public WebhookStore {
  public:
   // Opens the database and runs migrations. `clock` and `metrics` must outlive the store;
   // `metrics` may be null.
@@ -47,6 +49,28 @@ class SqliteStore final : public Store {
   Result<StoreStats> Stats() override;
   void Close() override;
 
+  // EventLog
+  Result<std::vector<model::Event>> ReadEvents(int64_t after_seq, size_t limit) override;
+  Result<EventLogBounds> Bounds() override;
+  void SetCommitListener(std::function<void()> listener) override;
+  Result<int64_t> PruneEvents(int64_t before_micros) override;
+
+  // WebhookStore (sqlite_webhooks.cpp)
+  Result<Webhook> CreateWebhook(const WebhookDraft& draft, size_t max_per_owner) override;
+  Result<Webhook> GetWebhook(const std::string& owner_id, const std::string& id) override;
+  Result<std::vector<Webhook>> ListWebhooks(const std::string& owner_id) override;
+  Result<std::vector<Webhook>> ListAllWebhooks() override;
+  Result<Webhook> UpdateWebhook(const std::string& owner_id, const std::string& id, const WebhookPatch& patch) override;
+  Status DeleteWebhook(const std::string& owner_id, const std::string& id) override;
+  Status AdvanceWebhookCursor(const std::string& id, int64_t seq) override;
+  Result<DeadLetter> DeadLetterAndAdvance(DeadLetter letter) override;
+  Result<DeadLetterPage> ListDeadLetters(const std::string& owner_id, const std::optional<std::string>& webhook_id,
+                                         const std::string& after, size_t limit) override;
+  Result<DeadLetter> GetDeadLetter(const std::string& owner_id, const std::string& id) override;
+  Result<DeadLetter> RecordDeadLetterAttempt(const std::string& owner_id, const std::string& id,
+                                             std::optional<int64_t> status, const std::string& error) override;
+  Status DeleteDeadLetter(const std::string& owner_id, const std::string& id) override;
+
  private:
   SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
 
@@ -54,6 +78,9 @@ class SqliteStore final : public Store {
   class ReadLease;
   Result<ReadLease> AcquireReader();
   void ReleaseReader(std::unique_ptr<Connection> conn);
+  // Runs `fn` on a pooled read connection (for code outside sqlite_store.cpp, where ReadLease is
+  // incomplete).
+  Status WithReader(const std::function<Status(Connection&)>& fn);
   // Submits `fn` to the writer. `fn` adds to `*record_delta` the records it created (+) or removed
   // (-); the count is applied only if the write commits.
   Status Write(const std::function<Status(Connection&, int64_t* record_delta)>& fn);

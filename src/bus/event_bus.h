@@ -1,0 +1,53 @@
+// EventBus: committed events, in seq order, to every subscriber in the process (SSE streams
+// today; webhooks and executors next). The interface is what a NATS JetStream backend would also
+// implement; subscribers never see the store.
+//
+// The bus is pull-based: subscribers keep their own cursor (the last seq they have seen), are
+// woken when new events commit, and Read() what follows their cursor. Recent events are served
+// from a bounded in-memory window; a subscriber that fell behind the window reads from the log,
+// so the bus never holds more than the window in memory and never loses an event.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "base/status.h"
+#include "model/event.h"
+#include "store/event_log.h"
+
+namespace cairn::bus {
+
+using EventPtr = std::shared_ptr<const model::Event>;
+
+// Unregisters its wake-up function when destroyed; after the destructor returns the function is
+// never called again.
+class Subscription {
+ public:
+  virtual ~Subscription() = default;
+};
+
+class EventBus {
+ public:
+  virtual ~EventBus() = default;
+
+  // Events with seq > after_seq, oldest first, at most `limit`. Served from memory when
+  // InWindow(after_seq); otherwise read from the log (may block on disk: call it off I/O threads).
+  virtual Result<std::vector<EventPtr>> Read(int64_t after_seq, size_t limit) = 0;
+
+  // True when Read(after_seq, ...) needs no disk access.
+  virtual bool InWindow(int64_t after_seq) const = 0;
+
+  // The newest seq the bus has published to subscribers.
+  virtual int64_t LastSeq() const = 0;
+
+  // The retained range of the log (for resume requests that are too old: 410).
+  virtual Result<store::EventLogBounds> Bounds() = 0;
+
+  // Calls `wake` (on the bus thread; it must only signal, e.g. post to a strand) each time newer
+  // events are available.
+  virtual std::unique_ptr<Subscription> Subscribe(std::function<void()> wake) = 0;
+};
+
+}  // namespace cairn::bus

@@ -1,0 +1,137 @@
+#include "bus/local_event_bus.h"
+
+#include "base/log.h"
+
+namespace cairn::bus {
+namespace {
+
+constexpr size_t kFetchBatch = 1024;
+
+}  // namespace
+
+class LocalEventBus::Handle final : public Subscription {
+ public:
+  Handle(LocalEventBus* bus, uint64_t id) : bus_(bus), id_(id) {}
+  ~Handle() override { bus_->Unsubscribe(id_); }
+
+ private:
+  LocalEventBus* bus_;
+  uint64_t id_;
+};
+
+Result<std::unique_ptr<LocalEventBus>> LocalEventBus::Start(store::EventLog& log, size_t window_events,
+                                                            MetricsRegistry* metrics) {
+  CAIRN_ASSIGN_OR_RETURN(store::EventLogBounds bounds, log.Bounds());
+  std::unique_ptr<LocalEventBus> bus(new LocalEventBus(log, window_events, bounds.last_seq));
+  LocalEventBus* raw = bus.get();
+  if (metrics) {
+    metrics->AddGauge("cairn_bus_last_seq", "Newest event seq published by the bus",
+                      [raw] { return static_cast<double>(raw->LastSeq()); });
+    metrics->AddGauge("cairn_bus_subscribers", "Bus subscribers (SSE streams, deliverers)",
+                      [raw] { return static_cast<double>(raw->subscriber_count_.load()); });
+  }
+  log.SetCommitListener([raw] {
+    {
+      std::lock_guard lock(raw->signal_mu_);
+      raw->dirty_ = true;
+    }
+    raw->signal_.notify_one();
+  });
+  bus->thread_ = std::thread([raw] { raw->Run(); });
+  return bus;
+}
+
+LocalEventBus::LocalEventBus(store::EventLog& log, size_t window_events, int64_t last_seq)
+    : log_(log), window_events_(std::max<size_t>(window_events, 1)), last_seq_(last_seq) {}
+
+LocalEventBus::~LocalEventBus() { Stop(); }
+
+void LocalEventBus::Stop() {
+  {
+    std::lock_guard lock(signal_mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  signal_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  log_.SetCommitListener(nullptr);
+}
+
+void LocalEventBus::Run() {
+  while (true) {
+    {
+      std::unique_lock lock(signal_mu_);
+      signal_.wait(lock, [this] { return dirty_ || stopping_; });
+      if (stopping_) return;
+      dirty_ = false;
+    }
+    if (Fetch()) WakeSubscribers();
+  }
+}
+
+bool LocalEventBus::Fetch() {
+  while (true) {
+    auto events = log_.ReadEvents(last_seq_.load(), kFetchBatch);
+    if (!events.ok()) {
+      CAIRN_LOG_ERROR("bus: cannot read the event log: {}", events.status().message());
+      return false;
+    }
+    if (events->empty()) return true;
+    {
+      std::lock_guard lock(window_mu_);
+      for (auto& event : *events) window_.push_back(std::make_shared<const model::Event>(std::move(event)));
+      while (window_.size() > window_events_) window_.pop_front();
+      last_seq_ = window_.back()->seq;
+    }
+    if (events->size() < kFetchBatch) return true;
+  }
+}
+
+void LocalEventBus::WakeSubscribers() {
+  std::lock_guard lock(subscribers_mu_);  // held while waking, so Unsubscribe waits for it
+  for (auto& [id, wake] : subscribers_) wake();
+}
+
+bool LocalEventBus::InWindow(int64_t after_seq) const {
+  std::lock_guard lock(window_mu_);
+  if (after_seq >= last_seq_.load()) return true;  // nothing to read
+  return !window_.empty() && after_seq >= window_.front()->seq - 1;
+}
+
+Result<std::vector<EventPtr>> LocalEventBus::Read(int64_t after_seq, size_t limit) {
+  std::vector<EventPtr> out;
+  {
+    std::lock_guard lock(window_mu_);
+    int64_t published = last_seq_.load();
+    if (after_seq >= published || limit == 0) return out;
+    if (!window_.empty() && after_seq >= window_.front()->seq - 1) {
+      // Window seqs are consecutive, so the position of after_seq + 1 is an offset.
+      size_t start = static_cast<size_t>(after_seq + 1 - window_.front()->seq);
+      for (size_t i = start; i < window_.size() && out.size() < limit; ++i) out.push_back(window_[i]);
+      return out;
+    }
+  }
+  // Behind the window: catch up from the log, never past what has been published.
+  CAIRN_ASSIGN_OR_RETURN(auto events, log_.ReadEvents(after_seq, limit));
+  int64_t published = last_seq_.load();
+  for (auto& event : events) {
+    if (event.seq > published) break;
+    out.push_back(std::make_shared<const model::Event>(std::move(event)));
+  }
+  return out;
+}
+
+std::unique_ptr<Subscription> LocalEventBus::Subscribe(std::function<void()> wake) {
+  std::lock_guard lock(subscribers_mu_);
+  uint64_t id = next_id_++;
+  subscribers_.emplace(id, std::move(wake));
+  ++subscriber_count_;
+  return std::make_unique<Handle>(this, id);
+}
+
+void LocalEventBus::Unsubscribe(uint64_t id) {
+  std::lock_guard lock(subscribers_mu_);
+  if (subscribers_.erase(id)) --subscriber_count_;
+}
+
+}  // namespace cairn::bus

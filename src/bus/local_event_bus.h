@@ -1,0 +1,62 @@
+// LocalEventBus: the in-process EventBus, fed by the store's commit notifications.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "base/metrics.h"
+#include "bus/event_bus.h"
+
+namespace cairn::bus {
+
+class LocalEventBus final : public EventBus {
+ public:
+  // Registers itself as `log`'s commit listener and starts its thread. `log` must outlive the bus.
+  // Keeps the newest `window_events` events in memory. `metrics` may be null.
+  static Result<std::unique_ptr<LocalEventBus>> Start(store::EventLog& log, size_t window_events,
+                                                      MetricsRegistry* metrics);
+  ~LocalEventBus() override;  // Stop()s
+
+  Result<std::vector<EventPtr>> Read(int64_t after_seq, size_t limit) override;
+  bool InWindow(int64_t after_seq) const override;
+  int64_t LastSeq() const override { return last_seq_.load(); }
+  Result<store::EventLogBounds> Bounds() override { return log_.Bounds(); }
+  std::unique_ptr<Subscription> Subscribe(std::function<void()> wake) override;
+
+  // Ends the bus thread; later commits are not published. Idempotent.
+  void Stop();
+
+ private:
+  class Handle;
+  LocalEventBus(store::EventLog& log, size_t window_events, int64_t last_seq);
+  void Run();
+  // Reads what the log has after last_seq_ into the window; returns false on a read error.
+  bool Fetch();
+  void WakeSubscribers();
+  void Unsubscribe(uint64_t id);
+
+  store::EventLog& log_;
+  const size_t window_events_;
+  std::atomic<int64_t> last_seq_;
+
+  mutable std::mutex window_mu_;
+  std::deque<EventPtr> window_;  // consecutive seqs, newest at the back
+
+  std::mutex signal_mu_;
+  std::condition_variable signal_;
+  bool dirty_ = false;
+  bool stopping_ = false;
+
+  std::mutex subscribers_mu_;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, std::function<void()>> subscribers_;
+  std::atomic<int64_t> subscriber_count_{0};
+
+  std::thread thread_;
+};
+
+}  // namespace cairn::bus

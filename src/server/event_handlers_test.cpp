@@ -1,0 +1,119 @@
+#include "server/event_handlers.h"
+
+#include <gtest/gtest.h>
+
+#include "server/sse_stream.h"
+
+namespace cairn::server {
+namespace {
+
+// A bus whose log retains seqs [first, last]; nothing is ever published in these tests.
+class FakeBus final : public bus::EventBus {
+ public:
+  FakeBus(int64_t first, int64_t last) : bounds_{first, last} {}
+  Result<std::vector<bus::EventPtr>> Read(int64_t, size_t) override { return std::vector<bus::EventPtr>{}; }
+  bool InWindow(int64_t) const override { return true; }
+  int64_t LastSeq() const override { return bounds_.last_seq; }
+  Result<store::EventLogBounds> Bounds() override { return bounds_; }
+  std::unique_ptr<bus::Subscription> Subscribe(std::function<void()>) override { return nullptr; }
+
+ private:
+  store::EventLogBounds bounds_;
+};
+
+// A store that holds nothing (stored selectors are looked up and not found).
+class EmptyStore final : public store::Store {
+ public:
+  Result<store::CreateResult> Create(const model::WriteContext&, const model::BreadcrumbDraft&, const std::string&) override {
+    return Status::Internal("unused");
+  }
+  Result<model::Breadcrumb> Get(const std::string&, const std::string& id) override {
+    return Status::NotFound(id + " not found");
+  }
+  Result<model::Breadcrumb> Update(const model::WriteContext&, const std::string&, const model::BreadcrumbPatch&,
+                                   std::optional<int64_t>) override {
+    return Status::Internal("unused");
+  }
+  Status Delete(const model::WriteContext&, const std::string&, std::optional<int64_t>) override {
+    return Status::Internal("unused");
+  }
+  Result<store::Page> List(const std::string&, const model::BreadcrumbQuery&) override { return store::Page{}; }
+  Result<std::vector<model::BreadcrumbVersion>> History(const std::string&, const std::string&) override {
+    return Status::Internal("unused");
+  }
+  Result<int64_t> SweepExpired() override { return int64_t{0}; }
+  Result<store::StoreStats> Stats() override { return store::StoreStats{}; }
+  void Close() override {}
+};
+
+class EventRoutesTest : public ::testing::Test {
+ protected:
+  EventRoutesTest() : bus_(100, 200) { AddEventRoutes(router_, bus_, store_, model::Limits{}); }
+
+  Result<HttpResponse> Stream(std::vector<std::pair<std::string, std::string>> query,
+                              std::vector<std::pair<std::string, std::string>> headers = {}) {
+    HttpRequest request;
+    request.method = "GET";
+    request.path = "/events/stream";
+    request.query = std::move(query);
+    request.headers = std::move(headers);
+    auto match = router_.Find(request.method, request.path);
+    EXPECT_NE(match.route, nullptr);
+    return match.route->handler(request);
+  }
+  int64_t AfterSeq(const Result<HttpResponse>& response) {
+    EXPECT_TRUE(response.ok()) << response.status().ToString();
+    if (!response.ok()) return -1;
+    auto spec = std::dynamic_pointer_cast<const SseSpec>(response->event_stream);
+    EXPECT_NE(spec, nullptr);
+    return spec ? spec->after_seq : -1;
+  }
+
+  FakeBus bus_;
+  EmptyStore store_;
+  Router router_;
+};
+
+TEST_F(EventRoutesTest, WithoutSinceTheStreamStartsAtTheNewestEvent) {
+  EXPECT_EQ(AfterSeq(Stream({})), 200);
+}
+
+TEST_F(EventRoutesTest, SinceWithinTheRetainedLogIsTheResumePoint) {
+  EXPECT_EQ(AfterSeq(Stream({{"since", "99"}})), 99);  // the event before the oldest retained one
+  EXPECT_EQ(AfterSeq(Stream({{"since", "150"}})), 150);
+  EXPECT_EQ(AfterSeq(Stream({{"since", "200"}})), 200);
+}
+
+TEST_F(EventRoutesTest, LastEventIdWinsOverSince) {
+  EXPECT_EQ(AfterSeq(Stream({{"since", "120"}}, {{"last-event-id", "180"}})), 180);
+}
+
+TEST_F(EventRoutesTest, SinceOlderThanTheRetainedLogIsGone) {
+  auto response = Stream({{"since", "50"}});
+  EXPECT_EQ(response.status().code(), StatusCode::kGone);
+  EXPECT_NE(response.status().message().find("100"), std::string::npos) << response.status().message();
+}
+
+TEST_F(EventRoutesTest, SinceAheadOfTheLogOrMalformedIsBadRequest) {
+  EXPECT_EQ(Stream({{"since", "201"}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Stream({{"since", "abc"}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Stream({{"since", "-1"}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Stream({}, {{"last-event-id", ""}}).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(EventRoutesTest, SelectorParametersAreValidated) {
+  auto spec_of = [&](const Result<HttpResponse>& r) { return std::dynamic_pointer_cast<const SseSpec>(r->event_stream); };
+  auto ok = Stream({{"schema_name", "note.v1"}, {"types", "breadcrumb.created"}});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(spec_of(ok)->selector.schema_name, "note.v1");
+  EXPECT_FALSE(Stream({{"types", "breadcrumb.exploded"}}).ok());
+  EXPECT_FALSE(Stream({{"colour", "red"}}).ok());
+}
+
+TEST_F(EventRoutesTest, StoredSelectorIsExclusiveAndMustExist) {
+  EXPECT_EQ(Stream({{"selector_id", "nope"}}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Stream({{"selector_id", "x"}, {"schema_name", "a"}}).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace cairn::server

@@ -1,0 +1,153 @@
+#include "server/sse_stream.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/time_format.h"
+
+namespace cairn::server {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace json = boost::json;
+namespace {
+
+constexpr size_t kReadBatch = 512;
+
+// No Content-Length and Connection: close: the body is the stream, ended by closing.
+constexpr const char* kHeader =
+    "HTTP/1.1 200 OK\r\n"
+    "Server: cairn\r\n"
+    "Content-Type: text/event-stream\r\n"
+    "Cache-Control: no-cache\r\n"
+    "X-Accel-Buffering: no\r\n"
+    "Connection: close\r\n"
+    "\r\n"
+    ": stream open\n\n";  // a first comment, so proxies and clients see bytes at once
+
+std::string DataFrame(const json::object& payload, int64_t seq) {
+  std::string frame;
+  if (seq > 0) frame = "id: " + std::to_string(seq) + "\n";
+  frame += "data: " + json::serialize(payload) + "\n\n";
+  return frame;
+}
+
+}  // namespace
+
+SseStream::SseStream(beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec)
+    : stream_(std::move(stream)), ctx_(ctx), spec_(std::move(spec)), heartbeat_(stream_.get_executor()),
+      cursor_(spec_->after_seq), delivered_seq_(spec_->after_seq) {}
+
+void SseStream::Start() {
+  stream_.expires_never();  // liveness is the heartbeat's job; writes get their own deadline
+  Enqueue(Frame{kHeader, 0});
+  std::weak_ptr<SseStream> weak = weak_from_this();
+  auto executor = stream_.get_executor();
+  subscription_ = ctx_.bus->Subscribe([weak, executor] {
+    asio::post(executor, [weak] {
+      if (auto self = weak.lock()) self->Pump();
+    });
+  });
+  WatchForDisconnect();
+  ScheduleHeartbeat();
+  Pump();
+}
+
+void SseStream::WatchForDisconnect() {
+  // Clients send nothing after the request; a completed read means EOF or an error.
+  stream_.socket().async_read_some(asio::buffer(discard_), [self = shared_from_this()](beast::error_code ec, size_t) {
+    if (ec) return self->Close();
+    self->WatchForDisconnect();
+  });
+}
+
+void SseStream::ScheduleHeartbeat() {
+  heartbeat_.expires_after(std::chrono::milliseconds(ctx_.options.sse_heartbeat_ms));
+  heartbeat_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec || self->closed_ || self->closing_) return;
+    json::object ping{{"type", "ping"}, {"at", FormatRfc3339Micros(SystemClock::Instance().NowMicros())}};
+    self->Enqueue(Frame{DataFrame(ping, 0), 0});
+    self->ScheduleHeartbeat();
+  });
+}
+
+void SseStream::Pump() {
+  if (pumping_ || closing_ || closed_ || cursor_ >= ctx_.bus->LastSeq()) return;
+  pumping_ = true;
+  if (ctx_.bus->InWindow(cursor_)) return OnEvents(ctx_.bus->Read(cursor_, kReadBatch));
+  // Behind the window: the read touches the disk, so it runs on the worker pool.
+  asio::post(ctx_.workers, [self = shared_from_this(), after = cursor_] {
+    auto events = self->ctx_.bus->Read(after, kReadBatch);
+    asio::post(self->stream_.get_executor(), [self, events = std::move(events)]() mutable {
+      self->OnEvents(std::move(events));
+    });
+  });
+}
+
+void SseStream::OnEvents(Result<std::vector<bus::EventPtr>> events) {
+  pumping_ = false;
+  if (closed_ || closing_) return;
+  if (!events.ok()) {
+    CAIRN_LOG_WARN("sse: cannot read events after {}: {}", cursor_, events.status().message());
+    return Close();
+  }
+  for (const auto& event : *events) {
+    cursor_ = event->seq;
+    if (event->owner_id != spec_->owner_id || !model::Matches(spec_->selector, *event)) continue;
+    Enqueue(Frame{DataFrame(model::EventView(*event, ctx_.options.event_context_max_bytes), event->seq), event->seq});
+    if (queue_.size() > ctx_.options.sse_max_queued_frames) return Drop();
+  }
+  // More may have arrived while this batch was read (a wake during a pump is not lost).
+  if (cursor_ < ctx_.bus->LastSeq()) {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Pump(); });
+  }
+}
+
+void SseStream::Enqueue(Frame frame) {
+  queue_.push_back(std::move(frame));
+  if (!writing_) WriteNext();
+}
+
+void SseStream::WriteNext() {
+  if (queue_.empty()) {
+    writing_ = false;
+    if (closing_) Close();
+    return;
+  }
+  writing_ = true;
+  stream_.expires_after(std::chrono::milliseconds(ctx_.options.idle_timeout_ms));
+  asio::async_write(stream_, asio::buffer(queue_.front().bytes), [self = shared_from_this()](beast::error_code ec, size_t) {
+    if (ec) return self->Close();
+    if (self->queue_.front().seq > 0) self->delivered_seq_ = self->queue_.front().seq;
+    self->queue_.pop_front();
+    self->WriteNext();
+  });
+}
+
+void SseStream::Drop() {
+  // Keep the frame being written (its buffer is in use), discard the rest, say where to resume.
+  size_t keep = writing_ ? 1 : 0;
+  int64_t resume_from = keep ? std::max(delivered_seq_, queue_.front().seq) : delivered_seq_;
+  queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(keep), queue_.end());
+  json::object dropped{{"type", "stream.dropped"},
+                       {"reason", "the client read too slowly: more than " +
+                                      std::to_string(ctx_.options.sse_max_queued_frames) + " frames were waiting"},
+                       {"resume_from", resume_from}};
+  closing_ = true;
+  subscription_.reset();
+  Enqueue(Frame{DataFrame(dropped, 0), 0});
+}
+
+void SseStream::Close() {
+  if (closed_) return;
+  closed_ = true;
+  subscription_.reset();
+  heartbeat_.cancel();
+  beast::error_code ec;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  stream_.close();
+}
+
+}  // namespace cairn::server

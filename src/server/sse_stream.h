@@ -1,0 +1,68 @@
+// SseStream: one `GET /events/stream` connection after its request was accepted (internal).
+//
+// It owns the socket. Woken by the bus, it reads the events after its cursor (from the bus window
+// on its strand, or from the log on the worker pool when it fell behind the window), keeps those
+// of its tenant that match its selector, and writes one SSE frame per event:
+//     id: <seq>\ndata: <one-line JSON>\n\n
+// A ping frame (no id) goes out every heartbeat. Frames wait in a bounded queue; a client that
+// lets more than `max_queued_frames` pile up is sent a final stream.dropped frame telling it where
+// to resume, and the connection is closed. A client that disconnects ends the stream.
+#pragma once
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <array>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "bus/event_bus.h"
+#include "model/selector.h"
+#include "server/http_types.h"
+#include "server/server_context.h"
+
+namespace cairn::server {
+
+// The accepted request of an event stream, produced by the /events/stream handler.
+struct SseSpec final : EventStreamSpec {
+  model::Selector selector;
+  std::string owner_id;
+  int64_t after_seq = 0;  // deliver events with seq > after_seq
+};
+
+class SseStream : public std::enable_shared_from_this<SseStream> {
+ public:
+  SseStream(boost::beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec);
+  // Writes the response header and starts streaming. Call on the stream's strand.
+  void Start();
+
+ private:
+  struct Frame {
+    std::string bytes;
+    int64_t seq = 0;  // 0 for frames that carry no event (comments, pings)
+  };
+  void WatchForDisconnect();
+  void ScheduleHeartbeat();
+  void Pump();
+  void OnEvents(Result<std::vector<bus::EventPtr>> events);
+  void Enqueue(Frame frame);
+  void WriteNext();
+  void Drop();
+  void Close();
+
+  boost::beast::tcp_stream stream_;
+  ServerContext& ctx_;
+  std::shared_ptr<const SseSpec> spec_;
+  std::unique_ptr<bus::Subscription> subscription_;
+  boost::asio::steady_timer heartbeat_;
+  std::array<char, 512> discard_{};
+  std::deque<Frame> queue_;
+  int64_t cursor_ = 0;          // last seq examined
+  int64_t delivered_seq_ = 0;   // last seq whose frame was fully written
+  bool pumping_ = false;
+  bool writing_ = false;
+  bool closing_ = false;        // stop producing; close once the queue is written
+  bool closed_ = false;
+};
+
+}  // namespace cairn::server

@@ -1,0 +1,82 @@
+// WebhookDeliverer: delivers committed events to webhooks, at least once, driven by the event
+// log (DESIGN.md §4).
+//
+// One delivery thread per active webhook, so a slow or failing endpoint only delays itself. Each
+// thread starts at the webhook's stored cursor, reads events after it from the bus (woken by the
+// bus on commits), skips events of other tenants or not matching the selector, and delivers the
+// rest one by one, in seq order: retries with backoff (RetryPolicy) until delivered or the last
+// attempt failed (then a dead letter). The cursor is stored after each delivered or dead-lettered
+// event (and after a run of skipped ones), so a restart resumes where delivery stopped; an event
+// delivered just before a crash may be delivered again (receivers deduplicate on
+// X-Cairn-Event-Id).
+//
+// Refresh() reconciles the threads with the store after a webhook is created, changed or deleted:
+// a changed webhook's thread is restarted with the new settings from its stored cursor.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/metrics.h"
+#include "bus/event_bus.h"
+#include "server/webhooks/delivery_policy.h"
+#include "server/webhooks/webhook_sender.h"
+#include "store/webhook_store.h"
+
+namespace cairn::server::webhooks {
+
+struct DelivererOptions {
+  RetryPolicy retry;
+  std::chrono::milliseconds attempt_timeout{10000};
+  size_t max_context_bytes = 64 * 1024;  // EventView's cut-off for the body's context
+  size_t read_batch = 256;               // events read from the bus at a time
+};
+
+class WebhookDeliverer {
+ public:
+  // Everything passed in must outlive the deliverer. `random01` returns values in [0, 1] for the
+  // backoff jitter (called from delivery threads; must be thread-safe). `metrics` may be null.
+  WebhookDeliverer(store::WebhookStore& store, bus::EventBus& bus, WebhookSender& sender, DelivererOptions options,
+                   std::function<double()> random01, MetricsRegistry* metrics);
+  ~WebhookDeliverer();  // Stop()s
+  WebhookDeliverer(const WebhookDeliverer&) = delete;
+  WebhookDeliverer& operator=(const WebhookDeliverer&) = delete;
+
+  // Starts a thread for every active webhook in the store.
+  Status Start();
+
+  // Re-reads the webhooks and starts, stops or restarts threads to match. Thread-safe. Blocks
+  // while a stopped thread finishes its current HTTP attempt (cancelled within about a second).
+  Status Refresh();
+
+  // Stops every thread (an attempt in flight is cancelled; its event stays undelivered and is
+  // retried after the next start). Idempotent.
+  void Stop();
+
+  size_t running_webhooks();
+
+ private:
+  class Worker;
+  struct Shared {
+    store::WebhookStore& store;
+    bus::EventBus& bus;
+    WebhookSender& sender;
+    DelivererOptions options;
+    std::function<double()> random01;
+    Counter* delivered = nullptr;
+    Counter* failed_attempts = nullptr;
+    Counter* dead_lettered = nullptr;
+  };
+
+  Shared shared_;
+  std::mutex mu_;
+  bool stopped_ = false;
+  std::map<std::string, std::unique_ptr<Worker>> workers_;  // by webhook id
+};
+
+}  // namespace cairn::server::webhooks

@@ -1,0 +1,27 @@
+// The /webhooks and /dlq routes (docs/api.md, Webhooks): webhook CRUD and the dead-letter queue.
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include "base/status.h"
+#include "model/limits.h"
+#include "server/router.h"
+#include "server/webhooks/webhook_sender.h"
+#include "store/webhook_store.h"
+
+namespace cairn::server {
+
+struct WebhookRouteOptions {
+  model::Limits limits;
+  size_t max_webhooks_per_tenant = 100;
+  std::chrono::milliseconds attempt_timeout{10000};  // for POST /dlq/{id}/retry
+};
+
+// Registers the routes on `router`. `on_change` runs after every successful create, update or
+// delete of a webhook (the deliverer's Refresh). Everything passed by reference must outlive the
+// router.
+void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::WebhookSender& sender,
+                      std::function<Status()> on_change, const WebhookRouteOptions& options);
+
+}  // namespace cairn::server

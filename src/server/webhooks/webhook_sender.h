@@ -1,0 +1,43 @@
+// WebhookSender: one HTTP POST of a delivery, nothing more (retries are the deliverer's). An
+// interface so delivery logic can run against a scripted sender; CurlWebhookSender is the real one.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/webhook_store.h"
+
+namespace cairn::server::webhooks {
+
+struct WebhookRequest {
+  std::string url;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::chrono::milliseconds timeout{10000};  // the whole attempt: connect, send, receive
+};
+
+struct WebhookResponse {
+  int status = 0;                           // 0: no HTTP response (see error)
+  std::string error;                        // why there was no response, or "HTTP <status>"; empty on 2xx
+  std::optional<int64_t> retry_after_seconds;  // a Retry-After header in seconds, if any
+};
+
+class WebhookSender {
+ public:
+  virtual ~WebhookSender() = default;
+  // Sends `request`. Returns early, with an error, once `*cancel` becomes true (if not null).
+  // Thread-safe: called concurrently by every delivery thread.
+  virtual WebhookResponse Send(const WebhookRequest& request, const std::atomic<bool>* cancel) = 0;
+};
+
+// The delivery of event `seq` (with `body`, the event JSON) to `hook`: Content-Type,
+// X-Cairn-Event-Id and, when the hook has a secret, X-Cairn-Signature.
+WebhookRequest BuildDeliveryRequest(const store::Webhook& hook, int64_t seq, std::string body,
+                                    std::chrono::milliseconds timeout);
+
+}  // namespace cairn::server::webhooks

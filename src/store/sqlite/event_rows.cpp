@@ -1,0 +1,57 @@
+#include "store/sqlite/event_rows.h"
+
+#include <boost/json/serialize.hpp>
+
+#include "base/json_util.h"
+#include "store/sqlite/breadcrumb_rows.h"
+
+namespace cairn::store::sqlite {
+namespace json = boost::json;
+
+Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& c, const std::string& actor,
+                   int64_t at) {
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
+      "INSERT INTO events(type, breadcrumb_id, version, schema_name, title, tags, path, owner_id, created_by, "
+      "trace_id, caused_by, depth, at, context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"));
+  std::string context = json::serialize(c.context);
+  return stmt->Bind(1, type).Bind(2, std::string_view(c.id)).Bind(3, c.version).Bind(4, c.schema_name)
+      .Bind(5, std::string_view(c.title)).Bind(6, std::string_view(TagsJson(c.tags))).Bind(7, c.path)
+      .Bind(8, std::string_view(c.owner_id)).Bind(9, std::string_view(actor)).Bind(10, std::string_view(c.trace.trace_id))
+      .Bind(11, c.trace.caused_by.empty() ? std::optional<std::string>() : std::optional<std::string>(c.trace.caused_by))
+      .Bind(12, c.trace.depth).Bind(13, at).Bind(14, std::string_view(context)).Run();
+}
+
+Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit) {
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
+      "SELECT seq, type, breadcrumb_id, version, schema_name, title, tags, path, owner_id, created_by, trace_id, "
+      "caused_by, depth, at, context FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2"));
+  stmt->Bind(1, after_seq).Bind(2, static_cast<int64_t>(limit));
+  std::vector<model::Event> events;
+  while (true) {
+    CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) break;
+    model::Event e;
+    e.seq = stmt->Int(0);
+    e.type = std::string(stmt->Text(1));
+    e.breadcrumb_id = std::string(stmt->Text(2));
+    e.version = stmt->Int(3);
+    e.schema_name = stmt->OptText(4);
+    e.title = std::string(stmt->Text(5));
+    CAIRN_ASSIGN_OR_RETURN(json::value tags, ParseJson(stmt->Text(6), 1000));
+    for (const auto& tag : tags.as_array()) e.tags.emplace_back(tag.as_string());
+    e.path = stmt->OptText(7);
+    e.owner_id = std::string(stmt->Text(8));
+    e.created_by = std::string(stmt->Text(9));
+    e.trace.trace_id = std::string(stmt->Text(10));
+    e.trace.caused_by = stmt->OptText(11).value_or("");
+    e.trace.depth = stmt->Int(12);
+    e.at = stmt->Int(13);
+    if (!stmt->IsNull(14)) {
+      CAIRN_ASSIGN_OR_RETURN(e.context, ParseJson(stmt->Text(14), 1000));
+    }
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
+}  // namespace cairn::store::sqlite

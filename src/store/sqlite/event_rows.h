@@ -1,0 +1,23 @@
+// Row-level operations on the `events` table (the outbox). Each runs on the connection it is
+// given, inside the caller's transaction.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "model/breadcrumb.h"
+#include "model/event.h"
+#include "store/sqlite/connection.h"
+
+namespace cairn::store::sqlite {
+
+// Appends one event for `crumb` ("breadcrumb.created|updated|deleted") by `actor` at `at`.
+Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& crumb, const std::string& actor,
+                   int64_t at);
+
+// Events with seq > after_seq, oldest first, at most `limit`.
+Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit);
+
+}  // namespace cairn::store::sqlite
