@@ -8,6 +8,7 @@
 #include "cli/client_context.h"
 #include "cli/commands.h"
 #include "cli/curl_http_client.h"
+#include "cli/stop_signal.h"
 
 namespace cairn::cli {
 
@@ -23,6 +24,7 @@ struct CommandEntry {
 constexpr CommandEntry kCommands[] = {
     {"put", &PutSpec, &RunPut},          {"get", &GetSpec, &RunGet},   {"list", &ListSpec, &RunList},
     {"update", &UpdateSpec, &RunUpdate}, {"rm", &RmSpec, &RunRm},       {"history", &HistorySpec, &RunHistory},
+    {"tail", &TailSpec, &RunTail},
 };
 
 const CommandEntry* Find(std::string_view command) {
@@ -60,6 +62,10 @@ int RunClientCommand(std::string_view command, const std::vector<std::string>& a
         return std::make_unique<CurlHttpClient>(options);
       },
       [] { return SystemClock::Instance().NowMicros(); },
+      [](const CurlOptions& options) -> std::unique_ptr<StreamingHttpClient> {
+        return std::make_unique<CurlStreamClient>(options);
+      },
+      []() -> std::unique_ptr<StopSignal> { return std::make_unique<SignalStop>(); },
   };
   const int exit_code = RunClientCommandIn(command, args, context);
   out.flush();

@@ -1,4 +1,4 @@
-// The client subcommands of `cairn`: put, get, list, update, rm, history.
+// The client subcommands of `cairn`: put, get, list, update, rm, history, tail.
 //
 // Each is a client of the HTTP API (docs/api.md) of a running `cairn serve`, chosen with
 // --server URL, else the CAIRN_SERVER environment variable, else http://127.0.0.1:8081.
@@ -11,13 +11,14 @@
 
 namespace cairn::cli {
 
-// True if `command` is one of the client subcommands (put, get, list, update, rm, history).
+// True if `command` is one of the client subcommands (put, get, list, update, rm, history, tail).
 bool IsClientCommand(std::string_view command);
 
 // Runs a client subcommand with its arguments (argv after the subcommand). Prints results to `out`,
 // errors to `err`; returns the process exit code (0 success, 1 server/network error, 2 usage error).
 // `--help` / `-h` prints the subcommand's usage to `out` and returns 0. Reads standard input only
-// for `--context -` and `--context-file -`.
+// for `--context -` and `--context-file -` (and `--match -`). `tail` runs until --max-events, a
+// fatal error, or SIGINT/SIGTERM (exit 0); it handles those two signals while it runs.
 int RunClientCommand(std::string_view command, const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err);
 

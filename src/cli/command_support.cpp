@@ -99,6 +99,7 @@ std::unique_ptr<CommandRun> CommandRun::Start(const CommandSpec& spec, const std
     curl_options.total_timeout_ms = *ms;
     curl_options.connect_timeout_ms = std::min(curl_options.connect_timeout_ms, *ms);
   }
+  run->curl_options_ = curl_options;
   run->http_ = context.make_http(curl_options);
   run->api_ = std::make_unique<ApiClient>(*run->http_, std::move(*url), run->args_.Get("actor"));
   return run;

@@ -51,6 +51,8 @@ class CommandRun {
   ApiClient& api() { return *api_; }
   ClientContext& context() { return context_; }
   bool compact() const { return args_.Has("compact"); }
+  // The HTTP options from the command line (--timeout), as given to make_http.
+  const CurlOptions& curl_options() const { return curl_options_; }
 
   // Prints "cairn <cmd>: <message>", a blank line and the usage to err; returns kExitUsage.
   int UsageError(std::string_view message);
@@ -65,6 +67,7 @@ class CommandRun {
   const CommandSpec& spec_;
   ClientContext& context_;
   ParsedArgs args_;
+  CurlOptions curl_options_;
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<ApiClient> api_;
 };

@@ -1,4 +1,4 @@
-// The six client subcommands: their command-line specs and their bodies. Each Run* gets a
+// The client subcommands: their command-line specs and their bodies. Each Run* gets a
 // started CommandRun (command line parsed, server chosen) and returns the process exit code.
 #pragma once
 
@@ -14,6 +14,7 @@ CommandSpec ListSpec();
 CommandSpec UpdateSpec();
 CommandSpec RmSpec();
 CommandSpec HistorySpec();
+CommandSpec TailSpec();
 
 int RunPut(CommandRun& run);      // write_commands.cpp
 int RunUpdate(CommandRun& run);   // write_commands.cpp
@@ -21,6 +22,7 @@ int RunRm(CommandRun& run);       // write_commands.cpp
 int RunGet(CommandRun& run);      // read_commands.cpp
 int RunList(CommandRun& run);     // read_commands.cpp
 int RunHistory(CommandRun& run);  // read_commands.cpp
+int RunTail(CommandRun& run);     // tail_command.cpp
 
 // kInvalidArgument for an empty id: "/breadcrumbs/" would silently address the list route.
 Status CheckId(std::string_view id);

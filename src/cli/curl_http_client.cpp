@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "cli/stop_signal.h"
+
 namespace cairn::cli {
 
 namespace {
@@ -145,6 +147,144 @@ Result<HttpReply> CurlHttpClient::Send(const HttpRequest& request) {
   }
   reply.status = static_cast<int>(status);
   return reply;
+}
+
+namespace {
+
+// The state of one streamed transfer, shared by the header and body callbacks.
+struct StreamState {
+  const StreamCallbacks* callbacks;
+  HttpReply reply;
+  bool stopped = false;  // a callback asked to end the transfer
+
+  bool success() const { return reply.status >= 200 && reply.status <= 299; }
+};
+
+size_t StreamHeader(char* data, size_t size, size_t count, void* user) {
+  auto* state = static_cast<StreamState*>(user);
+  const size_t n = size * count;
+  const std::string_view line(data, n);
+  WriteHeader(data, size, count, &state->reply.headers);
+  if (line.starts_with("HTTP/")) {
+    // "HTTP/1.1 200 OK": a new status line (again after "100 Continue").
+    const size_t space = line.find(' ');
+    state->reply.status = space == std::string_view::npos ? 0 : std::atoi(std::string(line.substr(space + 1, 3)).c_str());
+    return n;
+  }
+  if (line == "\r\n" || line == "\n") {  // the end of the headers
+    if (state->success() && state->callbacks->on_open && !state->callbacks->on_open(state->reply)) {
+      state->stopped = true;
+      return 0;  // aborts the transfer
+    }
+  }
+  return n;
+}
+
+size_t StreamBody(char* data, size_t size, size_t count, void* user) {
+  auto* state = static_cast<StreamState*>(user);
+  const size_t n = size * count;
+  if (state->success()) {
+    if (state->callbacks->on_data && !state->callbacks->on_data(std::string_view(data, n))) {
+      state->stopped = true;
+      return 0;  // makes curl abort the transfer with CURLE_WRITE_ERROR
+    }
+    return n;
+  }
+  // An error reply: keep its beginning, for the server's error message.
+  const size_t room = CurlStreamClient::kMaxErrorBodyBytes - std::min(state->reply.body.size(),
+                                                                      CurlStreamClient::kMaxErrorBodyBytes);
+  state->reply.body.append(data, std::min(n, room));
+  return n;
+}
+
+// Owns the easy and multi handles of one streamed transfer.
+struct StreamHandles {
+  CURL* easy = curl_easy_init();
+  CURLM* multi = curl_multi_init();
+  bool added = false;
+  ~StreamHandles() {
+    if (added) curl_multi_remove_handle(multi, easy);
+    if (multi != nullptr) curl_multi_cleanup(multi);
+    if (easy != nullptr) curl_easy_cleanup(easy);
+  }
+};
+
+}  // namespace
+
+CurlStreamClient::CurlStreamClient(CurlOptions options) : options_(std::move(options)) { GlobalInitOnce(); }
+
+Result<HttpReply> CurlStreamClient::Stream(const HttpRequest& request, const StreamCallbacks& callbacks,
+                                           StopSignal* stop) {
+  StreamHandles handles;
+  if (handles.easy == nullptr || handles.multi == nullptr) return Status::Internal("libcurl could not create a handle");
+  CURL* curl = handles.easy;
+  StreamState state{&callbacks, {}};
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+  const std::string no_proxy = NoProxyList();
+
+  HeaderList headers;
+  headers.Append("Accept: text/event-stream");
+  headers.Append("Cache-Control: no-cache");
+  headers.Append("Expect:");
+  if (request.body.has_value()) headers.Append("Content-Type: application/json");
+  for (const auto& [name, value] : request.headers) headers.Append(name + ": " + value);
+
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.list);
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_ms));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 0L);        // a stream has no end to wait for
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 0L);   // and may be quiet for long
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);     // but a dead peer is noticed eventually
+  curl_easy_setopt(curl, CURLOPT_NOPROXY, no_proxy.c_str());
+  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &StreamBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &state);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &StreamHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &state);
+  if (request.method.empty() || request.method == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+  if (request.body.has_value()) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body->size()));
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body->data());
+  }
+
+  if (curl_multi_add_handle(handles.multi, curl) != CURLM_OK) return Status::Internal("libcurl: cannot start a transfer");
+  handles.added = true;
+  const int stop_fd = stop == nullptr ? -1 : stop->fd();
+  bool stopped_by_signal = false;
+  while (true) {
+    int running = 0;
+    CURLMcode mc = curl_multi_perform(handles.multi, &running);
+    if (mc != CURLM_OK) return Status::Internal(std::string("libcurl: ") + curl_multi_strerror(mc));
+    if (running == 0) break;
+    if (stop != nullptr && stop->stop_requested()) {
+      stopped_by_signal = true;
+      break;
+    }
+    curl_waitfd extra{stop_fd, CURL_WAIT_POLLIN, 0};
+    mc = curl_multi_poll(handles.multi, &extra, stop_fd >= 0 ? 1 : 0, 1000, nullptr);
+    if (mc != CURLM_OK) return Status::Internal(std::string("libcurl: ") + curl_multi_strerror(mc));
+  }
+  if (stopped_by_signal) return std::move(state.reply);
+
+  CURLcode code = CURLE_OK;
+  int left = 0;
+  while (CURLMsg* message = curl_multi_info_read(handles.multi, &left)) {
+    if (message->msg == CURLMSG_DONE && message->easy_handle == curl) code = message->data.result;
+  }
+  if (state.stopped) return std::move(state.reply);  // ended by a callback: CURLE_WRITE_ERROR is expected
+  if (code != CURLE_OK) {
+    std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);
+    return Status::Unavailable(request.method + " " + request.url + " failed: " + detail);
+  }
+  return std::move(state.reply);
 }
 
 }  // namespace cairn::cli

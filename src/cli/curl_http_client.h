@@ -33,4 +33,21 @@ class CurlHttpClient final : public HttpClient {
   void* curl_ = nullptr;  // CURL*; void* keeps <curl/curl.h> out of this header
 };
 
+// CurlStreamClient: StreamingHttpClient over libcurl's multi interface, so that a stop request
+// (StopSignal::fd()) wakes the wait for data at once. No total timeout and no low-speed limit
+// (an event stream may be quiet for long); the connect timeout applies, and TCP keep-alive is on.
+// Sends Accept: text/event-stream and Cache-Control: no-cache besides the request's headers.
+class CurlStreamClient final : public StreamingHttpClient {
+ public:
+  explicit CurlStreamClient(CurlOptions options = {});
+
+  Result<HttpReply> Stream(const HttpRequest& request, const StreamCallbacks& callbacks, StopSignal* stop) override;
+
+  // The body of a non-2xx reply is kept up to this size (the rest is dropped).
+  static constexpr size_t kMaxErrorBodyBytes = 1024 * 1024;
+
+ private:
+  CurlOptions options_;
+};
+
 }  // namespace cairn::cli

@@ -5,9 +5,11 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <csignal>
 #include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "cli/curl_http_client.h"
 #include "server_process.h"
@@ -81,6 +83,16 @@ class CliE2eTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << Show(r);
     if (r.exit_code != 0) return "";
     return std::string(ParseOut(r).at("id").as_string());
+  }
+
+  // Starts `cairn tail <args...> --server <url>` running on.
+  static std::unique_ptr<StreamingProcess> StartTail(std::vector<std::string> args) {
+    args.insert(args.begin(), {CairnBinary(), "tail"});
+    args.push_back("--server");
+    args.push_back(server_->url());
+    ProcessOptions options;
+    options.unset_env = {"CAIRN_SERVER"};
+    return std::make_unique<StreamingProcess>(args, options);
   }
 
   static inline ServerProcess* server_ = nullptr;
@@ -279,6 +291,108 @@ TEST(CliE2eServerDownTest, ConnectionFailureNamesTheServer) {
     EXPECT_EQ(r.out, "");
     EXPECT_NE(r.err.find("cannot reach the cairn server at " + url), std::string::npos) << r.err;
   }
+}
+
+// `cairn tail` output: one compact JSON event per line.
+std::vector<json::value> Events(const std::string& out) {
+  std::vector<json::value> events;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    boost::system::error_code ec;
+    events.push_back(json::parse(line, ec));
+    EXPECT_FALSE(ec) << "not a JSON line: " << line;
+  }
+  return events;
+}
+
+constexpr std::chrono::seconds kTailWait{30};
+constexpr const char* kTailConnected = "cairn tail: connected to ";
+
+TEST_F(CliE2eTest, TailPrintsMatchingEventsAsTheyHappen) {
+  auto tail = StartTail({"--max-events", "2", "--schema", "x.v1"});
+  ASSERT_TRUE(tail->running()) << tail->err();
+  // Once connected, every later write reaches the stream: no sleeping, no race.
+  ASSERT_TRUE(tail->WaitForErr(kTailConnected, kTailWait)) << tail->Finish(std::chrono::seconds(5)).err;
+  EXPECT_EQ(tail->out(), "");
+
+  const std::string first = Put({"--title", "tail one", "--schema", "x.v1", "--tag", "tail-e2e"});
+  const std::string other = Put({"--title", "tail other", "--schema", "y.v1", "--tag", "tail-e2e"});
+  const std::string second = Put({"--title", "tail two", "--schema", "x.v1", "--tag", "tail-e2e"});
+
+  const ProcessResult r = tail->Finish(kTailWait);
+  ASSERT_EQ(r.exit_code, 0) << Show(r);
+  const auto events = Events(r.out);
+  ASSERT_EQ(events.size(), 2u) << Show(r);
+  EXPECT_EQ(events[0].at("type"), json::value("breadcrumb.created"));
+  EXPECT_EQ(events[0].at("breadcrumb_id"), json::value(first));
+  EXPECT_EQ(events[0].at("title"), json::value("tail one"));
+  EXPECT_EQ(events[0].at("schema_name"), json::value("x.v1"));
+  EXPECT_EQ(events[1].at("breadcrumb_id"), json::value(second));
+  EXPECT_LT(events[0].at("seq").as_int64(), events[1].at("seq").as_int64());
+  EXPECT_NE(other, "");
+}
+
+TEST_F(CliE2eTest, TailSinceReplaysExactlyTheFollowingEvents) {
+  // A schema of its own, so that the replay from seq 0 finds our marker first.
+  const std::string marker = Put({"--title", "marker", "--schema", "tail-resume.v1"});
+  ProcessResult found = Cairn({"tail", "--since", "0", "--schema", "tail-resume.v1", "--max-events", "1"});
+  ASSERT_EQ(found.exit_code, 0) << Show(found);
+  const auto marker_events = Events(found.out);
+  ASSERT_EQ(marker_events.size(), 1u) << Show(found);
+  ASSERT_EQ(marker_events[0].at("breadcrumb_id"), json::value(marker));
+  const int64_t marker_seq = marker_events[0].at("seq").as_int64();
+
+  const std::string a = Put({"--title", "after a", "--schema", "tail-resume.v1"});
+  Put({"--title", "elsewhere", "--schema", "tail-elsewhere.v1"});
+  ProcessResult update = Cairn({"update", a, "--title", "after a, renamed"});
+  ASSERT_EQ(update.exit_code, 0) << Show(update);
+  const std::string b = Put({"--title", "after b", "--schema", "tail-resume.v1"});
+
+  ProcessResult r = Cairn({"tail", "--since", std::to_string(marker_seq), "--schema", "tail-resume.v1",
+                           "--max-events", "3"});
+  ASSERT_EQ(r.exit_code, 0) << Show(r);
+  const auto events = Events(r.out);
+  ASSERT_EQ(events.size(), 3u) << Show(r);
+  EXPECT_EQ(events[0].at("breadcrumb_id"), json::value(a));
+  EXPECT_EQ(events[0].at("type"), json::value("breadcrumb.created"));
+  EXPECT_EQ(events[1].at("breadcrumb_id"), json::value(a));
+  EXPECT_EQ(events[1].at("type"), json::value("breadcrumb.updated"));
+  EXPECT_EQ(events[1].at("title"), json::value("after a, renamed"));
+  EXPECT_EQ(events[2].at("breadcrumb_id"), json::value(b));
+  EXPECT_GT(events[0].at("seq").as_int64(), marker_seq);
+  EXPECT_LT(events[0].at("seq").as_int64(), events[1].at("seq").as_int64());
+  EXPECT_LT(events[1].at("seq").as_int64(), events[2].at("seq").as_int64());
+
+  // --pretty: the same events, one readable line each.
+  ProcessResult pretty = Cairn({"tail", "--since", std::to_string(marker_seq), "--schema", "tail-resume.v1",
+                                "--max-events", "1", "--pretty"});
+  ASSERT_EQ(pretty.exit_code, 0) << Show(pretty);
+  EXPECT_EQ(pretty.out.rfind(std::to_string(events[0].at("seq").as_int64()) + "  ", 0), 0u) << pretty.out;
+  EXPECT_NE(pretty.out.find("  created  tail-resume.v1  \"after a\"  " + a + " v1  []\n"), std::string::npos)
+      << pretty.out;
+}
+
+TEST_F(CliE2eTest, TailEndsWithExitZeroOnSigint) {
+  for (int signal : {SIGINT, SIGTERM}) {
+    auto tail = StartTail({"--types", "deleted"});
+    ASSERT_TRUE(tail->WaitForErr(kTailConnected, kTailWait)) << tail->Finish(std::chrono::seconds(5)).err;
+    tail->Signal(signal);
+    const ProcessResult r = tail->Finish(kTailWait);
+    EXPECT_EQ(r.exit_code, 0) << "signal " << signal << ": " << Show(r);
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST_F(CliE2eTest, TailHttpErrorIsFatalWithTheServersMessage) {
+  const std::string message = ServerErrorMessage("GET", "/events/stream?types=bogus");
+  ProcessResult r = Cairn({"tail", "--types", "bogus"});
+  EXPECT_EQ(r.exit_code, 1) << Show(r);
+  EXPECT_NE(r.err.find("cairn tail: " + message), std::string::npos) << Show(r);
+  EXPECT_EQ(r.out, "");
+
+  ProcessResult ahead = Cairn({"tail", "--since", "999999999"});
+  EXPECT_EQ(ahead.exit_code, 1) << Show(ahead);
+  EXPECT_NE(ahead.err.find("is ahead of the newest event"), std::string::npos) << Show(ahead);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -134,6 +135,122 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
   if (timed_out) result.err += "\n[killed: timed out]";
+  return result;
+}
+
+StreamingProcess::StreamingProcess(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  int in_pipe[2];
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    err_ = std::string("pipe: ") + std::strerror(errno);
+    return;
+  }
+  std::vector<std::string> args = argv;
+  std::vector<std::string> env = ChildEnvironment(options);
+  std::vector<char*> c_args = CStrings(args);
+  std::vector<char*> c_env = CStrings(env);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    err_ = std::string("fork: ") + std::strerror(errno);
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    return;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test
+    if (getppid() != parent) _exit(127);
+    dup2(in_pipe[0], 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    execve(c_args[0], c_args.data(), c_env.data());
+    const char message[] = "exec failed\n";
+    (void)!write(2, message, sizeof message - 1);
+    _exit(127);
+  }
+  pid_ = pid;
+  close(in_pipe[0]);
+  close(in_pipe[1]);  // an empty stdin
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  fds_[0] = out_pipe[0];
+  fds_[1] = err_pipe[0];
+}
+
+StreamingProcess::~StreamingProcess() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  for (int fd : fds_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+bool StreamingProcess::WaitFor(const std::function<bool(const std::string&, const std::string&)>& done,
+                               std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string* sinks[2] = {&out_, &err_};
+  while (!done(out_, err_)) {
+    if (fds_[0] < 0 && fds_[1] < 0) return false;  // the child closed both: nothing more will come
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd pfds[2] = {{fds_[0], POLLIN, 0}, {fds_[1], POLLIN, 0}};  // a negative fd is ignored
+    if (poll(pfds, 2, static_cast<int>(left.count())) < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds_[i] < 0 || pfds[i].revents == 0) continue;
+      char buffer[65536];
+      const ssize_t got = read(fds_[i], buffer, sizeof buffer);
+      if (got > 0) {
+        sinks[i]->append(buffer, static_cast<size_t>(got));
+      } else if (got == 0 || errno != EINTR) {
+        close(fds_[i]);
+        fds_[i] = -1;
+      }
+    }
+  }
+  return true;
+}
+
+bool StreamingProcess::WaitForLines(size_t count, std::chrono::milliseconds timeout) {
+  return WaitFor(
+      [count](const std::string& out, const std::string&) {
+        return static_cast<size_t>(std::count(out.begin(), out.end(), '\n')) >= count;
+      },
+      timeout);
+}
+
+bool StreamingProcess::WaitForErr(const std::string& text, std::chrono::milliseconds timeout) {
+  return WaitFor([&text](const std::string&, const std::string& err) { return err.find(text) != std::string::npos; },
+                 timeout);
+}
+
+void StreamingProcess::Signal(int signal) {
+  if (pid_ > 0) kill(pid_, signal);
+}
+
+ProcessResult StreamingProcess::Finish(std::chrono::milliseconds timeout) {
+  ProcessResult result;
+  // Read until the child closes its outputs (it exits), or the timeout.
+  const bool ended = WaitFor([](const std::string&, const std::string&) { return false; }, timeout) ||
+                     (fds_[0] < 0 && fds_[1] < 0);
+  if (pid_ > 0) {
+    if (!ended) kill(pid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+    pid_ = -1;
+  }
+  result.out = out_;
+  result.err = err_;
+  if (!ended) result.err += "\n[killed: timed out]";
   return result;
 }
 
