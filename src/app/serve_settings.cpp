@@ -25,7 +25,7 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"idle_timeout_ms", K::kInt, "60000", "Idle keep-alive connections (and stalled reads/writes) are closed after this.", 100, kMaxInt},
       {"shutdown_grace_ms", K::kInt, "10000", "On SIGTERM/SIGINT, how long in-flight requests may take to finish.", 0, kMaxInt},
       {"sse_heartbeat_ms", K::kInt, "15000", "A ping frame is sent on every event stream this often.", 100, kMaxInt},
-      {"sse_max_queued_frames", K::kInt, "1024", "Frames waiting for a slow stream client beyond this drop the stream (it is told where to resume).", 1, 1'000'000},
+      {"sse_max_queued_frames", K::kInt, "1024", "Frames queued per event stream; a stream whose full queue makes no progress for a heartbeat interval is dropped (told where to resume).", 1, 1'000'000},
       {"event_context_max_bytes", K::kInt, "65536", "Events whose context is larger carry context_omitted: true instead (fetch the breadcrumb).", 0, 1LL << 30},
       {"event_retention_ms", K::kInt, "604800000", "Events older than this are pruned; resuming from before them is 410 Gone.", 1000, INT64_MAX},
       {"bus_window_events", K::kInt, "8192", "Recent events the bus keeps in memory for live subscribers.", 1, 10'000'000},

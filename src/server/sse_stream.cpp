@@ -67,14 +67,23 @@ void SseStream::ScheduleHeartbeat() {
   heartbeat_.expires_after(std::chrono::milliseconds(ctx_.options.sse_heartbeat_ms));
   heartbeat_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || self->closed_ || self->closing_) return;
-    json::object ping{{"type", "ping"}, {"at", FormatRfc3339Micros(SystemClock::Instance().NowMicros())}};
-    self->Enqueue(Frame{DataFrame(ping, 0), 0});
+    // A full queue that made no progress for a whole interval: the client stopped reading.
+    bool stalled = self->queue_.size() >= self->ctx_.options.sse_max_queued_frames &&
+                   self->frames_written_ == self->frames_written_at_last_beat_;
+    self->frames_written_at_last_beat_ = self->frames_written_;
+    if (stalled) return self->Drop();
+    if (self->queue_.empty()) {  // pings are for idle streams; a busy one shows it is alive
+      json::object ping{{"type", "ping"}, {"at", FormatRfc3339Micros(SystemClock::Instance().NowMicros())}};
+      self->Enqueue(Frame{DataFrame(ping, 0), 0});
+    }
     self->ScheduleHeartbeat();
   });
 }
 
 void SseStream::Pump() {
+  // Flow control: read more only while the queue has room; WriteNext pumps again as it drains.
   if (pumping_ || closing_ || closed_ || cursor_ >= ctx_.bus->LastSeq()) return;
+  if (queue_.size() >= ctx_.options.sse_max_queued_frames) return;
   pumping_ = true;
   if (ctx_.bus->InWindow(cursor_)) return OnEvents(ctx_.bus->Read(cursor_, kReadBatch));
   // Behind the window: the read touches the disk, so it runs on the worker pool.
@@ -94,13 +103,13 @@ void SseStream::OnEvents(Result<std::vector<bus::EventPtr>> events) {
     return Close();
   }
   for (const auto& event : *events) {
+    if (queue_.size() >= ctx_.options.sse_max_queued_frames) break;  // the rest is read again later
     cursor_ = event->seq;
     if (event->owner_id != spec_->owner_id || !model::Matches(spec_->selector, *event)) continue;
     Enqueue(Frame{DataFrame(model::EventView(*event, ctx_.options.event_context_max_bytes), event->seq), event->seq});
-    if (queue_.size() > ctx_.options.sse_max_queued_frames) return Drop();
   }
   // More may have arrived while this batch was read (a wake during a pump is not lost).
-  if (cursor_ < ctx_.bus->LastSeq()) {
+  if (cursor_ < ctx_.bus->LastSeq() && queue_.size() < ctx_.options.sse_max_queued_frames) {
     asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Pump(); });
   }
 }
@@ -122,7 +131,9 @@ void SseStream::WriteNext() {
     if (ec) return self->Close();
     if (self->queue_.front().seq > 0) self->delivered_seq_ = self->queue_.front().seq;
     self->queue_.pop_front();
+    ++self->frames_written_;
     self->WriteNext();
+    if (self->queue_.size() <= self->ctx_.options.sse_max_queued_frames / 2) self->Pump();  // room again
   });
 }
 
@@ -132,8 +143,8 @@ void SseStream::Drop() {
   int64_t resume_from = keep ? std::max(delivered_seq_, queue_.front().seq) : delivered_seq_;
   queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(keep), queue_.end());
   json::object dropped{{"type", "stream.dropped"},
-                       {"reason", "the client read too slowly: more than " +
-                                      std::to_string(ctx_.options.sse_max_queued_frames) + " frames were waiting"},
+                       {"reason", "the client stopped reading: " + std::to_string(ctx_.options.sse_max_queued_frames) +
+                                      " frames waited a whole heartbeat interval"},
                        {"resume_from", resume_from}};
   closing_ = true;
   subscription_.reset();

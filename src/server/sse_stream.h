@@ -4,9 +4,14 @@
 // on its strand, or from the log on the worker pool when it fell behind the window), keeps those
 // of its tenant that match its selector, and writes one SSE frame per event:
 //     id: <seq>\ndata: <one-line JSON>\n\n
-// A ping frame (no id) goes out every heartbeat. Frames wait in a bounded queue; a client that
-// lets more than `max_queued_frames` pile up is sent a final stream.dropped frame telling it where
-// to resume, and the connection is closed. A client that disconnects ends the stream.
+// A ping frame (no id) goes out every heartbeat while the stream is idle.
+//
+// Flow control: frames wait in a queue of at most `sse_max_queued_frames`; while it is full no
+// more events are read (the cursor simply stays behind, the log keeps the events), and reading
+// resumes as the queue drains, so a client catching up on a large backlog is never dropped. A
+// client whose full queue makes no progress for a whole heartbeat interval has stopped reading:
+// it is sent a final stream.dropped frame saying where to resume, and the connection is closed.
+// A client that disconnects ends the stream.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -59,6 +64,8 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   std::deque<Frame> queue_;
   int64_t cursor_ = 0;          // last seq examined
   int64_t delivered_seq_ = 0;   // last seq whose frame was fully written
+  uint64_t frames_written_ = 0;
+  uint64_t frames_written_at_last_beat_ = 0;
   bool pumping_ = false;
   bool writing_ = false;
   bool closing_ = false;        // stop producing; close once the queue is written
