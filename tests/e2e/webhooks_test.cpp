@@ -1,0 +1,476 @@
+// Webhooks end to end: the real server delivers to small HTTP receivers run by the test
+// (127.0.0.1, port 0), which record requests and answer with scripted statuses. Every wait is on a
+// condition variable with a deadline; nothing sleeps.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "e2e_support.h"
+
+namespace cairn::e2e {
+namespace {
+
+constexpr auto kWait = std::chrono::seconds(30);
+
+std::string HmacHex(const std::string& key, const std::string& data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+       data.size(), mac, &len);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out.push_back(hex[mac[i] >> 4]);
+    out.push_back(hex[mac[i] & 15]);
+  }
+  return out;
+}
+
+struct Received {
+  std::string target;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+  int answered = 0;  // the status sent back; 0 while held
+  int64_t event_id() const {
+    auto it = headers.find("x-cairn-event-id");
+    return it == headers.end() ? -1 : std::stoll(it->second);
+  }
+};
+
+// A one-connection-at-a-time HTTP/1.1 server on 127.0.0.1:0 that records every request.
+class Receiver {
+ public:
+  Receiver() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 16) != 0) {
+      ADD_FAILURE() << "receiver cannot listen";
+      return;
+    }
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Receiver() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    shutdown(fd_, SHUT_RDWR);  // wakes accept()
+    if (thread_.joinable()) thread_.join();
+    close(fd_);
+  }
+
+  std::string url(const std::string& path = "/hook") const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+  // Statuses for the next requests, in order; then the default.
+  void Script(std::vector<int> statuses) {
+    std::lock_guard lock(mu_);
+    script_.assign(statuses.begin(), statuses.end());
+  }
+  void SetDefault(int status) {
+    std::lock_guard lock(mu_);
+    default_status_ = status;
+  }
+  // While held, requests are recorded but not answered.
+  void Hold(bool hold) {
+    {
+      std::lock_guard lock(mu_);
+      hold_ = hold;
+    }
+    cv_.notify_all();
+  }
+  std::vector<Received> requests() {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
+  // Waits until `done(requests)` holds; false on timeout.
+  bool WaitFor(const std::function<bool(const std::vector<Received>&)>& done) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, kWait, [&] { return done(requests_); });
+  }
+  // Waits until event `seq` has been answered with a 2xx.
+  bool WaitDelivered(int64_t seq) {
+    return WaitFor([seq](const std::vector<Received>& rs) {
+      return std::any_of(rs.begin(), rs.end(), [seq](const Received& r) {
+        return r.event_id() == seq && r.answered >= 200 && r.answered < 300;
+      });
+    });
+  }
+
+ private:
+  void Loop() {
+    while (true) {
+      int conn = accept(fd_, nullptr, nullptr);
+      if (conn < 0) return;  // shut down
+      Handle(conn);
+      close(conn);
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+    }
+  }
+
+  void Handle(int conn) {
+    timeval tv{10, 0};
+    setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::string data;
+    char buf[4096];
+    size_t header_end = std::string::npos;
+    size_t content_length = 0;
+    while (true) {
+      if (header_end == std::string::npos) {
+        header_end = data.find("\r\n\r\n");
+        if (header_end != std::string::npos) {
+          std::string lower = data.substr(0, header_end);
+          std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+          size_t cl = lower.find("content-length:");
+          if (cl != std::string::npos) content_length = std::stoul(lower.substr(cl + 15));
+        }
+      }
+      if (header_end != std::string::npos && data.size() >= header_end + 4 + content_length) break;
+      ssize_t n = recv(conn, buf, sizeof buf, 0);
+      if (n <= 0) return;
+      data.append(buf, static_cast<size_t>(n));
+    }
+    Received r;
+    size_t line_end = data.find("\r\n");
+    std::string request_line = data.substr(0, line_end);
+    size_t sp1 = request_line.find(' ');
+    size_t sp2 = request_line.rfind(' ');
+    r.target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+    size_t pos = line_end + 2;
+    while (pos < header_end) {
+      size_t eol = data.find("\r\n", pos);
+      std::string line = data.substr(pos, eol - pos);
+      size_t colon = line.find(':');
+      std::string name = line.substr(0, colon);
+      std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+      std::string value = line.substr(colon + 1);
+      value.erase(0, value.find_first_not_of(' '));
+      r.headers[name] = value;
+      pos = eol + 2;
+    }
+    r.body = data.substr(header_end + 4, content_length);
+    int status = 0;
+    {
+      std::unique_lock lock(mu_);
+      requests_.push_back(r);
+      size_t index = requests_.size() - 1;
+      cv_.notify_all();
+      cv_.wait(lock, [this] { return !hold_ || stopping_; });
+      if (!script_.empty()) {
+        status = script_.front();
+        script_.pop_front();
+      } else {
+        status = default_status_;
+      }
+      requests_[index].answered = status;
+    }
+    std::string response = "HTTP/1.1 " + std::to_string(status) + " Scripted\r\nContent-Length: 2\r\n"
+                           "Connection: close\r\n\r\nok";
+    send(conn, response.data(), response.size(), MSG_NOSIGNAL);
+    cv_.notify_all();
+  }
+
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Received> requests_;
+  std::deque<int> script_;
+  int default_status_ = 200;
+  bool hold_ = false;
+  bool stopping_ = false;
+};
+
+class e2e_webhooks : public ServerTest {
+ protected:
+  std::vector<std::string> ServerArgs() const override {
+    return {"--webhook-backoff-base-ms", "20", "--webhook-backoff-max-ms", "100", "--webhook-max-attempts", "3",
+            "--webhook-timeout-ms", "10000"};
+  }
+
+  json::object CreateHook(const json::object& body) {
+    Response r = client().Post("/webhooks", json::serialize(body));
+    EXPECT_EQ(r.status, 201) << r.Describe();
+    return r.status == 201 ? ObjectOf(r) : json::object{};
+  }
+  // Creates a breadcrumb and returns the seq of its event. Every write in these tests is a create
+  // on a fresh data dir (one event each; webhook writes add no events), so seqs are counted here.
+  int64_t CreateEvent(const std::string& title, json::array tags = {}) {
+    CreateOk(json::object{{"title", title}, {"tags", std::move(tags)}});
+    return ++seq_;
+  }
+
+  int64_t seq_ = 0;  // events so far; every write in these tests is a create (one event each)
+};
+
+TEST_F(e2e_webhooks, DeliversSignedEventsOfTheSelectorOnlyAndNeverHistory) {
+  Receiver receiver;
+  int64_t before = CreateEvent("before the webhook", {"hook"});
+  json::object hook = CreateHook({{"url", receiver.url()}, {"selector", {{"any_tags", {"hook"}}}}, {"secret", "s3cret"}});
+  EXPECT_EQ(hook["has_secret"], json::value(true));
+  EXPECT_FALSE(hook.contains("secret"));
+  EXPECT_EQ(IntAt(hook, "cursor"), before);
+
+  int64_t first = CreateEvent("first", {"hook"});
+  int64_t skipped = CreateEvent("not matching", {"other"});
+  int64_t second = CreateEvent("second", {"hook", "x"});
+  ASSERT_TRUE(receiver.WaitDelivered(second)) << server().LogTail();
+
+  std::vector<Received> got = receiver.requests();
+  ASSERT_EQ(got.size(), 2u);  // in seq order, so `skipped` was passed over before `second`
+  EXPECT_EQ(got[0].event_id(), first);
+  EXPECT_EQ(got[1].event_id(), second);
+  for (const Received& r : got) {
+    EXPECT_EQ(r.target, "/hook");
+    EXPECT_EQ(r.headers.at("content-type"), "application/json");
+    EXPECT_EQ(r.headers.at("x-cairn-signature"), "sha256=" + HmacHex("s3cret", r.body));
+    json::object body = json::parse(r.body).as_object();
+    EXPECT_EQ(IntAt(body, "seq"), r.event_id());
+    EXPECT_EQ(StringAt(body, "type"), "breadcrumb.created");
+    EXPECT_EQ(StringAt(body, "owner_id"), "default");
+  }
+  EXPECT_NE(got[0].event_id(), before);
+  EXPECT_NE(got[1].event_id(), skipped);
+
+  // The secret never comes back; GET by id and the list agree.
+  std::string id = StringAt(hook, "id");
+  Response one = client().Get("/webhooks/" + id);
+  ASSERT_EQ(one.status, 200) << one.Describe();
+  EXPECT_EQ(one.body.find("s3cret"), std::string::npos);
+  Response list = client().Get("/webhooks");
+  ASSERT_EQ(list.status, 200);
+  EXPECT_EQ(list.body.find("s3cret"), std::string::npos);
+  EXPECT_EQ(ObjectOf(list)["items"].as_array().size(), 1u);
+
+  // Without a secret there is no signature header.
+  Response patched = client().Patch("/webhooks/" + id, R"({"secret":null})");
+  ASSERT_EQ(patched.status, 200) << patched.Describe();
+  EXPECT_EQ(ObjectOf(patched)["has_secret"], json::value(false));
+  int64_t third = CreateEvent("third", {"hook"});
+  ASSERT_TRUE(receiver.WaitDelivered(third));
+  EXPECT_EQ(receiver.requests().back().headers.count("x-cairn-signature"), 0u);
+
+  // Deleted: nothing more is delivered (a later matching event after an unrelated webhook's
+  // delivery proves it).
+  EXPECT_EQ(client().Delete("/webhooks/" + id).status, 204);
+  EXPECT_EQ(client().Get("/webhooks/" + id).status, 404);
+  Receiver witness;
+  CreateHook({{"url", witness.url()}});
+  int64_t after_delete = CreateEvent("after delete", {"hook"});
+  ASSERT_TRUE(witness.WaitDelivered(after_delete));
+  EXPECT_EQ(receiver.requests().size(), 3u);
+}
+
+TEST_F(e2e_webhooks, RetriesAServerErrorAndDeliversOnce) {
+  Receiver receiver;
+  receiver.Script({500, 503, 200});
+  CreateHook({{"url", receiver.url()}});
+  int64_t seq = CreateEvent("flaky");
+  ASSERT_TRUE(receiver.WaitDelivered(seq)) << server().LogTail();
+  int64_t marker = CreateEvent("marker");
+  ASSERT_TRUE(receiver.WaitDelivered(marker));
+  std::vector<Received> got = receiver.requests();
+  ASSERT_EQ(got.size(), 4u);
+  std::vector<int> answers;
+  for (const Received& r : got) {
+    if (r.event_id() != seq) continue;
+    answers.push_back(r.answered);
+    EXPECT_EQ(r.body, got[0].body);  // the same bytes on every attempt
+  }
+  EXPECT_EQ(answers, (std::vector<int>{500, 503, 200}));
+  Response dlq = client().Get("/dlq");
+  ASSERT_EQ(dlq.status, 200);
+  EXPECT_TRUE(ObjectOf(dlq)["items"].as_array().empty());
+}
+
+TEST_F(e2e_webhooks, PermanentFailureEndsInTheDeadLetterQueueAndRetryDeliversIt) {
+  Receiver receiver;
+  receiver.Script({500, 500, 500, 404});  // 3 attempts for the first event, then a 4xx for the second
+  json::object hook = CreateHook({{"url", receiver.url()}, {"secret", "k"}});
+  std::string hook_id = StringAt(hook, "id");
+  int64_t failing = CreateEvent("always failing");
+  int64_t refused = CreateEvent("refused with 404");
+  int64_t marker = CreateEvent("marker");
+  ASSERT_TRUE(receiver.WaitDelivered(marker)) << server().LogTail();
+  std::vector<Received> got = receiver.requests();
+  ASSERT_EQ(got.size(), 5u);  // 3 attempts, 1 attempt (4xx is not retried), the marker
+  EXPECT_EQ(got[3].event_id(), refused);
+
+  Response dlq = client().Get("/dlq?webhook_id=" + hook_id);
+  ASSERT_EQ(dlq.status, 200) << dlq.Describe();
+  json::array items = ObjectOf(dlq)["items"].as_array();
+  ASSERT_EQ(items.size(), 2u);
+  json::object letter = items[0].as_object();
+  EXPECT_EQ(IntAt(letter, "event_seq"), failing);
+  EXPECT_EQ(IntAt(letter, "attempts"), 3);
+  EXPECT_EQ(IntAt(letter, "last_status"), 500);
+  EXPECT_EQ(StringAt(letter, "webhook_id"), hook_id);
+  EXPECT_EQ(IntAt(letter["event"].as_object(), "seq"), failing);
+  json::object refused_letter = items[1].as_object();
+  EXPECT_EQ(IntAt(refused_letter, "event_seq"), refused);
+  EXPECT_EQ(IntAt(refused_letter, "attempts"), 1);
+  EXPECT_EQ(IntAt(refused_letter, "last_status"), 404);
+  EXPECT_TRUE(ObjectOf(client().Get("/dlq?webhook_id=no-such-hook"))["items"].as_array().empty());
+  Response paged = client().Get("/dlq?limit=1");
+  ASSERT_EQ(paged.status, 200);
+  EXPECT_EQ(ObjectOf(paged)["items"].as_array().size(), 1u);
+  EXPECT_EQ(StringAt(ObjectOf(paged), "next_cursor"), StringAt(letter, "id"));
+
+  // A retry that fails again keeps the record, with the new error.
+  std::string letter_id = StringAt(letter, "id");
+  receiver.SetDefault(502);
+  Response again = client().Post("/dlq/" + letter_id + "/retry", "");
+  ASSERT_EQ(again.status, 200) << again.Describe();
+  EXPECT_EQ(ObjectOf(again)["delivered"], json::value(false));
+  EXPECT_EQ(IntAt(ObjectOf(again)["dead_letter"].as_object(), "attempts"), 4);
+  EXPECT_EQ(IntAt(ObjectOf(again)["dead_letter"].as_object(), "last_status"), 502);
+
+  // Fixed: the retry delivers the same body, signed, and removes the record.
+  receiver.SetDefault(200);
+  Response fixed = client().Post("/dlq/" + letter_id + "/retry", "");
+  ASSERT_EQ(fixed.status, 200) << fixed.Describe();
+  EXPECT_EQ(ObjectOf(fixed)["delivered"], json::value(true));
+  Received last = receiver.requests().back();
+  EXPECT_EQ(last.event_id(), failing);
+  EXPECT_EQ(last.answered, 200);
+  EXPECT_EQ(last.body, got[0].body);
+  EXPECT_EQ(last.headers.at("x-cairn-signature"), "sha256=" + HmacHex("k", last.body));
+  EXPECT_EQ(client().Get("/dlq/" + letter_id).status, 404);
+  EXPECT_EQ(client().Post("/dlq/" + letter_id + "/retry", "").status, 404);
+
+  // The other one is discarded by hand.
+  std::string refused_id = StringAt(refused_letter, "id");
+  EXPECT_EQ(client().Delete("/dlq/" + refused_id).status, 204);
+  EXPECT_EQ(client().Delete("/dlq/" + refused_id).status, 404);
+  EXPECT_TRUE(ObjectOf(client().Get("/dlq"))["items"].as_array().empty());
+}
+
+class e2e_webhooks_restart : public e2e_webhooks {
+ protected:
+  std::vector<std::string> ServerArgs() const override {
+    return {"--webhook-backoff-base-ms", "20", "--webhook-backoff-max-ms", "50", "--webhook-max-attempts", "1000"};
+  }
+};
+
+TEST_F(e2e_webhooks_restart, DeliveriesPendingAtKill9AreMadeAfterRestart) {
+  Receiver receiver;
+  receiver.SetDefault(503);
+  CreateHook({{"url", receiver.url()}, {"selector", {{"types", {"breadcrumb.created"}}}}});
+  std::vector<int64_t> seqs;
+  for (int i = 0; i < 3; ++i) seqs.push_back(CreateEvent("pending " + std::to_string(i)));
+  ASSERT_TRUE(receiver.WaitFor([&](const std::vector<Received>& rs) { return rs.size() >= 2; }));
+
+  server().Kill9();
+  receiver.SetDefault(200);
+  ASSERT_TRUE(server().Start()) << server().error();
+  Reconnect();
+  for (int64_t seq : seqs) EXPECT_TRUE(receiver.WaitDelivered(seq)) << "event " << seq;
+
+  // Acknowledged in seq order. (A request racing the kill could be answered 200 without the
+  // server seeing it and be delivered again: at least once, so only first acknowledgements count.)
+  std::vector<int64_t> acknowledged;
+  for (const Received& r : receiver.requests()) {
+    if (r.answered == 200 && std::find(acknowledged.begin(), acknowledged.end(), r.event_id()) == acknowledged.end()) {
+      acknowledged.push_back(r.event_id());
+    }
+  }
+  EXPECT_EQ(acknowledged, seqs);
+}
+
+TEST_F(e2e_webhooks, ASlowReceiverDoesNotDelayAnotherWebhook) {
+  Receiver slow;
+  Receiver fast;
+  slow.Hold(true);
+  CreateHook({{"url", slow.url()}});
+  CreateHook({{"url", fast.url()}});
+  int64_t first = CreateEvent("one");
+  int64_t second = CreateEvent("two");
+  ASSERT_TRUE(slow.WaitFor([](const std::vector<Received>& rs) { return !rs.empty(); }));
+  // The slow receiver is still holding the first event while the fast one gets both.
+  ASSERT_TRUE(fast.WaitDelivered(first));
+  ASSERT_TRUE(fast.WaitDelivered(second));
+  EXPECT_EQ(slow.requests().size(), 1u);
+  EXPECT_EQ(slow.requests()[0].answered, 0);
+  slow.Hold(false);
+  EXPECT_TRUE(slow.WaitDelivered(second));
+}
+
+TEST_F(e2e_webhooks, BadInputIsAClientErrorAndChangesNothing) {
+  Receiver receiver;
+  json::object hook = CreateHook({{"url", receiver.url()}, {"selector", {{"any_tags", {"a"}}}}});
+  std::string id = StringAt(hook, "id");
+  Response before = client().Get("/webhooks");
+
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":"ftp://example.com/x"})"), 422, "validation_failed", "url"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":"not a url"})"), 422, "validation_failed", "url"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":"http://u:p@example.com/"})"), 422, "validation_failed", "url"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"selector":{}})"), 422, "validation_failed", "url"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":"http://example.com/","selector":{"types":["nope"]}})"),
+                      422, "validation_failed", "selector*"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":"http://example.com/","selector":{"any_tags":[]}})"),
+                      422, "validation_failed", "selector*"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":"http://example.com/","selector":[]})"), 422,
+                      "validation_failed", "selector*"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":"http://example.com/","events":["x"]})"), 422,
+                      "validation_failed", "events"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":"http://example.com/","secret":""})"), 422,
+                      "validation_failed", "secret"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":"http://example.com/","active":1})"), 422,
+                      "validation_failed", "active"));
+  EXPECT_TRUE(IsError(client().Post("/webhooks", R"({"url":)"), 400, "bad_request"));
+  Request plain;
+  plain.method = "POST";
+  plain.target = "/webhooks";
+  plain.body = R"({"url":"http://example.com/"})";
+  plain.content_type = "text/plain";
+  EXPECT_TRUE(IsError(client().Send(plain), 415, "unsupported_media_type"));
+
+  EXPECT_TRUE(IsError(client().Patch("/webhooks/" + id, R"({"url":"gopher://x/"})"), 422, "validation_failed", "url"));
+  EXPECT_TRUE(IsError(client().Patch("/webhooks/" + id, R"({"active":true,"colour":"red"})"), 422,
+                      "validation_failed", "colour"));
+  EXPECT_TRUE(IsError(client().Patch("/webhooks/" + id, R"({})"), 422, "validation_failed", "body"));
+  EXPECT_TRUE(IsError(client().Patch("/webhooks/no-such-id", R"({"active":false})"), 404, "not_found"));
+  EXPECT_TRUE(IsError(client().Get("/webhooks/no-such-id"), 404, "not_found"));
+  EXPECT_TRUE(IsError(client().Delete("/webhooks/no-such-id"), 404, "not_found"));
+  EXPECT_TRUE(IsError(client().Get("/webhooks?x=1"), 400, "bad_request"));
+
+  EXPECT_TRUE(IsError(client().Get("/dlq?bogus=1"), 400, "bad_request"));
+  EXPECT_TRUE(IsError(client().Get("/dlq?limit=0"), 400, "bad_request"));
+  EXPECT_TRUE(IsError(client().Get("/dlq?limit=abc"), 400, "bad_request"));
+  EXPECT_TRUE(IsError(client().Get("/dlq?limit=1&limit=2"), 400, "bad_request"));
+  EXPECT_TRUE(IsError(client().Post("/dlq/no-such-id/retry", ""), 404, "not_found"));
+  EXPECT_TRUE(IsError(client().Delete("/dlq/no-such-id"), 404, "not_found"));
+
+  Response after = client().Get("/webhooks");
+  EXPECT_EQ(after.status, 200);
+  EXPECT_EQ(after.body, before.body);
+  // And the webhook still works as configured.
+  int64_t seq = CreateEvent("still delivered", {"a"});
+  EXPECT_TRUE(receiver.WaitDelivered(seq));
+}
+
+}  // namespace
+}  // namespace cairn::e2e
