@@ -1,6 +1,7 @@
 #include "cli/breadcrumb_fields.h"
 
 #include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -169,6 +170,19 @@ Result<json::object> BuildUpdateBody(const ParsedArgs& args, std::istream& in, i
     return Status::InvalidArgument("nothing to update: give at least one of --title, --tag, --context, ... or --clear");
   }
   return body;
+}
+
+Result<std::string> ContextMatchParameter(const ParsedArgs& args, std::istream& in) {
+  json::array rules;
+  for (const auto& text : args.GetAll("match")) {
+    CAIRN_ASSIGN_OR_RETURN(json::value rule, ReadJsonArgument("--match", text, in));
+    if (rule.is_array()) {
+      for (auto& element : rule.get_array()) rules.push_back(std::move(element));
+    } else {
+      rules.push_back(std::move(rule));
+    }
+  }
+  return rules.size() == 1 ? json::serialize(rules[0]) : json::serialize(rules);
 }
 
 }  // namespace cairn::cli

@@ -30,6 +30,10 @@ Result<boost::json::object> BuildCreateBody(const ParsedArgs& args, std::istream
 // kInvalidArgument when nothing would change or a field is both set and cleared.
 Result<boost::json::object> BuildUpdateBody(const ParsedArgs& args, std::istream& in, int64_t now_micros);
 
+// The `context_match` query parameter from every --match (a rule or an array of rules; `-` reads
+// `in`): all must hold, so several are sent as one JSON array.
+Result<std::string> ContextMatchParameter(const ParsedArgs& args, std::istream& in);
+
 // Parses JSON given on the command line for `option` ("--context"); "-" reads `in` to its end.
 Result<boost::json::value> ReadJsonArgument(std::string_view option, const std::string& text, std::istream& in);
 

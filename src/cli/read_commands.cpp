@@ -36,17 +36,8 @@ Result<QueryString> ListQuery(const ParsedArgs& args, std::istream& in) {
   if (auto v = args.Get("path")) query.Add("path", *v);
   if (auto v = args.Get("path-prefix")) query.Add("path_prefix", *v);
   if (args.Has("match")) {
-    // Several --match rules must all hold: the API takes them as one JSON array.
-    json::array rules;
-    for (const auto& text : args.GetAll("match")) {
-      CAIRN_ASSIGN_OR_RETURN(json::value rule, ReadJsonArgument("--match", text, in));
-      if (rule.is_array()) {
-        for (auto& element : rule.get_array()) rules.push_back(std::move(element));
-      } else {
-        rules.push_back(std::move(rule));
-      }
-    }
-    query.Add("context_match", rules.size() == 1 ? json::serialize(rules[0]) : json::serialize(rules));
+    CAIRN_ASSIGN_OR_RETURN(std::string rules, ContextMatchParameter(args, in));
+    query.Add("context_match", rules);
   }
   if (auto v = args.Get("limit")) {
     const bool digits = !v->empty() && v->size() <= 9 && v->find_first_not_of("0123456789") == std::string::npos;

@@ -78,17 +78,8 @@ Result<TailOptions> ParseTailOptions(const ParsedArgs& args, std::istream& in) {
     query.Add("types", joined);
   }
   if (args.Has("match")) {
-    // Several --match rules must all hold: the API takes them as one JSON array.
-    json::array rules;
-    for (const auto& text : args.GetAll("match")) {
-      CAIRN_ASSIGN_OR_RETURN(json::value rule, ReadJsonArgument("--match", text, in));
-      if (rule.is_array()) {
-        for (auto& element : rule.get_array()) rules.push_back(std::move(element));
-      } else {
-        rules.push_back(std::move(rule));
-      }
-    }
-    query.Add("context_match", rules.size() == 1 ? json::serialize(rules[0]) : json::serialize(rules));
+    CAIRN_ASSIGN_OR_RETURN(std::string rules, ContextMatchParameter(args, in));
+    query.Add("context_match", rules);
   }
   if (auto v = args.Get("selector-id")) query.Add("selector_id", *v);
   if (auto v = args.Get("since")) {
