@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
 #include <set>
 
 #include "base/json_util.h"
@@ -301,6 +302,34 @@ json::object ContextView(const Breadcrumb& crumb) {
   if (rendered.text) out["rendered"] = *rendered.text;
   return out;
 }
+
+namespace {
+
+// `view` serialised with `"context":<context>` appended as its last member.
+std::string SerializeWithContext(const json::object& view, const json::value& context) {
+  std::string out = json::serialize(view);
+  out.pop_back();  // '}'
+  out += out.size() > 1 ? ",\"context\":" : "\"context\":";
+  out += json::serialize(context);
+  out += '}';
+  return out;
+}
+
+}  // namespace
+
+std::string SerializeContextView(const Breadcrumb& crumb) {
+  if (!crumb.llm_hints.is_null()) return json::serialize(ContextView(crumb));
+  json::object head;
+  head["id"] = crumb.id;
+  head["schema_name"] = OptionalString(crumb.schema_name);
+  head["title"] = crumb.title;
+  head["tags"] = TagArray(crumb.tags);
+  head["version"] = crumb.version;
+  head["updated_at"] = FormatRfc3339Micros(crumb.updated_at);
+  return SerializeWithContext(head, crumb.context);
+}
+
+std::string SerializeFullView(const Breadcrumb& crumb) { return json::serialize(FullView(crumb)); }
 
 json::object ListItemView(const Breadcrumb& crumb, bool include_context) {
   return RecordView(crumb, include_context);

@@ -25,6 +25,11 @@ boost::json::object FullView(const Breadcrumb& crumb);
 // its llm_hints applied.
 boost::json::object ContextView(const Breadcrumb& crumb);
 
+// ContextView / FullView already serialised, without copying the context into a JSON object
+// first (the hot path of GET /breadcrumbs/{id}). Same bytes as serialize(ContextView(crumb)).
+std::string SerializeContextView(const Breadcrumb& crumb);
+std::string SerializeFullView(const Breadcrumb& crumb);
+
 // A list item: the full record, without `context` unless `include_context`.
 boost::json::object ListItemView(const Breadcrumb& crumb, bool include_context);
 

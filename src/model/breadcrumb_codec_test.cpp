@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <set>
 #include <string>
 
@@ -400,6 +401,30 @@ TEST(ViewsTest, VersionView) {
   EXPECT_EQ(json::value(VersionView(v)),
             J(R"({"version":2,"title":"T","tags":["x"],"context":{"a":1},"checksum":"sha256:00",
                   "updated_by":"carol","updated_at":"1970-01-01T00:00:00.000000Z"})"));
+}
+
+}  // namespace
+}  // namespace cairn::model
+
+namespace cairn::model {
+namespace {
+
+TEST(SerializedViewsTest, SameBytesAsSerialisingTheViewObjects) {
+  Breadcrumb crumb;
+  crumb.id = "01a1fbf2-cb0d-71e0-973d-ff3d59cbbd4d";
+  crumb.schema_name = "note.v1";
+  crumb.title = "t";
+  crumb.tags = {"a", "b"};
+  crumb.context = boost::json::parse(R"({"x":1,"nested":{"y":[1,2,"z"]},"s":"a\"b"})");
+  crumb.version = 3;
+  crumb.updated_at = 1'795'225'252'000'001;
+  EXPECT_EQ(SerializeContextView(crumb), boost::json::serialize(ContextView(crumb)));
+  EXPECT_EQ(SerializeFullView(crumb), boost::json::serialize(FullView(crumb)));
+  crumb.llm_hints = boost::json::parse(R"({"include":["x"],"template":"x={{x}}"})");
+  EXPECT_EQ(SerializeContextView(crumb), boost::json::serialize(ContextView(crumb)));
+  crumb.llm_hints = nullptr;
+  crumb.context = boost::json::array{1, 2};
+  EXPECT_EQ(SerializeContextView(crumb), boost::json::serialize(ContextView(crumb)));
 }
 
 }  // namespace

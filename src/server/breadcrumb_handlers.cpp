@@ -9,8 +9,8 @@ namespace cairn::server {
 namespace json = boost::json;
 namespace {
 
-HttpResponse RecordResponse(int status, const model::Breadcrumb& crumb, json::object view) {
-  HttpResponse response = HttpResponse::Json(status, json::serialize(view));
+HttpResponse RecordResponse(int status, const model::Breadcrumb& crumb, std::string body) {
+  HttpResponse response = HttpResponse::Json(status, std::move(body));
   response.headers.emplace_back("ETag", "\"" + std::to_string(crumb.version) + "\"");
   return response;
 }
@@ -25,7 +25,7 @@ void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock
     CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbDraft draft, model::ParseDraft(body, limits, clock.NowMicros()));
     CAIRN_ASSIGN_OR_RETURN(store::CreateResult created, store.Create(ctx, draft, key));
     HttpResponse response = RecordResponse(created.replayed ? 200 : 201, created.breadcrumb,
-                                           model::FullView(created.breadcrumb));
+                                           model::SerializeFullView(created.breadcrumb));
     response.headers.emplace_back("Location", "/breadcrumbs/" + created.breadcrumb.id);
     if (created.replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
     return response;
@@ -43,16 +43,17 @@ void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock
     return HttpResponse::Json(200, json::serialize(out));
   });
 
+  // Point reads share the cached record and serialise it directly: the hottest path of the API.
   router.Add("GET", "/breadcrumbs/{id}", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
-    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, store.Get(ctx.owner_id, req.path_params[0]));
-    return RecordResponse(200, crumb, model::ContextView(crumb));
+    CAIRN_ASSIGN_OR_RETURN(auto crumb, store.GetShared(ctx.owner_id, req.path_params[0]));
+    return RecordResponse(200, *crumb, model::SerializeContextView(*crumb));
   });
 
   router.Add("GET", "/breadcrumbs/{id}/full", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
-    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, store.Get(ctx.owner_id, req.path_params[0]));
-    return RecordResponse(200, crumb, model::FullView(crumb));
+    CAIRN_ASSIGN_OR_RETURN(auto crumb, store.GetShared(ctx.owner_id, req.path_params[0]));
+    return RecordResponse(200, *crumb, model::SerializeFullView(*crumb));
   });
 
   router.Add("GET", "/breadcrumbs/{id}/history", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
@@ -69,7 +70,7 @@ void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbPatch patch, model::ParsePatch(body, limits, clock.NowMicros()));
     CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb updated, store.Update(ctx, req.path_params[0], patch, expected));
-    return RecordResponse(200, updated, model::FullView(updated));
+    return RecordResponse(200, updated, model::SerializeFullView(updated));
   });
 
   router.Add("DELETE", "/breadcrumbs/{id}", Dispatch::kWorker, [&store](const HttpRequest& req) -> Result<HttpResponse> {

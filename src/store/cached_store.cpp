@@ -35,6 +35,12 @@ void CachedStore::Invalidate(const std::string& key) {
 }
 
 Result<model::Breadcrumb> CachedStore::Get(const std::string& owner_id, const std::string& id) {
+  CAIRN_ASSIGN_OR_RETURN(auto record, GetShared(owner_id, id));
+  return *record;
+}
+
+Result<std::shared_ptr<const model::Breadcrumb>> CachedStore::GetShared(const std::string& owner_id,
+                                                                        const std::string& id) {
   std::string key = Key(owner_id, id);
   Shard& shard = ShardFor(key);
   uint64_t generation;
@@ -42,8 +48,8 @@ Result<model::Breadcrumb> CachedStore::Get(const std::string& owner_id, const st
     std::lock_guard lock(shard.mu);
     auto it = shard.entries.find(key);
     if (it != shard.entries.end()) {
-      const model::Breadcrumb& record = *it->second.record;
-      if (record.ttl_micros && *record.ttl_micros <= clock_.NowMicros()) {
+      const auto& record = it->second.record;
+      if (record->ttl_micros && *record->ttl_micros <= clock_.NowMicros()) {
         shard.lru.erase(it->second.position);
         shard.entries.erase(it);
       } else {
@@ -55,17 +61,17 @@ Result<model::Breadcrumb> CachedStore::Get(const std::string& owner_id, const st
     generation = shard.generation;
   }
   if (misses_) misses_->Increment();
-  auto result = inner_->Get(owner_id, id);
-  if (!result.ok() || capacity_per_shard_ == 0) return result;
+  CAIRN_ASSIGN_OR_RETURN(auto record, inner_->GetShared(owner_id, id));
+  if (capacity_per_shard_ == 0) return record;
   std::lock_guard lock(shard.mu);
-  if (shard.generation != generation || shard.entries.count(key)) return result;  // raced with a write
+  if (shard.generation != generation || shard.entries.count(key)) return record;  // raced with a write
   shard.lru.push_front(key);
-  shard.entries.emplace(key, Shard::Entry{std::make_shared<const model::Breadcrumb>(*result), shard.lru.begin()});
+  shard.entries.emplace(key, Shard::Entry{record, shard.lru.begin()});
   if (shard.entries.size() > capacity_per_shard_) {
     shard.entries.erase(shard.lru.back());
     shard.lru.pop_back();
   }
-  return result;
+  return record;
 }
 
 Result<CreateResult> CachedStore::Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,

@@ -31,6 +31,8 @@ class CachedStore final : public Store {
   Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                               const std::string& idempotency_key) override;
   Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override;
+  Result<std::shared_ptr<const model::Breadcrumb>> GetShared(const std::string& owner_id,
+                                                             const std::string& id) override;
   Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
                                    const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version) override;
   Status Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) override;

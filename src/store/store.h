@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,14 @@ class Store {
                                       const std::string& idempotency_key) = 0;
 
   virtual Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) = 0;
+
+  // Get() for callers that only read the record: a cache can hand out the record it holds instead
+  // of a copy. The default wraps Get().
+  virtual Result<std::shared_ptr<const model::Breadcrumb>> GetShared(const std::string& owner_id,
+                                                                     const std::string& id) {
+    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, Get(owner_id, id));
+    return std::make_shared<const model::Breadcrumb>(std::move(crumb));
+  }
 
   // Applies `patch` and increments the version. With `expected_version`, a different current
   // version is kFailedPrecondition and nothing changes (the check and the write are atomic).
