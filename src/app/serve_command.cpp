@@ -183,6 +183,7 @@ int RunServe(const std::vector<std::string>& args) {
   http.shutdown_grace_ms = settings.GetInt("shutdown_grace_ms");
   http.sse_heartbeat_ms = settings.GetInt("sse_heartbeat_ms");
   http.sse_max_queued_frames = static_cast<size_t>(settings.GetInt("sse_max_queued_frames"));
+  http.sse_stall_timeout_ms = settings.GetInt("sse_stall_timeout_ms");
   http.event_context_max_bytes = static_cast<size_t>(settings.GetInt("event_context_max_bytes"));
   server::HttpServer server(http, router, metrics, event_bus.get());
   auto port = server.Listen();

@@ -21,7 +21,8 @@ class HttpServer::Impl {
   Impl(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus)
       : options_(std::move(options)),
         workers_(static_cast<size_t>(options_.worker_threads)),
-        ctx_(options_, router, metrics, workers_.get_executor(), bus),
+        catch_up_(2),
+        ctx_(options_, router, metrics, workers_.get_executor(), catch_up_.get_executor(), bus),
         acceptor_(asio::make_strand(ioc_)),
         signals_(ioc_, SIGINT, SIGTERM) {}
 
@@ -73,6 +74,7 @@ class HttpServer::Impl {
     ioc_.stop();
     for (auto& thread : io_threads) thread.join();
     workers_.join();
+    catch_up_.join();
     CAIRN_LOG_INFO("http: stopped");
   }
 
@@ -103,6 +105,7 @@ class HttpServer::Impl {
   HttpServerOptions options_;
   asio::io_context ioc_;
   asio::thread_pool workers_;
+  asio::thread_pool catch_up_;
   ServerContext ctx_;
   tcp::acceptor acceptor_;
   asio::signal_set signals_;

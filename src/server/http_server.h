@@ -30,6 +30,7 @@ struct HttpServerOptions {
   int64_t shutdown_grace_ms = 10'000;
   int64_t sse_heartbeat_ms = 15'000;
   size_t sse_max_queued_frames = 1024;
+  int64_t sse_stall_timeout_ms = 30'000;
   size_t event_context_max_bytes = 64 * 1024;
 };
 

@@ -3,6 +3,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/json/serialize.hpp>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -15,6 +16,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr size_t kReadBatch = 512;
+constexpr size_t kMaxFramesPerWrite = 64;
 
 // No Content-Length and Connection: close: the body is the stream, ended by closing.
 constexpr const char* kHeader =
@@ -27,11 +29,9 @@ constexpr const char* kHeader =
     "\r\n"
     ": stream open\n\n";  // a first comment, so proxies and clients see bytes at once
 
-std::string DataFrame(const json::object& payload, int64_t seq) {
-  std::string frame;
-  if (seq > 0) frame = "id: " + std::to_string(seq) + "\n";
-  frame += "data: " + json::serialize(payload) + "\n\n";
-  return frame;
+// A frame that carries no event (no id): pings and the dropped notice.
+std::shared_ptr<const std::string> ControlFrame(const json::object& payload) {
+  return std::make_shared<const std::string>("data: " + json::serialize(payload) + "\n\n");
 }
 
 }  // namespace
@@ -41,8 +41,9 @@ SseStream::SseStream(beast::tcp_stream stream, ServerContext& ctx, std::shared_p
       cursor_(spec_->after_seq), delivered_seq_(spec_->after_seq) {}
 
 void SseStream::Start() {
+  last_progress_ = std::chrono::steady_clock::now();
   stream_.expires_never();  // liveness is the heartbeat's job; writes get their own deadline
-  Enqueue(Frame{kHeader, 0});
+  Enqueue(Frame{std::make_shared<const std::string>(kHeader), 0});
   std::weak_ptr<SseStream> weak = weak_from_this();
   auto executor = stream_.get_executor();
   subscription_ = ctx_.bus->Subscribe([weak, executor] {
@@ -67,14 +68,14 @@ void SseStream::ScheduleHeartbeat() {
   heartbeat_.expires_after(std::chrono::milliseconds(ctx_.options.sse_heartbeat_ms));
   heartbeat_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || self->closed_ || self->closing_) return;
-    // A full queue that made no progress for a whole interval: the client stopped reading.
+    // A full queue with no write completed for the stall timeout: the client stopped reading.
     bool stalled = self->queue_.size() >= self->ctx_.options.sse_max_queued_frames &&
-                   self->frames_written_ == self->frames_written_at_last_beat_;
-    self->frames_written_at_last_beat_ = self->frames_written_;
+                   std::chrono::steady_clock::now() - self->last_progress_ >
+                       std::chrono::milliseconds(self->ctx_.options.sse_stall_timeout_ms);
     if (stalled) return self->Drop();
     if (self->queue_.empty()) {  // pings are for idle streams; a busy one shows it is alive
       json::object ping{{"type", "ping"}, {"at", FormatRfc3339Micros(SystemClock::Instance().NowMicros())}};
-      self->Enqueue(Frame{DataFrame(ping, 0), 0});
+      self->Enqueue(Frame{ControlFrame(ping), 0});
     }
     self->ScheduleHeartbeat();
   });
@@ -87,7 +88,7 @@ void SseStream::Pump() {
   pumping_ = true;
   if (ctx_.bus->InWindow(cursor_)) return OnEvents(ctx_.bus->Read(cursor_, kReadBatch));
   // Behind the window: the read touches the disk, so it runs on the worker pool.
-  asio::post(ctx_.workers, [self = shared_from_this(), after = cursor_] {
+  asio::post(ctx_.stream_catch_up, [self = shared_from_this(), after = cursor_] {
     auto events = self->ctx_.bus->Read(after, kReadBatch);
     asio::post(self->stream_.get_executor(), [self, events = std::move(events)]() mutable {
       self->OnEvents(std::move(events));
@@ -106,8 +107,9 @@ void SseStream::OnEvents(Result<std::vector<bus::EventPtr>> events) {
     if (queue_.size() >= ctx_.options.sse_max_queued_frames) break;  // the rest is read again later
     cursor_ = event->seq;
     if (event->owner_id != spec_->owner_id || !model::Matches(spec_->selector, *event)) continue;
-    Enqueue(Frame{DataFrame(model::EventView(*event, ctx_.options.event_context_max_bytes), event->seq), event->seq});
+    queue_.push_back(Frame{ctx_.sse_frames.FrameFor(event), event->seq});
   }
+  if (!writing_) WriteNext();  // the whole batch in one gathered write
   // More may have arrived while this batch was read (a wake during a pump is not lost).
   if (cursor_ < ctx_.bus->LastSeq() && queue_.size() < ctx_.options.sse_max_queued_frames) {
     asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Pump(); });
@@ -125,30 +127,40 @@ void SseStream::WriteNext() {
     if (closing_) Close();
     return;
   }
+  // Everything queued (up to a bound) goes out in one gathered write: one syscall, not one per frame.
   writing_ = true;
+  frames_in_flight_ = std::min(queue_.size(), kMaxFramesPerWrite);
+  std::vector<asio::const_buffer> buffers;
+  buffers.reserve(frames_in_flight_);
+  for (size_t i = 0; i < frames_in_flight_; ++i) buffers.push_back(asio::buffer(*queue_[i].bytes));
   stream_.expires_after(std::chrono::milliseconds(ctx_.options.idle_timeout_ms));
-  asio::async_write(stream_, asio::buffer(queue_.front().bytes), [self = shared_from_this()](beast::error_code ec, size_t) {
+  asio::async_write(stream_, buffers, [self = shared_from_this()](beast::error_code ec, size_t) {
     if (ec) return self->Close();
-    if (self->queue_.front().seq > 0) self->delivered_seq_ = self->queue_.front().seq;
-    self->queue_.pop_front();
-    ++self->frames_written_;
+    for (size_t i = 0; i < self->frames_in_flight_; ++i) {
+      if (self->queue_.front().seq > 0) self->delivered_seq_ = self->queue_.front().seq;
+      self->queue_.pop_front();
+    }
+    self->frames_in_flight_ = 0;
+    self->last_progress_ = std::chrono::steady_clock::now();
     self->WriteNext();
     if (self->queue_.size() <= self->ctx_.options.sse_max_queued_frames / 2) self->Pump();  // room again
   });
 }
 
 void SseStream::Drop() {
-  // Keep the frame being written (its buffer is in use), discard the rest, say where to resume.
-  size_t keep = writing_ ? 1 : 0;
-  int64_t resume_from = keep ? std::max(delivered_seq_, queue_.front().seq) : delivered_seq_;
+  // Keep the frames being written (their buffers are in use), discard the rest, say where to resume.
+  size_t keep = writing_ ? frames_in_flight_ : 0;
+  int64_t resume_from = delivered_seq_;
+  for (size_t i = 0; i < keep; ++i) resume_from = std::max(resume_from, queue_[i].seq);
   queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(keep), queue_.end());
   json::object dropped{{"type", "stream.dropped"},
                        {"reason", "the client stopped reading: " + std::to_string(ctx_.options.sse_max_queued_frames) +
-                                      " frames waited a whole heartbeat interval"},
+                                      " frames waited longer than " + std::to_string(ctx_.options.sse_stall_timeout_ms) +
+                                      " ms"},
                        {"resume_from", resume_from}};
   closing_ = true;
   subscription_.reset();
-  Enqueue(Frame{DataFrame(dropped, 0), 0});
+  Enqueue(Frame{ControlFrame(dropped), 0});
 }
 
 void SseStream::Close() {

@@ -9,14 +9,16 @@
 // Flow control: frames wait in a queue of at most `sse_max_queued_frames`; while it is full no
 // more events are read (the cursor simply stays behind, the log keeps the events), and reading
 // resumes as the queue drains, so a client catching up on a large backlog is never dropped. A
-// client whose full queue makes no progress for a whole heartbeat interval has stopped reading:
-// it is sent a final stream.dropped frame saying where to resume, and the connection is closed.
+// client whose full queue has not moved for `sse_stall_timeout_ms` (checked at each heartbeat) has
+// stopped reading: it is sent a final stream.dropped frame saying where to resume, and the
+// connection is closed.
 // A client that disconnects ends the stream.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <array>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
@@ -43,7 +45,7 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
 
  private:
   struct Frame {
-    std::string bytes;
+    std::shared_ptr<const std::string> bytes;  // event frames are shared by every stream sending them
     int64_t seq = 0;  // 0 for frames that carry no event (comments, pings)
   };
   void WatchForDisconnect();
@@ -64,10 +66,10 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   std::deque<Frame> queue_;
   int64_t cursor_ = 0;          // last seq examined
   int64_t delivered_seq_ = 0;   // last seq whose frame was fully written
-  uint64_t frames_written_ = 0;
-  uint64_t frames_written_at_last_beat_ = 0;
+  std::chrono::steady_clock::time_point last_progress_;  // the last completed write
   bool pumping_ = false;
   bool writing_ = false;
+  size_t frames_in_flight_ = 0;  // the front frames of queue_ given to the current write
   bool closing_ = false;        // stop producing; close once the queue is written
   bool closed_ = false;
 };
