@@ -35,10 +35,12 @@ test: build-test
 $(BENCHDIR)/build.ninja: | deps
 	cmake -S . -B $(BENCHDIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_BUILD_TESTS=OFF -DCAIRN_BUILD_BENCH=ON
 
-# Runs the HTTP and storage benchmarks against a same-run baseline (see docs/performance.md).
+# Runs the benchmarks against same-run baselines (see docs/performance.md): the HTTP API against
+# raw SQLite and GET /health, then event streaming against nats-server.
 bench: deps $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
+	bench/sse/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build
