@@ -78,7 +78,7 @@ bool LocalEventBus::Fetch() {
     }
     if (events->empty()) return true;
     {
-      std::lock_guard lock(window_mu_);
+      std::unique_lock lock(window_mu_);
       for (auto& event : *events) window_.push_back(std::make_shared<const model::Event>(std::move(event)));
       while (window_.size() > window_events_) window_.pop_front();
       last_seq_ = window_.back()->seq;
@@ -93,7 +93,7 @@ void LocalEventBus::WakeSubscribers() {
 }
 
 bool LocalEventBus::InWindow(int64_t after_seq) const {
-  std::lock_guard lock(window_mu_);
+  std::shared_lock lock(window_mu_);
   if (after_seq >= last_seq_.load()) return true;  // nothing to read
   return !window_.empty() && after_seq >= window_.front()->seq - 1;
 }
@@ -101,7 +101,7 @@ bool LocalEventBus::InWindow(int64_t after_seq) const {
 Result<std::vector<EventPtr>> LocalEventBus::Read(int64_t after_seq, size_t limit) {
   std::vector<EventPtr> out;
   {
-    std::lock_guard lock(window_mu_);
+    std::shared_lock lock(window_mu_);
     int64_t published = last_seq_.load();
     if (after_seq >= published || limit == 0) return out;
     if (!window_.empty() && after_seq >= window_.front()->seq - 1) {

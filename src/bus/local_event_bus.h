@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 
 #include "base/metrics.h"
@@ -43,7 +44,7 @@ class LocalEventBus final : public EventBus {
   const size_t window_events_;
   std::atomic<int64_t> last_seq_;
 
-  mutable std::mutex window_mu_;
+  mutable std::shared_mutex window_mu_;  // readers (every stream's pump) share it; Fetch takes it alone
   std::deque<EventPtr> window_;  // consecutive seqs, newest at the back
 
   std::mutex signal_mu_;

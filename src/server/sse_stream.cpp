@@ -46,8 +46,12 @@ void SseStream::Start() {
   Enqueue(Frame{std::make_shared<const std::string>(kHeader), 0});
   std::weak_ptr<SseStream> weak = weak_from_this();
   auto executor = stream_.get_executor();
-  subscription_ = ctx_.bus->Subscribe([weak, executor] {
-    asio::post(executor, [weak] {
+  auto wake_posted = wake_posted_;
+  subscription_ = ctx_.bus->Subscribe([weak, executor, wake_posted] {
+    // Commits come faster than a busy stream pumps: one pending wake-up per stream is enough.
+    if (wake_posted->exchange(true)) return;
+    asio::post(executor, [weak, wake_posted] {
+      wake_posted->store(false);
       if (auto self = weak.lock()) self->Pump();
     });
   });

@@ -18,6 +18,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -61,6 +62,9 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   ServerContext& ctx_;
   std::shared_ptr<const SseSpec> spec_;
   std::unique_ptr<bus::Subscription> subscription_;
+  // Set while a wake-up is posted and not yet run (shared with the bus callback, which may outlive
+  // a pump but not the subscription).
+  std::shared_ptr<std::atomic<bool>> wake_posted_ = std::make_shared<std::atomic<bool>>(false);
   boost::asio::steady_timer heartbeat_;
   std::array<char, 512> discard_{};
   std::deque<Frame> queue_;

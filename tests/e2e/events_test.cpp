@@ -543,5 +543,55 @@ TEST_F(e2e_events_many, AThousandIdleStreamsAreHeldAndAllReceiveAnEvent) {
   streams.clear();  // disconnect all; the server notices and drops its subscribers
 }
 
+// Stored selectors: created, listed, used by id on a stream, deleted.
+TEST_F(e2e_events, StoredSelectorDrivesAStreamById) {
+  Response created = client().Post("/subscriptions/selectors",
+                                    R"({"name":"hot tasks","selector":{"schema_name":"task.v1","any_tags":["hot"]}})");
+  ASSERT_EQ(created.status, 201) << created.Describe();
+  json::object selector = ObjectOf(created);
+  const std::string id = StringAt(selector, "id");
+  EXPECT_EQ(StringAt(selector, "name"), "hot tasks");
+  EXPECT_EQ(selector.at("selector").at("schema_name"), "task.v1");
+
+  Response listed = client().Get("/subscriptions/selectors");
+  ASSERT_EQ(listed.status, 200) << listed.Describe();
+  ASSERT_EQ(ObjectOf(listed).at("items").as_array().size(), 1u) << listed.Describe();
+  EXPECT_EQ(client().Get("/subscriptions/selectors/" + id).status, 200);
+
+  auto stream = OpenStream("selector_id=" + id);
+  CreateOk(json::object{{"title", "cold"}, {"schema_name", "task.v1"}, {"tags", json::array{"cold"}}});
+  CreateOk(json::object{{"title", "other schema"}, {"schema_name", "note.v1"}, {"tags", json::array{"hot"}}});
+  CreateOk(json::object{{"title", "wanted"}, {"schema_name", "task.v1"}, {"tags", json::array{"hot"}}});
+  ASSERT_TRUE(stream->WaitForEvents(1, kWait)) << stream->Describe();
+  std::vector<SseFrame> events = stream->Events();
+  ASSERT_EQ(events.size(), 1u) << stream->Describe();
+  EXPECT_EQ(StringAt(events[0].Json().as_object(), "title"), "wanted");
+  stream->Stop();
+
+  // selector_id excludes other conditions; unknown ids are 404; deletion removes it.
+  EXPECT_TRUE(IsError(client().Get(StreamPath("selector_id=" + id + "&tag=x")), 400, "bad_request"));
+  EXPECT_TRUE(IsError(client().Get(StreamPath("selector_id=no-such-id")), 404, "not_found"));
+  EXPECT_EQ(client().Delete("/subscriptions/selectors/" + id).status, 204);
+  EXPECT_TRUE(IsError(client().Get("/subscriptions/selectors/" + id), 404, "not_found"));
+}
+
+TEST_F(e2e_events, StoredSelectorRejectsBadInputAndStoresNothing) {
+  const char* bad[] = {
+      R"({"name":"x"})",                                            // no selector
+      R"({"selector":{}})",                                         // no name
+      R"({"name":"x","selector":{"types":["breadcrumb.exploded"]}})",  // bad event type
+      R"({"name":"x","selector":{"path":"a/*b"}})",                 // bad glob
+      R"({"name":"x","selector":{},"extra":1})",                    // unknown field
+      R"({"name":"x","selector":{"context_match":[{"path":"$.a","op":"near","value":1}]}})",
+  };
+  for (const char* body : bad) {
+    Response r = client().Post("/subscriptions/selectors", body);
+    EXPECT_TRUE(IsError(r, 422, "validation_failed")) << body << " -> " << r.Describe();
+  }
+  Response listed = client().Get("/subscriptions/selectors");
+  ASSERT_EQ(listed.status, 200);
+  EXPECT_TRUE(ObjectOf(listed).at("items").as_array().empty()) << listed.Describe();
+}
+
 }  // namespace
 }  // namespace cairn::e2e
