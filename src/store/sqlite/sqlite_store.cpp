@@ -135,6 +135,9 @@ Result<SqliteStore::ReadLease> SqliteStore::AcquireReader() {
   }
   CAIRN_ASSIGN_OR_RETURN(auto conn, Connection::Open(options_.path, options_.synchronous));
   CAIRN_RETURN_IF_ERROR(conn->Exec("PRAGMA query_only=1"));
+  // Readers are many (one per thread that reads); SQLite's default 2 MiB page cache each would
+  // dominate the process's memory while the OS page cache already holds the hot pages.
+  CAIRN_RETURN_IF_ERROR(conn->Exec("PRAGMA cache_size=-512"));
   return ReadLease(this, std::move(conn));
 }
 
