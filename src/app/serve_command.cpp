@@ -1,5 +1,6 @@
 #include "app/serve_command.h"
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -78,6 +79,11 @@ int Fail(const Status& status) {
   return 1;
 }
 
+// glibc gives each thread that allocates heavily an arena of its own and keeps its high-water mark
+// resident; with 30-odd worker threads serving large list pages that alone broke the memory
+// budget (docs/performance.md). Four arenas are enough for two to a few cores.
+void LimitMallocArenas() { mallopt(M_ARENA_MAX, 4); }
+
 // Event streams hold a socket each; lift the soft descriptor limit to the hard one.
 void RaiseFileLimit() {
   rlimit limit{};
@@ -119,6 +125,7 @@ int RunServe(const std::vector<std::string>& args) {
   }
 
   RaiseFileLimit();
+  LimitMallocArenas();
   std::error_code fs_error;
   std::filesystem::create_directories(settings.GetString("data_dir"), fs_error);
   if (fs_error) return Fail(Status::Internal("cannot create data dir: " + fs_error.message()));
