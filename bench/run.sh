@@ -84,6 +84,7 @@ stop_server() {
   SERVER_PID=""
 }
 
+# shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
   local rc=$?
   stop_server
@@ -359,12 +360,13 @@ row() { printf '%-31s %11s  %-24s %-6s %-22s %-9s %s\n' "$@"; }
   echo "load average: start $(grep '^loadavg_start=' "$RESULTS/machine.txt" | cut -d= -f2), end $(loadavg)" \
        "(above ~$(nproc) means other work shared the CPUs: absolute figures are noisy, ratios less so)"
   busy=$(awk -v l="$(grep '^loadavg_start=' "$RESULTS/machine.txt" | cut -d= -f2 | cut -d' ' -f1)" \
-            -v m="$(median $(for r in $(seq 1 "$ROUNDS"); do val "raw_sqlite_$r" txn_p50_us; done))" \
+            -v m="$(mapfile -t p50s < <(for r in $(seq 1 "$ROUNDS"); do val "raw_sqlite_$r" txn_p50_us; done)
+                    median "${p50s[@]}")" \
             -v n="$(nproc)" 'BEGIN { print (l + 0 > n || m + 0 > 1000) ? 1 : 0 }')
   if ((busy)); then
     echo "NOTE: the machine was busy (load average above nproc, or the raw SQLite commit median above 1 ms)."
-    echo "      A single-threaded fsync per commit suffers most from CPU contention (the journal thread waits"
-    echo "      for a CPU), so the create ratio is inflated; re-run on a quiet machine for comparable figures."
+    echo "      The raw baseline waits for one fsync per create, and CPU contention delays each wake-up (commits"
+    echo "      of ~4 ms instead of ~0.1 ms were seen), so the create ratio is inflated; re-run on a quiet machine."
   fi
   echo
   row "measure (median of rounds)" "value" "same-run baseline" "ratio" "per-round ratios" "target" "result"
@@ -374,7 +376,7 @@ row() { printf '%-31s %11s  %-24s %-6s %-22s %-9s %s\n' "$@"; }
       "${GR[*]}" ">= 0.70" "$get_result"
   row "POST /breadcrumbs p99" "$(ms "$(median "${PP99[@]}")")" "raw txn p99 $(ms "$(median "${RP99[@]}")")" "-" \
       "$(for v in "${PP99[@]}"; do printf '%s ' "$(awk -v u="$v" 'BEGIN { printf "%.1f", u / 1000 }')"; done)" "report" "-"
-  row "RSS after $LOAD_RECORDS records" "$rss_mb MB" \
+  row "RSS after $LOAD_RECORDS records" "$rss_mb${RSS_LOADED_KB:+ MB}" \
       "at start $(awk -v k="$RSS_START_KB" 'BEGIN { printf "%.1f", k / 1024 }') MB" "-" "-" "<= 150 MB" "$rss_result"
   echo
   echo "per scenario (round by round):"
