@@ -1,6 +1,7 @@
--- GET /breadcrumbs/{id} over ids created beforehand, round-robin; each thread starts at a different
--- offset. The ids file (one id per line) is the first script argument (`wrk ... -- FILE`) or
--- $BENCH_IDS_FILE.
+-- GET /breadcrumbs/{id} over ids created beforehand, round-robin. The threads start evenly spaced
+-- around the list ($BENCH_WRK_THREADS tells how many there are), so no thread re-reads an id
+-- another read shortly before: with more ids than the server's read cache holds, every read misses.
+-- The ids file (one id per line) is the first script argument (`wrk ... -- FILE`) or $BENCH_IDS_FILE.
 local dir = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 dofile(dir .. "common.lua")
 
@@ -17,7 +18,8 @@ function init(args)
   end
   file:close()
   if #requests == 0 then error("get_breadcrumb.lua: no ids in " .. path) end
-  next_index = ((tid or 0) * 7919) % #requests + 1
+  local threads = tonumber(os.getenv("BENCH_WRK_THREADS") or "1")
+  next_index = math.floor((tid or 0) * #requests / threads) % #requests + 1
 end
 
 function request()

@@ -14,7 +14,7 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"worker_threads", K::kInt, "32", "Threads for blocking handlers (writes wait for group commit there).", 1, 1024},
       {"sync", K::kString, "full", "SQLite durability: full (fsync every commit) or normal (survives process crashes only)."},
       {"write_queue_limit", K::kInt, "10000", "Writes waiting for commit beyond this are refused with 429.", 1, kMaxInt},
-      {"read_cache_entries", K::kInt, "32768", "Recently read breadcrumbs kept in memory for point reads (0 disables); about 2 KiB each with 1 KiB contexts.", 0, 10'000'000},
+      {"read_cache_entries", K::kInt, "16384", "Recently read breadcrumbs kept in memory for point reads (0 disables); about 2 KiB each with 1 KiB contexts.", 0, 10'000'000},
       {"write_batch_max", K::kInt, "256", "Most writes committed in one transaction (group commit).", 1, 100000},
       {"max_body_bytes", K::kInt, "2097152", "Largest request body accepted (413 above).", 1024, 1LL << 30},
       {"max_header_bytes", K::kInt, "16384", "Largest request header block accepted (431 above).", 1024, 1 << 20},
