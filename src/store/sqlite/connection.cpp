@@ -108,6 +108,11 @@ Status Connection::Exec(std::string_view sql) {
   return Status::Ok();
 }
 
+Status Connection::ExecCached(const std::string& sql) {
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, Prepare(sql));
+  return stmt->Run();
+}
+
 Result<std::unique_ptr<Statement>> Connection::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it == cache_.end()) {

@@ -61,6 +61,9 @@ class Connection {
   ~Connection();
 
   Status Exec(std::string_view sql);
+  // Runs one statement that returns no rows through the statement cache: for the few statements
+  // run on every write (BEGIN, SAVEPOINT, COMMIT), which Exec() would parse each time.
+  Status ExecCached(const std::string& sql);
   // A cached prepared statement for `sql`.
   Result<std::unique_ptr<Statement>> Prepare(const std::string& sql);
   int64_t LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }

@@ -66,7 +66,7 @@ void GroupCommitWriter::Run() {
 
 void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
   auto started = std::chrono::steady_clock::now();
-  Status begin = conn_->Exec("BEGIN IMMEDIATE");
+  Status begin = conn_->ExecCached("BEGIN IMMEDIATE");
   if (!begin.ok()) {
     CAIRN_LOG_ERROR("store: cannot begin a write transaction: {}", begin.message());
     for (auto& pending : batch) pending.done.set_value(begin);
@@ -75,15 +75,15 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
   std::vector<Status> results;
   results.reserve(batch.size());
   for (auto& pending : batch) {
-    Status status = conn_->Exec("SAVEPOINT w");
+    Status status = conn_->ExecCached("SAVEPOINT w");
     if (status.ok()) {
       status = pending.fn(*conn_);
-      if (!status.ok()) (void)conn_->Exec("ROLLBACK TO w");
-      (void)conn_->Exec("RELEASE w");
+      if (!status.ok()) (void)conn_->ExecCached("ROLLBACK TO w");
+      (void)conn_->ExecCached("RELEASE w");
     }
     results.push_back(std::move(status));
   }
-  Status commit = conn_->Exec("COMMIT");
+  Status commit = conn_->ExecCached("COMMIT");
   if (!commit.ok()) {
     CAIRN_LOG_ERROR("store: commit of {} writes failed: {}", batch.size(), commit.message());
     (void)conn_->Exec("ROLLBACK");
