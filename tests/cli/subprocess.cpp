@@ -38,28 +38,21 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
   return out;
 }
 
-}  // namespace
-
-ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options) {
-  ProcessResult result;
-  int in_pipe[2];
-  int out_pipe[2];
-  int err_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-    result.err = std::string("pipe: ") + std::strerror(errno);
-    return result;
-  }
-  // Everything the child needs is prepared before fork: only async-signal-safe calls after it.
+// Forks and execs `argv` with the pipes as its stdin/stdout/stderr. Returns the child's pid, or -1
+// with `error` set (then the six descriptors are closed). Everything the child needs is prepared
+// before fork: only async-signal-safe calls happen after it.
+pid_t Spawn(const std::vector<std::string>& argv, const ProcessOptions& options, const int in_pipe[2],
+            const int out_pipe[2], const int err_pipe[2], std::string& error) {
   std::vector<std::string> args = argv;
   std::vector<std::string> env = ChildEnvironment(options);
   std::vector<char*> c_args = CStrings(args);
   std::vector<char*> c_env = CStrings(env);
   const pid_t parent = getpid();
-
   const pid_t pid = fork();
   if (pid < 0) {
-    result.err = std::string("fork: ") + std::strerror(errno);
-    return result;
+    error = std::string("fork: ") + std::strerror(errno);
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    return -1;
   }
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test
@@ -72,6 +65,22 @@ ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOpti
     (void)!write(2, message, sizeof message - 1);
     _exit(127);
   }
+  return pid;
+}
+
+}  // namespace
+
+ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  ProcessResult result;
+  int in_pipe[2];
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    result.err = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  const pid_t pid = Spawn(argv, options, in_pipe, out_pipe, err_pipe, result.err);
+  if (pid < 0) return result;
   close(in_pipe[0]);
   close(out_pipe[1]);
   close(err_pipe[1]);
@@ -146,28 +155,8 @@ StreamingProcess::StreamingProcess(const std::vector<std::string>& argv, const P
     err_ = std::string("pipe: ") + std::strerror(errno);
     return;
   }
-  std::vector<std::string> args = argv;
-  std::vector<std::string> env = ChildEnvironment(options);
-  std::vector<char*> c_args = CStrings(args);
-  std::vector<char*> c_env = CStrings(env);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    err_ = std::string("fork: ") + std::strerror(errno);
-    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
-    return;
-  }
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a crashed test
-    if (getppid() != parent) _exit(127);
-    dup2(in_pipe[0], 0);
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    execve(c_args[0], c_args.data(), c_env.data());
-    const char message[] = "exec failed\n";
-    (void)!write(2, message, sizeof message - 1);
-    _exit(127);
-  }
+  const pid_t pid = Spawn(argv, options, in_pipe, out_pipe, err_pipe, err_);
+  if (pid < 0) return;
   pid_ = pid;
   close(in_pipe[0]);
   close(in_pipe[1]);  // an empty stdin
