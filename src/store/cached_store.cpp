@@ -94,6 +94,14 @@ Status CachedStore::Delete(const model::WriteContext& ctx, const std::string& id
   return status;
 }
 
+Result<std::vector<WriteOutcome>> CachedStore::Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) {
+  auto result = inner_->Apply(ctx, ops);
+  for (const WriteOp& op : ops) {
+    if (op.kind != WriteOp::Kind::kCreate) Invalidate(Key(ctx.owner_id, op.id));
+  }
+  return result;
+}
+
 Result<Page> CachedStore::List(const std::string& owner_id, const model::BreadcrumbQuery& query) {
   return inner_->List(owner_id, query);
 }

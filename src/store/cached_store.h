@@ -36,6 +36,7 @@ class CachedStore final : public Store {
   Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
                                    const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version) override;
   Status Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) override;
+  Result<std::vector<WriteOutcome>> Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) override;
   Result<Page> List(const std::string& owner_id, const model::BreadcrumbQuery& query) override;
   Result<std::vector<model::BreadcrumbVersion>> History(const std::string& owner_id, const std::string& id) override;
   Result<int64_t> SweepExpired() override;

@@ -40,6 +40,9 @@ class FakeStore final : public Store {
   Status Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t>) override {
     return records.erase(ctx.owner_id + "/" + id) ? Status::Ok() : Status::NotFound("missing");
   }
+  Result<std::vector<WriteOutcome>> Apply(const model::WriteContext&, const std::vector<WriteOp>&) override {
+    return Status::Internal("batches are covered by the store contract test");
+  }
   Result<Page> List(const std::string&, const model::BreadcrumbQuery&) override { return Page{}; }
   Result<std::vector<model::BreadcrumbVersion>> History(const std::string&, const std::string&) override {
     return std::vector<model::BreadcrumbVersion>{};

@@ -30,6 +30,45 @@ struct Page {
   std::optional<std::string> next_cursor;  // absent on the last page
 };
 
+// One write of a batch (Store::Apply). Build it with the factories.
+struct WriteOp {
+  enum class Kind { kCreate, kUpdate, kDelete };
+  Kind kind = Kind::kCreate;
+  model::BreadcrumbDraft draft;             // kCreate
+  std::string idempotency_key;              // kCreate; empty: none
+  std::string id;                           // kUpdate, kDelete
+  model::BreadcrumbPatch patch;             // kUpdate
+  std::optional<int64_t> expected_version;  // kUpdate, kDelete: If-Match
+
+  static WriteOp Create(model::BreadcrumbDraft draft, std::string idempotency_key = "") {
+    WriteOp op;
+    op.draft = std::move(draft);
+    op.idempotency_key = std::move(idempotency_key);
+    return op;
+  }
+  static WriteOp Update(std::string id, model::BreadcrumbPatch patch, std::optional<int64_t> expected_version = {}) {
+    WriteOp op;
+    op.kind = Kind::kUpdate;
+    op.id = std::move(id);
+    op.patch = std::move(patch);
+    op.expected_version = expected_version;
+    return op;
+  }
+  static WriteOp Delete(std::string id, std::optional<int64_t> expected_version = {}) {
+    WriteOp op;
+    op.kind = Kind::kDelete;
+    op.id = std::move(id);
+    op.expected_version = expected_version;
+    return op;
+  }
+};
+
+// What one op of a batch wrote: the created or updated record, or the record as it was deleted.
+struct WriteOutcome {
+  model::Breadcrumb breadcrumb;
+  bool replayed = false;  // a create answered by an earlier use of its idempotency key
+};
+
 struct StoreStats {
   int64_t records = 0;
   int64_t last_event_seq = 0;
@@ -64,6 +103,12 @@ class Store {
   // Deletes the record and its history, appending a `breadcrumb.deleted` event.
   virtual Status Delete(const model::WriteContext& ctx, const std::string& id,
                         std::optional<int64_t> expected_version) = 0;
+
+  // Applies `ops` in order as one transaction: either every op commits, each with its own event
+  // (in op order, consecutive seqs), or none does and the first failing op's Status is returned
+  // with its index in the message. Each op behaves as the single call of the same kind would.
+  // Returns one outcome per op, in order.
+  virtual Result<std::vector<WriteOutcome>> Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) = 0;
 
   // Runs a query. A malformed cursor is kInvalidArgument.
   virtual Result<Page> List(const std::string& owner_id, const model::BreadcrumbQuery& query) = 0;

@@ -540,6 +540,45 @@ TEST_P(StoreContractTest, EventSequenceGrowsByOnePerSuccessfulWrite) {
   EXPECT_EQ(LastSeq(), 4);
 }
 
+TEST_P(StoreContractTest, ApplyCommitsEveryWriteWithItsEventInOrder) {
+  model::Breadcrumb a = Create(Draft("a", R"({"n":1})"));
+  model::Breadcrumb doomed = Create(Draft("doomed"));
+  ASSERT_EQ(store_->Get("default", a.id).value().title, "a");  // warms the read cache
+  BreadcrumbPatch p;
+  p.title.Set("a2");
+  auto applied = store_->Apply(ctx_, {WriteOp::Create(Draft("b", "{}", {}, "batch/b")), WriteOp::Update(a.id, p, 1),
+                                      WriteOp::Delete(doomed.id)});
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  ASSERT_EQ(applied->size(), 3u);
+  EXPECT_EQ((*applied)[0].breadcrumb.title, "b");
+  EXPECT_EQ((*applied)[1].breadcrumb.version, 2);
+  EXPECT_EQ((*applied)[2].breadcrumb.id, doomed.id);
+  EXPECT_EQ(LastSeq(), 5);
+  EXPECT_EQ(store_->Get("default", a.id).value().title, "a2");
+  EXPECT_EQ(store_->Get("default", doomed.id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Records(), 2);
+}
+
+TEST_P(StoreContractTest, ApplyChangesNothingWhenOneWriteFails) {
+  model::Breadcrumb a = Create(Draft("a"));
+  ASSERT_EQ(store_->Get("default", a.id).value().title, "a");
+  Create(Draft("holder", "{}", {}, "taken"));
+  BreadcrumbPatch p;
+  p.title.Set("changed");
+  auto applied = store_->Apply(ctx_, {WriteOp::Update(a.id, p), WriteOp::Create(Draft("c", "{}", {}, "taken"))});
+  ASSERT_FALSE(applied.ok());
+  EXPECT_EQ(applied.status().code(), StatusCode::kConflict);
+  EXPECT_NE(applied.status().message().find("write 1"), std::string::npos) << applied.status().message();
+  EXPECT_EQ(store_->Get("default", a.id).value().title, "a");
+  EXPECT_EQ(store_->Get("default", a.id).value().version, 1);
+  EXPECT_EQ(LastSeq(), 2);
+  EXPECT_EQ(Records(), 2);
+  auto stale = store_->Apply(ctx_, {WriteOp::Create(Draft("d")), WriteOp::Update(a.id, p, 7)});
+  EXPECT_EQ(stale.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(LastSeq(), 2);
+  EXPECT_EQ(store_->Apply(ctx_, {}).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_P(StoreContractTest, DataSurvivesReopen) {
   model::Breadcrumb c = Create(Draft("durable", R"({"v":1})", {"t"}, "d/1"));
   BreadcrumbPatch p;

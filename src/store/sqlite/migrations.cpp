@@ -114,6 +114,14 @@ CREATE TABLE webhook_dead_letters (
 CREATE INDEX webhook_dead_letters_owner ON webhook_dead_letters(owner_id, id);
 CREATE INDEX webhook_dead_letters_webhook ON webhook_dead_letters(webhook_id, id);
 )sql",
+      // 3: the durable positions of event-log consumers (executors).
+      R"sql(
+CREATE TABLE consumer_cursors (
+  consumer TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql",
   };
   return kMigrations;
 }

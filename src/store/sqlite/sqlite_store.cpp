@@ -165,67 +165,116 @@ Status SqliteStore::Write(const std::function<Status(Connection&, int64_t* recor
   return status;
 }
 
+Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteContext& ctx,
+                                           const model::BreadcrumbDraft& draft, const std::string& idempotency_key,
+                                           int64_t now, int64_t* record_delta) {
+  CreateResult result;
+  std::string fingerprint = idempotency_key.empty() ? "" : DraftFingerprint(draft);
+  if (!idempotency_key.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(auto seen, conn.Prepare("SELECT fingerprint, breadcrumb_id FROM idempotency_keys "
+                                                   "WHERE owner_id = ?1 AND key = ?2"));
+    seen->Bind(1, std::string_view(ctx.owner_id)).Bind(2, std::string_view(idempotency_key));
+    CAIRN_ASSIGN_OR_RETURN(bool found, seen->Step());
+    if (found) {
+      if (seen->Text(0) != fingerprint) {
+        return Status::Conflict("Idempotency-Key was already used with a different request");
+      }
+      std::string id(seen->Text(1));
+      seen.reset();
+      auto earlier = LoadBreadcrumb(conn, ctx.owner_id, id, now, nullptr);
+      if (!earlier.ok()) {
+        return Status::Conflict("Idempotency-Key was used for breadcrumb " + id + ", which no longer exists");
+      }
+      result.breadcrumb = std::move(earlier).value();
+      result.replayed = true;
+      return result;
+    }
+  }
+  model::Breadcrumb& c = result.breadcrumb;
+  c.id = ids_.Next();
+  c.owner_id = ctx.owner_id;
+  c.schema_name = draft.schema_name;
+  c.title = draft.title;
+  c.description = draft.description;
+  c.tags = draft.tags;
+  c.context = draft.context;
+  c.path = draft.path;
+  c.llm_hints = draft.llm_hints;
+  c.version = 1;
+  c.visibility = draft.visibility;
+  c.sensitivity = draft.sensitivity;
+  c.ttl_micros = draft.ttl_micros;
+  c.created_by = c.updated_by = ctx.actor;
+  c.trace = draft.trace.value_or(model::Trace{});
+  if (c.trace.trace_id.empty()) c.trace.trace_id = c.id;
+  c.created_at = c.updated_at = now;
+  SealContext(c);
+  CAIRN_ASSIGN_OR_RETURN(int64_t rid, WithPathReclaim(conn, ctx.owner_id, c.path, now, record_delta,
+                                                      [&] { return InsertBreadcrumb(conn, c); }));
+  (void)rid;
+  ++*record_delta;
+  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.created", c, ctx.actor, now));
+  if (!idempotency_key.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(auto remember, conn.Prepare("INSERT INTO idempotency_keys(owner_id, key, fingerprint, "
+                                                       "breadcrumb_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    CAIRN_RETURN_IF_ERROR(remember->Bind(1, std::string_view(ctx.owner_id)).Bind(2, std::string_view(idempotency_key))
+                              .Bind(3, std::string_view(fingerprint)).Bind(4, std::string_view(c.id)).Bind(5, now)
+                              .Run());
+  }
+  return result;
+}
+
+Result<model::Breadcrumb> SqliteStore::UpdateIn(Connection& conn, const model::WriteContext& ctx, const std::string& id,
+                                                const model::BreadcrumbPatch& patch,
+                                                std::optional<int64_t> expected_version, int64_t now,
+                                                int64_t* record_delta) {
+  int64_t rid = 0;
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
+  if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
+  CAIRN_RETURN_IF_ERROR(ArchiveVersion(conn, rid, current));
+  model::Breadcrumb updated = current;
+  if (patch.schema_name.set) updated.schema_name = patch.schema_name.value;
+  if (patch.title.set) updated.title = patch.title.value;
+  if (patch.description.set) updated.description = patch.description.value;
+  if (patch.tags.set) updated.tags = patch.tags.value;
+  if (patch.context.set) updated.context = patch.context.value;
+  if (patch.path.set) updated.path = patch.path.value;
+  if (patch.llm_hints.set) updated.llm_hints = patch.llm_hints.value;
+  if (patch.visibility.set) updated.visibility = patch.visibility.value;
+  if (patch.sensitivity.set) updated.sensitivity = patch.sensitivity.value;
+  if (patch.ttl_micros.set) updated.ttl_micros = patch.ttl_micros.value;
+  updated.version = current.version + 1;
+  updated.updated_by = ctx.actor;
+  updated.updated_at = now;
+  SealContext(updated);
+  const std::vector<std::string>* old_tags = patch.tags.set ? &current.tags : nullptr;
+  std::optional<std::string> new_path = patch.path.set && updated.path != current.path ? updated.path : std::nullopt;
+  CAIRN_RETURN_IF_ERROR(WithPathReclaim(conn, ctx.owner_id, new_path, now, record_delta, [&] {
+    return UpdateBreadcrumb(conn, rid, updated, old_tags);
+  }));
+  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.updated", updated, ctx.actor, now));
+  return updated;
+}
+
+Result<model::Breadcrumb> SqliteStore::DeleteIn(Connection& conn, const model::WriteContext& ctx, const std::string& id,
+                                                std::optional<int64_t> expected_version, int64_t now,
+                                                int64_t* record_delta) {
+  int64_t rid = 0;
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
+  if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
+  current.updated_by = ctx.actor;
+  --*record_delta;
+  CAIRN_RETURN_IF_ERROR(RemoveWithEvent(conn, rid, current, ctx.actor, now));
+  return current;
+}
+
 Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                          const std::string& idempotency_key) {
-  std::string fingerprint = idempotency_key.empty() ? "" : DraftFingerprint(draft);
   CreateResult result;
-  Status status = Write([&](Connection& conn, int64_t* record_delta) -> Status {
-    int64_t now = clock_.NowMicros();
-    if (!idempotency_key.empty()) {
-      CAIRN_ASSIGN_OR_RETURN(auto seen, conn.Prepare("SELECT fingerprint, breadcrumb_id FROM idempotency_keys "
-                                                     "WHERE owner_id = ?1 AND key = ?2"));
-      seen->Bind(1, std::string_view(ctx.owner_id)).Bind(2, std::string_view(idempotency_key));
-      CAIRN_ASSIGN_OR_RETURN(bool found, seen->Step());
-      if (found) {
-        if (seen->Text(0) != fingerprint) {
-          return Status::Conflict("Idempotency-Key was already used with a different request");
-        }
-        std::string id(seen->Text(1));
-        seen.reset();
-        auto earlier = LoadBreadcrumb(conn, ctx.owner_id, id, now, nullptr);
-        if (!earlier.ok()) {
-          return Status::Conflict("Idempotency-Key was used for breadcrumb " + id + ", which no longer exists");
-        }
-        result.breadcrumb = std::move(earlier).value();
-        result.replayed = true;
-        return Status::Ok();
-      }
-    }
-    model::Breadcrumb& c = result.breadcrumb;
-    c = model::Breadcrumb{};
-    c.id = ids_.Next();
-    c.owner_id = ctx.owner_id;
-    c.schema_name = draft.schema_name;
-    c.title = draft.title;
-    c.description = draft.description;
-    c.tags = draft.tags;
-    c.context = draft.context;
-    c.path = draft.path;
-    c.llm_hints = draft.llm_hints;
-    c.version = 1;
-    c.visibility = draft.visibility;
-    c.sensitivity = draft.sensitivity;
-    c.ttl_micros = draft.ttl_micros;
-    c.created_by = c.updated_by = ctx.actor;
-    c.trace = draft.trace.value_or(model::Trace{});
-    if (c.trace.trace_id.empty()) c.trace.trace_id = c.id;
-    c.created_at = c.updated_at = now;
-    SealContext(c);
-    CAIRN_ASSIGN_OR_RETURN(int64_t rid, WithPathReclaim(conn, ctx.owner_id, c.path, now, record_delta,
-                                                        [&] { return InsertBreadcrumb(conn, c); }));
-    (void)rid;
-    ++*record_delta;
-    CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.created", c, ctx.actor, now));
-    if (!idempotency_key.empty()) {
-      CAIRN_ASSIGN_OR_RETURN(auto remember, conn.Prepare("INSERT INTO idempotency_keys(owner_id, key, fingerprint, "
-                                                         "breadcrumb_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"));
-      CAIRN_RETURN_IF_ERROR(remember->Bind(1, std::string_view(ctx.owner_id)).Bind(2, std::string_view(idempotency_key))
-                                .Bind(3, std::string_view(fingerprint)).Bind(4, std::string_view(c.id)).Bind(5, now)
-                                .Run());
-    }
+  CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(result, CreateIn(conn, ctx, draft, idempotency_key, clock_.NowMicros(), record_delta));
     return Status::Ok();
-  });
-  CAIRN_RETURN_IF_ERROR(status);
+  }));
   return result;
 }
 
@@ -238,48 +287,54 @@ Result<model::Breadcrumb> SqliteStore::Update(const model::WriteContext& ctx, co
                                               const model::BreadcrumbPatch& patch,
                                               std::optional<int64_t> expected_version) {
   model::Breadcrumb updated;
-  Status status = Write([&](Connection& conn, int64_t* record_delta) -> Status {
-    int64_t now = clock_.NowMicros();
-    int64_t rid = 0;
-    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
-    if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
-    CAIRN_RETURN_IF_ERROR(ArchiveVersion(conn, rid, current));
-    updated = current;
-    if (patch.schema_name.set) updated.schema_name = patch.schema_name.value;
-    if (patch.title.set) updated.title = patch.title.value;
-    if (patch.description.set) updated.description = patch.description.value;
-    if (patch.tags.set) updated.tags = patch.tags.value;
-    if (patch.context.set) updated.context = patch.context.value;
-    if (patch.path.set) updated.path = patch.path.value;
-    if (patch.llm_hints.set) updated.llm_hints = patch.llm_hints.value;
-    if (patch.visibility.set) updated.visibility = patch.visibility.value;
-    if (patch.sensitivity.set) updated.sensitivity = patch.sensitivity.value;
-    if (patch.ttl_micros.set) updated.ttl_micros = patch.ttl_micros.value;
-    updated.version = current.version + 1;
-    updated.updated_by = ctx.actor;
-    updated.updated_at = now;
-    SealContext(updated);
-    const std::vector<std::string>* old_tags = patch.tags.set ? &current.tags : nullptr;
-    std::optional<std::string> new_path = patch.path.set && updated.path != current.path ? updated.path : std::nullopt;
-    CAIRN_RETURN_IF_ERROR(WithPathReclaim(conn, ctx.owner_id, new_path, now, record_delta, [&] {
-      return UpdateBreadcrumb(conn, rid, updated, old_tags);
-    }));
-    return AppendEvent(conn, "breadcrumb.updated", updated, ctx.actor, now);
-  });
-  CAIRN_RETURN_IF_ERROR(status);
+  CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(updated, UpdateIn(conn, ctx, id, patch, expected_version, clock_.NowMicros(), record_delta));
+    return Status::Ok();
+  }));
   return updated;
 }
 
 Status SqliteStore::Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) {
   return Write([&](Connection& conn, int64_t* record_delta) -> Status {
-    int64_t now = clock_.NowMicros();
-    int64_t rid = 0;
-    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
-    if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
-    current.updated_by = ctx.actor;
-    --*record_delta;
-    return RemoveWithEvent(conn, rid, current, ctx.actor, now);
+    return DeleteIn(conn, ctx, id, expected_version, clock_.NowMicros(), record_delta).status();
   });
+}
+
+Result<std::vector<WriteOutcome>> SqliteStore::Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) {
+  if (ops.empty()) return Status::InvalidArgument("a batch needs at least one write");
+  std::vector<WriteOutcome> outcomes;
+  CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
+    outcomes.clear();
+    int64_t now = clock_.NowMicros();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const WriteOp& op = ops[i];
+      Result<WriteOutcome> done = [&]() -> Result<WriteOutcome> {
+        switch (op.kind) {
+          case WriteOp::Kind::kCreate: {
+            CAIRN_ASSIGN_OR_RETURN(CreateResult created, CreateIn(conn, ctx, op.draft, op.idempotency_key, now, record_delta));
+            return WriteOutcome{std::move(created.breadcrumb), created.replayed};
+          }
+          case WriteOp::Kind::kUpdate: {
+            CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb updated,
+                                   UpdateIn(conn, ctx, op.id, op.patch, op.expected_version, now, record_delta));
+            return WriteOutcome{std::move(updated), false};
+          }
+          case WriteOp::Kind::kDelete: {
+            CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb deleted, DeleteIn(conn, ctx, op.id, op.expected_version, now, record_delta));
+            return WriteOutcome{std::move(deleted), false};
+          }
+        }
+        return Status::Internal("unknown write kind");
+      }();
+      if (!done.ok()) {
+        const Status& failed = done.status();
+        return Status(failed.code(), "write " + std::to_string(i) + " of the batch: " + failed.message(), failed.field());
+      }
+      outcomes.push_back(std::move(done).value());
+    }
+    return Status::Ok();
+  }));
+  return outcomes;
 }
 
 Result<Page> SqliteStore::List(const std::string& owner_id, const model::BreadcrumbQuery& query) {

@@ -17,6 +17,7 @@
 #include "store/sqlite/connection.h"
 #include "store/sqlite/group_commit_writer.h"
 #include "store/event_log.h"
+#include "store/cursor_store.h"
 #include "store/store.h"
 #include "store/webhook_store.h"
 
@@ -29,7 +30,7 @@ struct SqliteStoreOptions {
   int64_t idempotency_retention_micros = 24LL * 3600 * 1'000'000;
 };
 
-class SqliteStore final : public Store, public EventLog, public WebhookStore {
+class SqliteStore final : public Store, public EventLog, public WebhookStore, public CursorStore {
  public:
   // Opens the database and runs migrations. `clock` and `metrics` must outlive the store;
   // `metrics` may be null.
@@ -43,6 +44,7 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore {
   Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
                                    const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version) override;
   Status Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) override;
+  Result<std::vector<WriteOutcome>> Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) override;
   Result<Page> List(const std::string& owner_id, const model::BreadcrumbQuery& query) override;
   Result<std::vector<model::BreadcrumbVersion>> History(const std::string& owner_id, const std::string& id) override;
   Result<int64_t> SweepExpired() override;
@@ -71,6 +73,11 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore {
                                              std::optional<int64_t> status, const std::string& error) override;
   Status DeleteDeadLetter(const std::string& owner_id, const std::string& id) override;
 
+  // CursorStore (sqlite_cursors.cpp)
+  Result<std::optional<int64_t>> LoadCursor(const std::string& consumer) override;
+  Status SaveCursor(const std::string& consumer, int64_t seq) override;
+  Status DeleteCursor(const std::string& consumer) override;
+
  private:
   SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
 
@@ -84,6 +91,15 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore {
   // Submits `fn` to the writer. `fn` adds to `*record_delta` the records it created (+) or removed
   // (-); the count is applied only if the write commits.
   Status Write(const std::function<Status(Connection&, int64_t* record_delta)>& fn);
+
+  // The bodies of Create, Update and Delete, run inside a write transaction (shared with Apply).
+  Result<CreateResult> CreateIn(Connection& conn, const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
+                                const std::string& idempotency_key, int64_t now, int64_t* record_delta);
+  Result<model::Breadcrumb> UpdateIn(Connection& conn, const model::WriteContext& ctx, const std::string& id,
+                                     const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version,
+                                     int64_t now, int64_t* record_delta);
+  Result<model::Breadcrumb> DeleteIn(Connection& conn, const model::WriteContext& ctx, const std::string& id,
+                                     std::optional<int64_t> expected_version, int64_t now, int64_t* record_delta);
 
   SqliteStoreOptions options_;
   const Clock& clock_;

@@ -1,4 +1,5 @@
-// The WebhookStore contract (store/webhook_store.h) on SqliteStore, in a fresh temporary directory.
+// The WebhookStore and CursorStore contracts (store/webhook_store.h, store/cursor_store.h) on
+// SqliteStore, in a fresh temporary directory.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -183,6 +184,20 @@ TEST_F(SqliteWebhookStoreTest, DeadLettersAdvanceCursorListRetryDelete) {
   ASSERT_TRUE(store_->DeleteWebhook("default", hook.id).ok());
   EXPECT_EQ(store_->GetDeadLetter("default", second->id).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->DeadLetterAndAdvance(Letter(hook, 3)).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(SqliteWebhookStoreTest, ConsumerCursorsPersistWithoutEvents) {
+  EXPECT_FALSE(store_->LoadCursor("tool:echo").value().has_value());
+  ASSERT_TRUE(store_->SaveCursor("tool:echo", 7).ok());
+  ASSERT_TRUE(store_->SaveCursor("tool:sleep", 3).ok());
+  ASSERT_TRUE(store_->SaveCursor("tool:echo", 9).ok());
+  EXPECT_EQ(store_->Stats().value().last_event_seq, 0);  // cursor writes are not events
+  Reopen();
+  EXPECT_EQ(store_->LoadCursor("tool:echo").value(), std::optional<int64_t>(9));
+  EXPECT_EQ(store_->LoadCursor("tool:sleep").value(), std::optional<int64_t>(3));
+  ASSERT_TRUE(store_->DeleteCursor("tool:echo").ok());
+  ASSERT_TRUE(store_->DeleteCursor("tool:none").ok());
+  EXPECT_FALSE(store_->LoadCursor("tool:echo").value().has_value());
 }
 
 }  // namespace
