@@ -1,0 +1,150 @@
+#include "model/subscription.h"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <set>
+
+namespace cairn::model {
+namespace json = boost::json;
+namespace {
+
+Result<FetchMethod> ParseFetchMethod(const std::string& field, std::string_view name) {
+  if (name == "event_data") return FetchMethod::kEventData;
+  if (name == "latest") return FetchMethod::kLatest;
+  if (name == "recent") return FetchMethod::kRecent;
+  if (name == "vector") {
+    return Status::Validation(field, "fetch method 'vector' needs vector search, which this cairn does not have yet; "
+                                     "use 'latest' or 'recent'");
+  }
+  return Status::Validation(field, "must be event_data, latest, recent or vector, got '" + std::string(name) + "'");
+}
+
+std::string_view FetchMethodName(FetchMethod method) {
+  switch (method) {
+    case FetchMethod::kEventData: return "event_data";
+    case FetchMethod::kLatest: return "latest";
+    case FetchMethod::kRecent: return "recent";
+  }
+  return "latest";
+}
+
+Status ParseLimit(const std::string& field, const json::value& value, size_t& out) {
+  if (!value.is_int64() && !value.is_uint64()) return Status::Validation(field, "must be an integer");
+  int64_t n = value.is_int64() ? value.as_int64() : static_cast<int64_t>(value.as_uint64());
+  if (n < 1 || n > static_cast<int64_t>(kMaxRecentLimit)) {
+    return Status::Validation(field, "must be 1 to " + std::to_string(kMaxRecentLimit));
+  }
+  out = static_cast<size_t>(n);
+  return Status::Ok();
+}
+
+// Fills role/key/fetch/limit of `sub` from the subscription-only members of `entry`, moving every
+// other member into `selector_json`.
+Status ParseEntry(const std::string& at, const json::object& entry, Subscription& sub, json::object& selector_json) {
+  bool fetch_given = false;
+  for (const auto& [name, value] : entry) {
+    std::string field = at + "." + std::string(name);
+    if (name == "role") {
+      if (value == "trigger") {
+        sub.role = SubscriptionRole::kTrigger;
+      } else if (value == "context") {
+        sub.role = SubscriptionRole::kContext;
+      } else {
+        return Status::Validation(field, "must be trigger or context");
+      }
+    } else if (name == "key") {
+      if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
+        return Status::Validation(field, "must be a string of 1 to 128 bytes");
+      }
+      sub.key = std::string(value.as_string());
+      if (sub.key == "trigger") return Status::Validation(field, "'trigger' is reserved for the trigger itself");
+    } else if (name == "fetch") {
+      fetch_given = true;
+      if (value.is_string()) {
+        CAIRN_ASSIGN_OR_RETURN(sub.fetch, ParseFetchMethod(field, value.as_string()));
+      } else if (value.is_object()) {
+        for (const auto& [fname, fvalue] : value.as_object()) {
+          std::string ffield = field + "." + std::string(fname);
+          if (fname == "method") {
+            if (!fvalue.is_string()) return Status::Validation(ffield, "must be a string");
+            CAIRN_ASSIGN_OR_RETURN(sub.fetch, ParseFetchMethod(ffield, fvalue.as_string()));
+          } else if (fname == "limit") {
+            CAIRN_RETURN_IF_ERROR(ParseLimit(ffield, fvalue, sub.limit));
+          } else {
+            return Status::Validation(ffield, "unknown field (method, limit)");
+          }
+        }
+        if (!value.as_object().contains("method")) return Status::Validation(field + ".method", "is required");
+      } else {
+        return Status::Validation(field, "must be a method name or {method, limit}");
+      }
+    } else if (name == "limit") {
+      CAIRN_RETURN_IF_ERROR(ParseLimit(field, value, sub.limit));
+    } else {
+      selector_json.emplace(name, value);
+    }
+  }
+  if (!fetch_given && sub.role == SubscriptionRole::kContext) sub.fetch = FetchMethod::kLatest;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status PrefixField(const Status& status, const std::string& prefix) {
+  if (status.code() != StatusCode::kValidation) return status;
+  std::string field = status.field().empty() ? prefix : prefix + "." + status.field();
+  std::string message = status.message();
+  if (!status.field().empty() && message.rfind(status.field() + ": ", 0) == 0) {
+    message = message.substr(status.field().size() + 2);
+  }
+  return Status::Validation(field, message);
+}
+
+Result<std::vector<Subscription>> ParseSubscriptions(const json::value& selectors, const std::string& field,
+                                                     const Limits& limits) {
+  if (!selectors.is_array()) return Status::Validation(field, "must be an array of selectors");
+  const json::array& entries = selectors.as_array();
+  if (entries.size() > kMaxSubscriptions) {
+    return Status::Validation(field, "at most " + std::to_string(kMaxSubscriptions) + " selectors");
+  }
+  std::vector<Subscription> out;
+  std::set<std::string> keys;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::string at = field + "[" + std::to_string(i) + "]";
+    if (!entries[i].is_object()) return Status::Validation(at, "must be an object");
+    Subscription sub;
+    json::object selector_json;
+    CAIRN_RETURN_IF_ERROR(ParseEntry(at, entries[i].as_object(), sub, selector_json));
+    auto selector = ParseSelector(selector_json, limits);
+    if (!selector.ok()) return PrefixField(selector.status(), at);
+    sub.selector = std::move(selector).value();
+    if (sub.key.empty()) {
+      if (!sub.selector.schema_name) {
+        return Status::Validation(at + ".key", "is required when the selector has no schema_name");
+      }
+      sub.key = *sub.selector.schema_name;
+    }
+    if (sub.role == SubscriptionRole::kContext && !keys.insert(sub.key).second) {
+      return Status::Validation(at + ".key", "'" + sub.key + "' is used by another context selector");
+    }
+    out.push_back(std::move(sub));
+  }
+  return out;
+}
+
+json::object SubscriptionToJson(const Subscription& subscription) {
+  json::object out = SelectorToJson(subscription.selector);
+  out["role"] = subscription.role == SubscriptionRole::kTrigger ? "trigger" : "context";
+  out["key"] = subscription.key;
+  out["fetch"] = FetchMethodName(subscription.fetch);
+  if (subscription.fetch == FetchMethod::kRecent) out["limit"] = subscription.limit;
+  return out;
+}
+
+bool TriggerMatches(const Subscription& subscription, const Event& event) {
+  if (subscription.role != SubscriptionRole::kTrigger) return false;
+  if (subscription.selector.types.empty() && event.type == "breadcrumb.deleted") return false;
+  return Matches(subscription.selector, event);
+}
+
+}  // namespace cairn::model

@@ -1,0 +1,58 @@
+// Subscription: what an executor listens to (DESIGN.md §5) — a selector plus its role, the key
+// its data goes under in the assembled context, and how that data is fetched.
+//
+// JSON form (one entry of a definition's `subscriptions.selectors`): the selector's own fields
+// (see selector.h) plus
+//   "role":  "trigger" (default) | "context"
+//   "key":   where the data goes in the assembled context (default: the selector's schema_name;
+//            required when the selector has none; "trigger" is reserved)
+//   "fetch": "event_data" | "latest" | "recent" | "vector", or {"method": ..., "limit": N}
+//            (default: "latest" for context subscriptions; triggers always carry the event)
+//   "limit": for "recent", how many (1..100, default 10)
+// "vector" is refused: nearest-neighbour fetches come with vector search.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "model/limits.h"
+#include "model/selector.h"
+
+namespace cairn::model {
+
+enum class SubscriptionRole { kTrigger, kContext };
+enum class FetchMethod { kEventData, kLatest, kRecent };
+
+struct Subscription {
+  Selector selector;
+  SubscriptionRole role = SubscriptionRole::kTrigger;
+  std::string key;
+  FetchMethod fetch = FetchMethod::kEventData;
+  size_t limit = 10;  // kRecent only
+
+  bool operator==(const Subscription&) const = default;
+};
+
+inline constexpr size_t kMaxSubscriptions = 32;
+inline constexpr size_t kMaxRecentLimit = 100;
+
+// Parses an array of subscription objects; errors name the entry under `field`
+// ("subscriptions.selectors[1].fetch"). At most kMaxSubscriptions entries; keys must be unique.
+Result<std::vector<Subscription>> ParseSubscriptions(const boost::json::value& selectors, const std::string& field,
+                                                     const Limits& limits);
+
+// The entry as JSON; ParseSubscriptions gives it back unchanged.
+boost::json::object SubscriptionToJson(const Subscription& subscription);
+
+// Whether the event should start a run of a subscriber with this trigger subscription: the
+// selector matches and, when the selector names no event types, the event is a create or update
+// (a deletion triggers only subscribers that ask for breadcrumb.deleted).
+bool TriggerMatches(const Subscription& subscription, const Event& event);
+
+// Prefixes the field of a kValidation status with `prefix` ("selectors[0]" + "types[1]" ->
+// "selectors[0].types[1]"); other statuses are returned unchanged.
+Status PrefixField(const Status& status, const std::string& prefix);
+
+}  // namespace cairn::model

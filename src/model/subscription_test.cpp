@@ -1,0 +1,150 @@
+// Subscriptions (subscription.h) and tool definitions (tool_definition.h): parsing, defaults and
+// the errors that name the bad part.
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+
+#include "model/subscription.h"
+#include "model/tool_definition.h"
+
+namespace cairn::model {
+namespace {
+
+namespace json = boost::json;
+
+Event MakeEvent(std::string type, std::string schema, json::value context) {
+  Event e;
+  e.type = std::move(type);
+  e.schema_name = std::move(schema);
+  e.context = std::move(context);
+  return e;
+}
+
+TEST(SubscriptionTest, DefaultsAndExplicitFields) {
+  auto subs = ParseSubscriptions(json::parse(R"([
+      {"schema_name": "user.message.v1"},
+      {"schema_name": "browser.page.context.v1", "role": "context"},
+      {"any_tags": ["note"], "role": "context", "key": "notes", "fetch": {"method": "recent", "limit": 5}},
+      {"schema_name": "x.v1", "role": "context", "fetch": "event_data"}])"),
+                                 "selectors", Limits{});
+  ASSERT_TRUE(subs.ok()) << subs.status().ToString();
+  ASSERT_EQ(subs->size(), 4u);
+  EXPECT_EQ((*subs)[0].role, SubscriptionRole::kTrigger);
+  EXPECT_EQ((*subs)[0].key, "user.message.v1");
+  EXPECT_EQ((*subs)[1].role, SubscriptionRole::kContext);
+  EXPECT_EQ((*subs)[1].fetch, FetchMethod::kLatest);
+  EXPECT_EQ((*subs)[1].key, "browser.page.context.v1");
+  EXPECT_EQ((*subs)[2].fetch, FetchMethod::kRecent);
+  EXPECT_EQ((*subs)[2].limit, 5u);
+  EXPECT_EQ((*subs)[2].key, "notes");
+  EXPECT_EQ((*subs)[3].fetch, FetchMethod::kEventData);
+  auto again = ParseSubscriptions(json::array{SubscriptionToJson((*subs)[2])}, "s", Limits{});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0], (*subs)[2]);
+}
+
+TEST(SubscriptionTest, BadEntriesNameTheirField) {
+  struct Case {
+    const char* json;
+    const char* field;
+  } cases[] = {
+      {R"({})", "selectors"},
+      {R"([1])", "selectors[0]"},
+      {R"([{"schema_name": "a.v1", "role": "both"}])", "selectors[0].role"},
+      {R"([{"any_tags": ["x"]}])", "selectors[0].key"},
+      {R"([{"schema_name": "a.v1", "key": "trigger"}])", "selectors[0].key"},
+      {R"([{"schema_name": "a.v1", "role": "context", "fetch": "vector"}])", "selectors[0].fetch"},
+      {R"([{"schema_name": "a.v1", "fetch": "nearest"}])", "selectors[0].fetch"},
+      {R"([{"schema_name": "a.v1", "fetch": {"limit": 3}}])", "selectors[0].fetch.method"},
+      {R"([{"schema_name": "a.v1", "limit": 0}])", "selectors[0].limit"},
+      {R"([{"schema_name": "a.v1", "types": ["breadcrumb.moved"]}])", "selectors[0].types[0]"},
+      {R"([{"schema_name": "a.v1", "colour": "red"}])", "selectors[0].colour"},
+      {R"([{"schema_name": "a.v1", "role": "context"}, {"schema_name": "a.v1", "role": "context"}])",
+       "selectors[1].key"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = ParseSubscriptions(json::parse(c.json), "selectors", Limits{});
+    ASSERT_FALSE(parsed.ok()) << c.json;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kValidation) << c.json;
+    EXPECT_EQ(parsed.status().field(), c.field) << c.json << " -> " << parsed.status().message();
+  }
+}
+
+TEST(SubscriptionTest, TriggersIgnoreDeletionsUnlessAsked) {
+  auto subs = ParseSubscriptions(
+      json::parse(R"([{"schema_name": "a.v1"}, {"schema_name": "a.v1", "types": ["breadcrumb.deleted"]},
+                      {"schema_name": "a.v1", "role": "context", "key": "c"}])"),
+      "s", Limits{});
+  ASSERT_TRUE(subs.ok());
+  EXPECT_TRUE(TriggerMatches((*subs)[0], MakeEvent("breadcrumb.created", "a.v1", json::object{})));
+  EXPECT_TRUE(TriggerMatches((*subs)[0], MakeEvent("breadcrumb.updated", "a.v1", json::object{})));
+  EXPECT_FALSE(TriggerMatches((*subs)[0], MakeEvent("breadcrumb.deleted", "a.v1", json::object{})));
+  EXPECT_FALSE(TriggerMatches((*subs)[0], MakeEvent("breadcrumb.created", "b.v1", json::object{})));
+  EXPECT_TRUE(TriggerMatches((*subs)[1], MakeEvent("breadcrumb.deleted", "a.v1", json::object{})));
+  EXPECT_FALSE(TriggerMatches((*subs)[2], MakeEvent("breadcrumb.created", "a.v1", json::object{})));
+}
+
+TEST(ToolDefinitionTest, MinimalProcessToolGetsDefaults) {
+  auto def = ParseToolDefinition(json::parse(R"({"name": "wc", "runtime": "process", "command": ["wc", "-c"]})"),
+                                 Limits{});
+  ASSERT_TRUE(def.ok()) << def.status().ToString();
+  EXPECT_EQ(def->timeout_ms, 30000);
+  EXPECT_EQ(def->concurrency, 4);
+  EXPECT_EQ(def->input_schema, json::parse(R"({"type":"object"})"));
+  ASSERT_EQ(def->subscriptions.size(), 1u);
+  const Subscription& trigger = def->subscriptions[0];
+  EXPECT_TRUE(TriggerMatches(trigger, MakeEvent("breadcrumb.created", "tool.request.v1", json::parse(R"({"tool":"wc"})"))));
+  EXPECT_FALSE(TriggerMatches(trigger, MakeEvent("breadcrumb.created", "tool.request.v1", json::parse(R"({"tool":"ls"})"))));
+  EXPECT_FALSE(TriggerMatches(trigger, MakeEvent("breadcrumb.updated", "tool.request.v1", json::parse(R"({"tool":"wc"})"))));
+  EXPECT_EQ(ToolPath("wc"), "tools/wc");
+}
+
+TEST(ToolDefinitionTest, BuiltinDefaultsToItsName) {
+  auto def = ParseToolDefinition(json::parse(R"({"name": "echo", "runtime": "builtin"})"), Limits{});
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def->builtin, "echo");
+}
+
+TEST(ToolDefinitionTest, MistakesAreNamed) {
+  struct Case {
+    const char* json;
+    const char* field;
+  } cases[] = {
+      {R"([])", "context"},
+      {R"({"runtime": "builtin"})", "context.name"},
+      {R"({"name": "a b", "runtime": "builtin"})", "context.name"},
+      {R"({"name": "t"})", "context.runtime"},
+      {R"({"name": "t", "runtime": "lambda"})", "context.runtime"},
+      {R"({"name": "t", "runtime": "process"})", "context.command"},
+      {R"({"name": "t", "runtime": "process", "command": []})", "context.command"},
+      {R"({"name": "t", "runtime": "http"})", "context.url"},
+      {R"({"name": "t", "runtime": "http", "url": "ftp://x"})", "context.url"},
+      {R"({"name": "t", "runtime": "builtin", "command": ["ls"]})", "context.command"},
+      {R"({"name": "t", "runtime": "builtin", "timeout_ms": 0})", "context.timeout_ms"},
+      {R"({"name": "t", "runtime": "builtin", "concurrency": 65})", "context.concurrency"},
+      {R"({"name": "t", "runtime": "builtin", "input_schema": {"type": "strng"}})", "context.input_schema.type"},
+      {R"({"name": "t", "runtime": "builtin", "subscriptions": {"selectors": [{"schema_name": "a.v1", "role": "context"}]}})",
+       "context.subscriptions.selectors"},
+      {R"({"name": "t", "runtime": "builtin", "subscriptions": {"selectors": [{"schema_name": "a.v1", "fetch": "vector"}]}})",
+       "context.subscriptions.selectors[0].fetch"},
+      {R"({"name": "t", "runtime": "builtin", "colour": 1})", "context.colour"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = ParseToolDefinition(json::parse(c.json), Limits{});
+    ASSERT_FALSE(parsed.ok()) << c.json;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kValidation) << c.json;
+    EXPECT_EQ(parsed.status().field(), c.field) << c.json << " -> " << parsed.status().message();
+  }
+}
+
+TEST(ToolDefinitionTest, RequestsAreChecked) {
+  EXPECT_TRUE(ValidateToolRequest(json::parse(R"({"tool": "echo", "input": {"a": 1}})")).ok());
+  EXPECT_TRUE(ValidateToolRequest(json::parse(R"({"tool": "nope"})")).ok());  // unknown tools are answered, not refused
+  EXPECT_EQ(ValidateToolRequest(json::parse(R"({"input": {}})")).field(), "context.tool");
+  EXPECT_EQ(ValidateToolRequest(json::parse(R"({"tool": 3})")).field(), "context.tool");
+  EXPECT_EQ(ValidateToolRequest(json::parse(R"({"tool": "echo", "request_id": ""})")).field(), "context.request_id");
+  EXPECT_EQ(ValidateToolRequest(json::parse(R"({"tool": "echo", "extra": 1})")).field(), "context.extra");
+}
+
+}  // namespace
+}  // namespace cairn::model
