@@ -16,6 +16,9 @@
 #include "base/metrics.h"
 #include "base/periodic_task.h"
 #include "bus/local_event_bus.h"
+#include "exec/executor_host.h"
+#include "exec/reserved_schema_store.h"
+#include "exec/tools/tool_supervisor.h"
 #include "server/breadcrumb_handlers.h"
 #include "server/event_handlers.h"
 #include "server/selector_handlers.h"
@@ -72,6 +75,21 @@ model::Limits LimitsFrom(const Settings& s) {
   limits.max_tags = static_cast<size_t>(s.GetInt("max_tags"));
   limits.max_tag_bytes = static_cast<size_t>(s.GetInt("max_tag_bytes"));
   return limits;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) out.push_back(std::move(item));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
 }
 
 int Fail(const Status& status) {
@@ -141,8 +159,11 @@ int RunServe(const std::vector<std::string>& args) {
   if (!opened.ok()) return Fail(opened.status());
   store::EventLog& event_log = **opened;  // the SQLite store is also the event log
   store::WebhookStore& webhook_store = **opened;  // ... and the webhook store
-  std::unique_ptr<store::Store> store = std::make_unique<store::CachedStore>(
-      std::move(opened).value(), static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics);
+  store::CursorStore& cursor_store = **opened;    // ... and the executors' cursors
+  std::unique_ptr<store::Store> store = std::make_unique<exec::ReservedSchemaStore>(
+      std::make_unique<store::CachedStore>(std::move(opened).value(),
+                                           static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics),
+      LimitsFrom(settings));
   auto started_bus = bus::LocalEventBus::Start(event_log, static_cast<size_t>(settings.GetInt("bus_window_events")),
                                                &metrics);
   if (!started_bus.ok()) return Fail(started_bus.status());
@@ -166,6 +187,21 @@ int RunServe(const std::vector<std::string>& args) {
   };
   server::webhooks::WebhookDeliverer deliverer(webhook_store, *event_bus, webhook_sender, delivery, jitter, &metrics);
   if (Status started = deliverer.Start(); !started.ok()) return Fail(started);
+
+  // Executors start after the bus and stop before it (and before the store closes).
+  exec::HostOptions host_options;
+  host_options.workers = static_cast<int>(settings.GetInt("executor_workers"));
+  host_options.max_depth = settings.GetInt("executor_max_depth");
+  exec::ExecutorHost executor_host(*store, cursor_store, *event_bus, clock, host_options, &metrics);
+  exec::BuiltinToolOptions builtin_options;
+  builtin_options.http_allow_list = SplitList(settings.GetString("http_allow"));
+  builtin_options.http_max_response_bytes = static_cast<size_t>(settings.GetInt("http_tool_max_response_bytes"));
+  builtin_options.limits = LimitsFrom(settings);
+  exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
+                             LimitsFrom(settings));
+  if (settings.GetBool("run_executors")) {
+    if (Status started = tools.Start(); !started.ok()) return Fail(started);
+  }
 
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
@@ -209,6 +245,8 @@ int RunServe(const std::vector<std::string>& args) {
   });
   server.Run();
   sweeper.Stop();
+  tools.Stop();
+  executor_host.Stop();  // runs in flight are cancelled; they run again after the next start
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
   event_bus->Stop();  // no wake-ups into the stopped server's streams
   store->Close();

@@ -1,0 +1,98 @@
+#include "exec/context_assembler.h"
+
+#include <boost/json/array.hpp>
+
+#include "base/log.h"
+#include "model/breadcrumb_codec.h"
+
+namespace cairn::exec {
+namespace json = boost::json;
+namespace {
+
+// Pages read at most when a path glob filters records out after the query.
+constexpr int kMaxGlobPages = 10;
+
+bool HasWildcard(std::string_view segment) { return segment == "*" || segment == "**"; }
+
+}  // namespace
+
+model::BreadcrumbQuery QueryForSelector(const model::Selector& selector, size_t limit) {
+  model::BreadcrumbQuery query;
+  query.schema_name = selector.schema_name;
+  query.all_tags = selector.all_tags;
+  query.any_tags = selector.any_tags;
+  query.context_match = selector.context_match;
+  query.order = model::SortOrder::kNewestFirst;
+  query.include_context = true;
+  query.limit = limit;
+  if (selector.path) {
+    std::string literal;
+    bool wildcard = false;
+    size_t start = 0;
+    const std::string& glob = *selector.path;
+    while (start <= glob.size()) {
+      size_t slash = glob.find('/', start);
+      std::string_view segment(glob.data() + start, (slash == std::string::npos ? glob.size() : slash) - start);
+      if (HasWildcard(segment)) {
+        wildcard = true;
+        break;
+      }
+      literal += (literal.empty() ? "" : "/") + std::string(segment);
+      if (slash == std::string::npos) break;
+      start = slash + 1;
+    }
+    if (!wildcard) {
+      query.path = glob;
+    } else if (!literal.empty()) {
+      query.path_prefix = literal;
+    }
+  }
+  return query;
+}
+
+Result<std::vector<model::Breadcrumb>> FetchMatching(store::Store& store, const std::string& owner_id,
+                                                     const model::Selector& selector, size_t limit) {
+  model::BreadcrumbQuery query = QueryForSelector(selector, limit);
+  bool glob = selector.path && !query.path;
+  std::vector<model::Breadcrumb> out;
+  for (int page = 0; page < (glob ? kMaxGlobPages : 1); ++page) {
+    CAIRN_ASSIGN_OR_RETURN(store::Page found, store.List(owner_id, query));
+    for (auto& crumb : found.items) {
+      if (glob && (!crumb.path || !model::PathGlobMatches(*selector.path, *crumb.path))) continue;
+      out.push_back(std::move(crumb));
+      if (out.size() == limit) return out;
+    }
+    if (!found.next_cursor) break;
+    query.cursor = found.next_cursor;
+  }
+  return out;
+}
+
+json::object AssembleContext(store::Store& store, const std::string& owner_id, const model::Event& trigger_event,
+                             const json::object& trigger, const std::vector<model::Subscription>& subscriptions) {
+  json::object context;
+  context["trigger"] = trigger;
+  for (const auto& sub : subscriptions) {
+    if (sub.role != model::SubscriptionRole::kContext) continue;
+    if (sub.fetch == model::FetchMethod::kEventData) {
+      if (model::Matches(sub.selector, trigger_event)) context[sub.key] = trigger;
+      continue;
+    }
+    size_t limit = sub.fetch == model::FetchMethod::kLatest ? 1 : sub.limit;
+    auto found = FetchMatching(store, owner_id, sub.selector, limit);
+    if (!found.ok()) {
+      CAIRN_LOG_WARN("context fetch for key '{}' failed: {}", sub.key, found.status().message());
+      continue;
+    }
+    if (sub.fetch == model::FetchMethod::kLatest) {
+      if (!found->empty()) context[sub.key] = model::FullView(found->front());
+    } else {
+      json::array items;
+      for (const auto& crumb : *found) items.push_back(model::FullView(crumb));
+      context[sub.key] = std::move(items);
+    }
+  }
+  return context;
+}
+
+}  // namespace cairn::exec

@@ -1,0 +1,38 @@
+// Context assembly (DESIGN.md §5): when a trigger matches, what the executor subscribed to is
+// fetched from the store, on the server side, with the same selector engine.
+//
+// The assembled context is {"trigger": <trigger record>, <key>: <fetched>} where, per context
+// subscription:
+//   event_data -> the trigger record, when the trigger matches this subscription's selector;
+//   latest     -> the newest matching record (an object);
+//   recent     -> the newest `limit` matching records (an array, newest first, possibly empty).
+// A key with nothing to fetch (no match for latest, event_data not matching) is absent. A failed
+// fetch leaves its key absent and is logged; assembly never fails. Trigger subscriptions add
+// nothing beyond "trigger". Records are full views (model::FullView) of the owner's records.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <string>
+#include <vector>
+
+#include "model/event.h"
+#include "model/query.h"
+#include "model/subscription.h"
+#include "store/store.h"
+
+namespace cairn::exec {
+
+boost::json::object AssembleContext(store::Store& store, const std::string& owner_id, const model::Event& trigger_event,
+                                    const boost::json::object& trigger,
+                                    const std::vector<model::Subscription>& subscriptions);
+
+// The store query that finds a selector's records, newest first: the schema, tags and context
+// rules as they are; a path glob becomes its literal leading segments as a prefix (the glob
+// itself is checked on each record by the caller). Event types do not apply to records.
+model::BreadcrumbQuery QueryForSelector(const model::Selector& selector, size_t limit);
+
+// Up to `limit` records matching `selector` (path glob included), newest first.
+Result<std::vector<model::Breadcrumb>> FetchMatching(store::Store& store, const std::string& owner_id,
+                                                     const model::Selector& selector, size_t limit);
+
+}  // namespace cairn::exec

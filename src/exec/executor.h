@@ -1,0 +1,71 @@
+// Executor: the part of the pipeline that differs between agents, tools and workflows — the
+// execute step and the shape of the response (DESIGN.md §5). Everything else (subscriptions,
+// claims, guards, context assembly, durable cursors, execution records, the response write) is
+// the ExecutorHost's and is the same for every kind.
+#pragma once
+
+#include <atomic>
+#include <boost/json/object.hpp>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/breadcrumb.h"
+#include "model/event.h"
+#include "model/subscription.h"
+
+namespace cairn::exec {
+
+// What the host knows of an executor: who it is and what it listens to.
+struct ExecutorSpec {
+  std::string consumer_id;     // durable cursor name; "exec:<definition id>"
+  std::string actor;           // created_by of its writes, e.g. "tool:echo"; never triggered by itself
+  std::string kind;            // "tool", "agent", "workflow": for execution records
+  std::string name;            // the definition's name
+  std::string owner_id = "default";
+  std::string definition_id;   // empty for system executors
+  int64_t definition_version = 0;
+  std::vector<model::Subscription> subscriptions;
+  int concurrency = 4;
+  std::chrono::milliseconds timeout{30000};
+  // Whether runs are claimed and recorded as agent.execution.v1 breadcrumbs. Off only for
+  // system responders whose response write is itself idempotent (the unknown-tool answerer).
+  bool record_executions = true;
+};
+
+// One run's input.
+struct RunRequest {
+  std::string execution_id;         // the agent.execution.v1 record (empty when not recorded)
+  const model::Event& trigger_event;
+  const boost::json::object& trigger;  // the trigger as a record (TriggerView)
+  const boost::json::object& context;  // {trigger, <key>: ...}
+  const std::atomic<bool>& cancelled;  // set at the run's timeout and at shutdown
+};
+
+// One run's outcome: the response to write (the host fills in trace and actor), or none.
+struct RunResult {
+  bool respond = true;
+  model::BreadcrumbDraft response;
+  bool failed = false;        // the execution ends `failed` rather than `completed`
+  std::string error_message;  // recorded on the execution when failed
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  // Executes one trigger. Called on a worker thread, concurrently up to the spec's concurrency.
+  // Must return soon after `request.cancelled` becomes true.
+  virtual RunResult Run(const RunRequest& request) = 0;
+
+  // The response for a trigger the host will not run: `code` is "depth_exceeded", "timeout",
+  // "cancelled" or "internal"; `message` says why. Every trigger gets an answer.
+  virtual RunResult Refuse(const RunRequest& request, const std::string& code, const std::string& message) = 0;
+};
+
+// The trigger event as a record: id, schema_name, title, tags, path, version, context,
+// created_by, trace {trace_id, caused_by, depth}, at (RFC 3339) and seq.
+boost::json::object TriggerView(const model::Event& event);
+
+}  // namespace cairn::exec

@@ -1,0 +1,86 @@
+// ExecutorHost: runs executors on the committed event stream, the same way for every kind
+// (DESIGN.md §5):
+//
+//   event -> trigger subscription matches (same owner, not written by the executor itself)
+//         -> claim: create the agent.execution.v1 record at a path unique to (executor, trigger
+//            id, trigger version); a record that exists and is finished means "done already"
+//         -> guard: trace depth of the trigger == max_depth answers with an error, unrun; a
+//            trigger deeper still (caused by such an answer) is dropped, so loops end
+//         -> assemble the context (context_assembler.h) -> Executor::Run under a timeout
+//         -> one transaction: the response (idempotency key per execution) + the execution
+//            record's final status.
+//
+// Exactly once: an executor consumes the bus with a durable cursor (CursorStore, named by
+// consumer_id). The cursor only passes an event once its claim is committed; runs claimed but
+// unfinished when the process died are found by their `running` records when the executor
+// starts and are run again (attempt + 1). A finished record is never run or answered again.
+// This holds for one process; several runner processes need leases (future work).
+//
+// Concurrency: each executor runs at most spec.concurrency triggers at once (its consumer waits
+// for a slot, so a busy executor holds back only its own stream); all runs share one worker pool.
+// Shutdown cancels runs in flight and writes nothing for them: they run again after restart.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "bus/event_bus.h"
+#include "exec/executor.h"
+#include "exec/watchdog.h"
+#include "exec/worker_pool.h"
+#include "store/cursor_store.h"
+#include "store/store.h"
+
+namespace cairn::exec {
+
+inline constexpr std::string_view kExecutionSchema = "agent.execution.v1";
+
+struct HostOptions {
+  int workers = 16;          // the shared worker pool
+  int64_t max_depth = 16;    // a trigger whose trace.depth reaches this is refused
+  int max_concurrency = 64;  // cap on any executor's own concurrency
+  size_t read_batch = 256;   // events read from the bus at a time
+  std::chrono::milliseconds cursor_save_interval{250};
+};
+
+class ExecutorHost {
+ public:
+  // Everything passed in must outlive the host. `metrics` may be null.
+  ExecutorHost(store::Store& store, store::CursorStore& cursors, bus::EventBus& bus, const Clock& clock,
+               HostOptions options, MetricsRegistry* metrics);
+  ~ExecutorHost();  // Stop()s
+  ExecutorHost(const ExecutorHost&) = delete;
+  ExecutorHost& operator=(const ExecutorHost&) = delete;
+
+  // Starts the executor, or reloads it when one with the same consumer_id runs (later triggers
+  // use the new spec and executor; runs in flight finish with the old). A new consumer resumes
+  // at its stored cursor, or starts after `start_seq` when it has none.
+  Status Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq);
+
+  // Stops the executor's consumer (runs in flight finish). With `forget_cursor`, its stored
+  // cursor is deleted too (the definition is gone).
+  void Remove(const std::string& consumer_id, bool forget_cursor);
+
+  // Stops every consumer, cancels runs in flight (nothing is written for them) and joins the
+  // workers. Idempotent.
+  void Stop();
+
+  std::vector<std::string> ConsumerIds();
+
+ private:
+  class Consumer;
+  struct Shared;
+
+  std::shared_ptr<Shared> shared_;
+  std::mutex mu_;
+  bool stopped_ = false;
+  std::map<std::string, std::shared_ptr<Consumer>> consumers_;
+};
+
+}  // namespace cairn::exec

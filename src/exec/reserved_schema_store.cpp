@@ -1,0 +1,115 @@
+#include "exec/reserved_schema_store.h"
+
+#include "exec/tools/builtin_tools.h"
+#include "model/tool_definition.h"
+
+namespace cairn::exec {
+namespace json = boost::json;
+
+Status ValidateReservedRecord(const std::optional<std::string>& schema_name, const json::value& context,
+                              std::optional<std::string>& path, const model::Limits& limits) {
+  if (!schema_name) return Status::Ok();
+  if (*schema_name == model::kToolSchema) {
+    CAIRN_ASSIGN_OR_RETURN(model::ToolDefinition def, model::ParseToolDefinition(context, limits));
+    if (def.runtime == model::ToolRuntime::kBuiltin && !IsBuiltinTool(def.builtin)) {
+      return Status::Validation("context.builtin", "there is no built-in tool named '" + def.builtin + "'");
+    }
+    std::string expected = model::ToolPath(def.name);
+    if (path && *path != expected) {
+      return Status::Validation("path", "a tool.v1 record lives at '" + expected + "' (or leave path out)");
+    }
+    path = expected;
+    return Status::Ok();
+  }
+  if (*schema_name == model::kToolRequestSchema) return model::ValidateToolRequest(context);
+  if (*schema_name == model::kToolResponseSchema) {
+    const json::object* o = context.if_object();
+    const json::value* request_id = o ? o->if_contains("request_id") : nullptr;
+    const json::value* status = o ? o->if_contains("status") : nullptr;
+    if (!request_id || !request_id->is_string()) return Status::Validation("context.request_id", "must be a string");
+    if (!status || (*status != "success" && *status != "error")) {
+      return Status::Validation("context.status", "must be success or error");
+    }
+  }
+  return Status::Ok();
+}
+
+ReservedSchemaStore::ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits)
+    : inner_(std::move(inner)), limits_(limits) {}
+
+Status ReservedSchemaStore::CheckDraft(model::BreadcrumbDraft& draft) {
+  return ValidateReservedRecord(draft.schema_name, draft.context, draft.path, limits_);
+}
+
+Status ReservedSchemaStore::CheckPatch(const std::string& owner_id, const std::string& id, model::BreadcrumbPatch& patch) {
+  if (!patch.schema_name.set && !patch.context.set && !patch.path.set) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(auto current, inner_->GetShared(owner_id, id));
+  std::optional<std::string> schema = patch.schema_name.set ? patch.schema_name.value : current->schema_name;
+  const json::value& context = patch.context.set ? patch.context.value : current->context;
+  std::optional<std::string> path = patch.path.set ? patch.path.value : current->path;
+  std::optional<std::string> before = path;
+  CAIRN_RETURN_IF_ERROR(ValidateReservedRecord(schema, context, path, limits_));
+  if (path != before) patch.path.Set(path);
+  return Status::Ok();
+}
+
+Result<store::CreateResult> ReservedSchemaStore::Create(const model::WriteContext& ctx,
+                                                        const model::BreadcrumbDraft& draft,
+                                                        const std::string& idempotency_key) {
+  if (!draft.schema_name) return inner_->Create(ctx, draft, idempotency_key);
+  model::BreadcrumbDraft checked = draft;
+  CAIRN_RETURN_IF_ERROR(CheckDraft(checked));
+  return inner_->Create(ctx, checked, idempotency_key);
+}
+
+Result<model::Breadcrumb> ReservedSchemaStore::Get(const std::string& owner_id, const std::string& id) {
+  return inner_->Get(owner_id, id);
+}
+
+Result<std::shared_ptr<const model::Breadcrumb>> ReservedSchemaStore::GetShared(const std::string& owner_id,
+                                                                                const std::string& id) {
+  return inner_->GetShared(owner_id, id);
+}
+
+Result<model::Breadcrumb> ReservedSchemaStore::Update(const model::WriteContext& ctx, const std::string& id,
+                                                      const model::BreadcrumbPatch& patch,
+                                                      std::optional<int64_t> expected_version) {
+  model::BreadcrumbPatch checked = patch;
+  CAIRN_RETURN_IF_ERROR(CheckPatch(ctx.owner_id, id, checked));
+  return inner_->Update(ctx, id, checked, expected_version);
+}
+
+Status ReservedSchemaStore::Delete(const model::WriteContext& ctx, const std::string& id,
+                                   std::optional<int64_t> expected_version) {
+  return inner_->Delete(ctx, id, expected_version);
+}
+
+Result<std::vector<store::WriteOutcome>> ReservedSchemaStore::Apply(const model::WriteContext& ctx,
+                                                                    const std::vector<store::WriteOp>& ops) {
+  std::vector<store::WriteOp> checked = ops;
+  for (size_t i = 0; i < checked.size(); ++i) {
+    store::WriteOp& op = checked[i];
+    Status status = op.kind == store::WriteOp::Kind::kCreate ? CheckDraft(op.draft)
+                    : op.kind == store::WriteOp::Kind::kUpdate ? CheckPatch(ctx.owner_id, op.id, op.patch)
+                                                               : Status::Ok();
+    if (!status.ok()) {
+      return Status(status.code(), "write " + std::to_string(i) + " of the batch: " + status.message(), status.field());
+    }
+  }
+  return inner_->Apply(ctx, checked);
+}
+
+Result<store::Page> ReservedSchemaStore::List(const std::string& owner_id, const model::BreadcrumbQuery& query) {
+  return inner_->List(owner_id, query);
+}
+
+Result<std::vector<model::BreadcrumbVersion>> ReservedSchemaStore::History(const std::string& owner_id,
+                                                                           const std::string& id) {
+  return inner_->History(owner_id, id);
+}
+
+Result<int64_t> ReservedSchemaStore::SweepExpired() { return inner_->SweepExpired(); }
+Result<store::StoreStats> ReservedSchemaStore::Stats() { return inner_->Stats(); }
+void ReservedSchemaStore::Close() { inner_->Close(); }
+
+}  // namespace cairn::exec

@@ -1,0 +1,372 @@
+#include "exec/tools/http_fetch.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <charconv>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+namespace cairn::exec {
+namespace {
+
+// Response headers beyond this abort the transfer: the body has its own caller-chosen limit, and
+// a server must not be able to make us buffer unbounded header lines instead.
+constexpr size_t kMaxHeaderBytes = 256 * 1024;
+
+void EnsureCurlInit() {
+  // curl_global_init is not thread-safe and must run before any other libcurl call. It is
+  // reference-counted, so sharing the process with CurlWebhookSender's own call is fine.
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = Lower(c);
+  return out;
+}
+
+bool ContainsIgnoreCase(std::string_view haystack, std::string_view needle) {
+  return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
+                     [](char a, char b) { return Lower(a) == Lower(b); }) != haystack.end();
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+struct CurluDeleter {
+  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+};
+struct EasyDeleter {
+  void operator()(CURL* c) const { curl_easy_cleanup(c); }
+};
+struct ListDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+
+std::optional<std::string> UrlPart(CURLU* u, CURLUPart part, unsigned int flags = 0) {
+  char* s = nullptr;
+  if (curl_url_get(u, part, &s, flags) != CURLUE_OK || s == nullptr) return std::nullopt;
+  std::string out(s);
+  curl_free(s);
+  return out;
+}
+
+// A URL as libcurl understands it. Using curl's parser (rather than our own or Boost.URL, which
+// cairn_exec does not link) means the allow-list judges exactly the host that curl then contacts.
+struct ParsedUrl {
+  std::string scheme;  // lower-case
+  std::string host;    // lower-case, one trailing dot removed; IPv6 keeps its brackets
+  int port = 0;        // effective: the default port of the scheme when none is given
+  bool explicit_port = false;
+  std::string path;  // normalised by curl ("/a/../b" is "/b"), never empty
+  bool has_user = false;
+  bool has_query = false;
+  bool has_fragment = false;
+  bool has_zone = false;
+};
+
+Result<ParsedUrl> ParseUrl(std::string_view url) {
+  EnsureCurlInit();
+  if (url.find('\0') != std::string_view::npos) return Status::InvalidArgument("invalid URL: contains a NUL byte");
+  std::unique_ptr<CURLU, CurluDeleter> u(curl_url());
+  if (!u) return Status::Internal("cannot allocate a URL handle");
+  std::string copy(url);  // curl wants a NUL-terminated string
+  if (CURLUcode rc = curl_url_set(u.get(), CURLUPART_URL, copy.c_str(), 0); rc != CURLUE_OK) {
+    return Status::InvalidArgument(std::string("invalid URL: ") + curl_url_strerror(rc));
+  }
+  ParsedUrl out;
+  out.scheme = ToLower(UrlPart(u.get(), CURLUPART_SCHEME).value_or(""));
+  if (out.scheme != "http" && out.scheme != "https") {
+    return Status::InvalidArgument("unsupported URL scheme '" + out.scheme + "': only http and https are allowed");
+  }
+  out.host = ToLower(UrlPart(u.get(), CURLUPART_HOST).value_or(""));
+  if (out.host.size() > 1 && out.host.back() == '.') out.host.pop_back();
+  if (out.host.empty()) return Status::InvalidArgument("invalid URL: no host");
+  std::string port = UrlPart(u.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT).value_or("");
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
+  if (ec != std::errc() || end != port.data() + port.size()) return Status::InvalidArgument("invalid URL: bad port");
+  out.explicit_port = UrlPart(u.get(), CURLUPART_PORT).has_value();
+  out.path = UrlPart(u.get(), CURLUPART_PATH).value_or("/");
+  if (out.path.empty()) out.path = "/";
+  out.has_user = UrlPart(u.get(), CURLUPART_USER).has_value() || UrlPart(u.get(), CURLUPART_PASSWORD).has_value();
+  out.has_query = UrlPart(u.get(), CURLUPART_QUERY).has_value();
+  out.has_fragment = UrlPart(u.get(), CURLUPART_FRAGMENT).has_value();
+  out.has_zone = UrlPart(u.get(), CURLUPART_ZONEID).has_value();
+  return out;
+}
+
+// "127.0.0.1" style hosts must never match a "*." wildcard ("*.0.0.1").
+bool IsIpv4Literal(std::string_view host) {
+  return std::all_of(host.begin(), host.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+}
+
+bool PathHasPrefix(std::string_view path, std::string_view prefix) {
+  if (prefix == "/") return true;
+  // A server may decode %2e/%2f into "../" after we approved the path: no way out of a prefix.
+  if (ContainsIgnoreCase(path, "%2e") || ContainsIgnoreCase(path, "%2f")) return false;
+  if (!path.starts_with(prefix)) return false;
+  // "/v1/" is a plain prefix; "/v1" must end at a segment boundary so it does not allow "/v1beta".
+  return prefix.back() == '/' || path.size() == prefix.size() || path[prefix.size()] == '/';
+}
+
+bool PrefixEntryMatches(std::string_view entry, const ParsedUrl& url) {
+  Result<ParsedUrl> prefix = ParseUrl(entry);
+  if (!prefix.ok() || prefix->has_user || prefix->has_query || prefix->has_fragment || prefix->has_zone) return false;
+  return prefix->scheme == url.scheme && prefix->host == url.host && prefix->port == url.port &&
+         PathHasPrefix(url.path, prefix->path);
+}
+
+bool HostEntryMatches(std::string_view entry, const ParsedUrl& url) {
+  bool wildcard = entry.starts_with("*.");
+  if (wildcard) entry.remove_prefix(2);
+  // Anything that would make the entry more than "host[:port]" makes it match nothing.
+  if (entry.empty() || entry.back() == ':' ||
+      entry.find_first_of("*/\\@?#% \t") != std::string_view::npos) {
+    return false;
+  }
+  Result<ParsedUrl> pattern = ParseUrl("http://" + std::string(entry) + "/");
+  if (!pattern.ok() || pattern->path != "/" || pattern->has_zone) return false;
+  if (pattern->explicit_port && pattern->port != url.port) return false;
+  if (!wildcard) return pattern->host == url.host;
+  const std::string& suffix = pattern->host;
+  return !IsIpv4Literal(url.host) && url.host.size() > suffix.size() + 1 && url.host.ends_with(suffix) &&
+         url.host[url.host.size() - suffix.size() - 1] == '.';
+}
+
+// ---- HttpFetch ----
+
+struct Exchange {
+  size_t max_body = 0;
+  bool body_too_large = false;
+  bool headers_too_large = false;
+  bool cancelled = false;
+  size_t header_bytes = 0;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+size_t OnBody(char* data, size_t size, size_t count, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  size_t n = size * count;
+  if (n > ex->max_body - ex->body.size()) {  // body.size() <= max_body always holds
+    ex->body_too_large = true;
+    return 0;  // any count other than n makes curl abort with CURLE_WRITE_ERROR
+  }
+  ex->body.append(data, n);
+  return n;
+}
+
+size_t OnHeader(char* data, size_t size, size_t count, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  size_t n = size * count;
+  std::string_view line(data, n);
+  if (line.starts_with("HTTP/")) {
+    // A new response begins (after a 100 Continue or a followed redirect): keep only the last one.
+    ex->headers.clear();
+    ex->header_bytes = 0;
+  }
+  ex->header_bytes += n;
+  if (ex->header_bytes > kMaxHeaderBytes) {
+    ex->headers_too_large = true;
+    return 0;
+  }
+  if (line.starts_with("HTTP/") || Trim(line).empty()) return n;
+  if ((line.front() == ' ' || line.front() == '\t') && !ex->headers.empty()) {
+    // Obsolete line folding: the line continues the previous header's value.
+    std::string& value = ex->headers.back().second;
+    value += ' ';
+    value += Trim(line);
+    return n;
+  }
+  size_t colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0) return n;  // not a header; ignore it
+  ex->headers.emplace_back(ToLower(Trim(line.substr(0, colon))), std::string(Trim(line.substr(colon + 1))));
+  return n;
+}
+
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* ex = static_cast<Exchange*>(user);
+  if (ex->cancel != nullptr && ex->cancel->load()) {
+    ex->cancelled = true;
+    return 1;  // non-zero aborts with CURLE_ABORTED_BY_CALLBACK
+  }
+  return 0;
+}
+
+bool IsTokenChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// Builds the header list, refusing what could smuggle extra headers or break the framing
+// that curl computes from the body.
+Status BuildHeaders(const HttpFetchRequest& request, bool sends_body, curl_slist** list) {
+  bool has_content_type = false;
+  bool has_expect = false;
+  for (const auto& [name, value] : request.headers) {
+    if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) {
+      return Status::InvalidArgument("invalid header name '" + name + "'");
+    }
+    if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+      return Status::InvalidArgument("header '" + name + "' has a line break or NUL in its value");
+    }
+    std::string lower = ToLower(name);
+    if (lower == "content-length" || lower == "transfer-encoding") {
+      return Status::InvalidArgument("header '" + name + "' is set by the HTTP client and cannot be given");
+    }
+    has_content_type |= lower == "content-type";
+    has_expect |= lower == "expect";
+    std::string_view trimmed = Trim(value);
+    // "Name:" would tell curl to remove the header; "Name;" is its spelling of an empty value.
+    std::string line = trimmed.empty() ? name + ";" : name + ": " + std::string(trimmed);
+    *list = curl_slist_append(*list, line.c_str());
+  }
+  // curl would otherwise label every body application/x-www-form-urlencoded.
+  if (sends_body && !has_content_type) *list = curl_slist_append(*list, "Content-Type:");
+  // No "Expect: 100-continue" round trip before larger bodies.
+  if (!has_expect) *list = curl_slist_append(*list, "Expect:");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::atomic<bool>* cancel) {
+  std::string method = request.method;
+  for (char& c : method) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  if (method != "GET" && method != "POST" && method != "PUT" && method != "DELETE") {
+    return Status::InvalidArgument("unsupported HTTP method '" + request.method + "': use GET, POST, PUT or DELETE");
+  }
+  if (request.timeout.count() <= 0) return Status::InvalidArgument("timeout must be positive");
+  if (request.max_redirects < 0) return Status::InvalidArgument("max_redirects must not be negative");
+  CAIRN_ASSIGN_OR_RETURN(ParsedUrl url, ParseUrl(request.url));
+  const std::string host_port = url.host + ":" + std::to_string(url.port);
+  bool sends_body = method == "POST" || method == "PUT" || (method == "DELETE" && !request.body.empty());
+
+  curl_slist* raw_headers = nullptr;
+  Status header_status = BuildHeaders(request, sends_body, &raw_headers);
+  std::unique_ptr<curl_slist, ListDeleter> headers(raw_headers);
+  if (!header_status.ok()) return header_status;
+
+  if (cancel != nullptr && cancel->load()) return Status::Unavailable("request to " + url.host + " cancelled");
+  std::unique_ptr<CURL, EasyDeleter> curl(curl_easy_init());
+  if (!curl) return Status::Internal("cannot create an HTTP handle");
+  Exchange ex;
+  ex.max_body = request.max_response_bytes;
+  ex.cancel = cancel;
+  const long timeout_ms = static_cast<long>(request.timeout.count());
+  CURL* h = curl.get();
+  curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85: the string forms; the bitmasks are deprecated
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for timeouts: we run on worker threads
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, request.max_redirects > 0 ? 1L : 0L);
+  curl_easy_setopt(h, CURLOPT_MAXREDIRS, static_cast<long>(request.max_redirects));
+  if (method == "GET") {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else {
+    if (sends_body) {
+      // POSTFIELDS points into `request`, which outlives curl_easy_perform below.
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    }
+    // For PUT/DELETE the verb replaces POST in the request line (and, if redirects are
+    // followed, on every hop: curl cannot downgrade a custom verb to GET).
+    if (method != "POST") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
+  }
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(h, CURLOPT_USERAGENT, "cairn/0.1");  // a User-Agent header in `headers` wins
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+  // Refuses early when Content-Length already says too much; the write callback covers the rest.
+  if (request.max_response_bytes > 0) {
+    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(request.max_response_bytes));
+  }
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &ex);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &ex);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &ex);
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
+
+  auto start = std::chrono::steady_clock::now();
+  CURLcode rc = curl_easy_perform(h);
+  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+
+  if (rc == CURLE_OK) {
+    HttpFetchResponse response;
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    response.status = static_cast<int>(status);
+    char* content_type = nullptr;
+    if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &content_type) == CURLE_OK && content_type != nullptr) {
+      response.content_type = content_type;
+    }
+    response.headers = std::move(ex.headers);
+    response.body = std::move(ex.body);
+    response.duration_ms = elapsed.count();
+    return response;
+  }
+  // Our own callbacks' reasons first: each of them surfaces as a generic curl code.
+  if (ex.cancelled) return Status::Unavailable("request to " + url.host + " cancelled");
+  if (ex.body_too_large || rc == CURLE_FILESIZE_EXCEEDED) {
+    return Status::PayloadTooLarge("response larger than " + std::to_string(request.max_response_bytes) + " bytes");
+  }
+  if (ex.headers_too_large) {
+    return Status::PayloadTooLarge("response headers larger than " + std::to_string(kMaxHeaderBytes) + " bytes");
+  }
+  std::string detail = error_buffer[0] != '\0' ? std::string(error_buffer) : std::string(curl_easy_strerror(rc));
+  switch (rc) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return Status::Unavailable("request to " + url.host + " timed out after " + std::to_string(timeout_ms) + " ms");
+    case CURLE_COULDNT_RESOLVE_HOST:
+      return Status::Unavailable("cannot resolve host " + url.host + ": " + detail);
+    case CURLE_COULDNT_CONNECT:
+      return Status::Unavailable("cannot connect to " + host_port + ": " + detail);
+    case CURLE_TOO_MANY_REDIRECTS:
+      return Status::Unavailable("request to " + url.host + ": more than " + std::to_string(request.max_redirects) +
+                                 " redirects");
+    case CURLE_URL_MALFORMAT:
+      return Status::InvalidArgument("invalid URL: " + detail);
+    default:
+      return Status::Unavailable("request to " + host_port + " failed: " + detail);
+  }
+}
+
+bool UrlAllowed(std::string_view url, const std::vector<std::string>& allow_list) {
+  if (allow_list.empty()) return false;
+  // Refuse what parsers disagree about before asking any parser: controls, spaces, non-ASCII
+  // (IDN hosts must be written in punycode to match), backslashes, and "http:/x" forms.
+  if (!std::all_of(url.begin(), url.end(), [](char c) { return c > 0x20 && c < 0x7f && c != '\\'; })) return false;
+  size_t sep = url.find("://");
+  if (sep == std::string_view::npos || url.find_first_of("/?#") < sep) return false;
+  Result<ParsedUrl> parsed = ParseUrl(url);
+  if (!parsed.ok() || parsed->has_zone) return false;
+  for (const std::string& raw_entry : allow_list) {
+    std::string_view entry = Trim(raw_entry);
+    if (entry.empty()) continue;
+    if (entry == "*") return true;
+    bool match = entry.find("://") != std::string_view::npos ? PrefixEntryMatches(entry, *parsed)
+                                                                : HostEntryMatches(entry, *parsed);
+    if (match) return true;
+  }
+  return false;
+}
+
+}  // namespace cairn::exec

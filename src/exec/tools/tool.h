@@ -1,0 +1,34 @@
+// Tool: the execute step of a tool.v1 definition — built-in C++ code, a subprocess or an HTTP
+// endpoint (docs/executors.md). The ToolExecutor around it validates the input, builds the
+// tool.response.v1 and is run by the ExecutorHost like every executor.
+#pragma once
+
+#include <atomic>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <string>
+
+#include "base/status.h"
+#include "model/event.h"
+
+namespace cairn::exec {
+
+struct ToolCall {
+  const boost::json::value& input;      // validated against the definition's input_schema
+  const boost::json::object& context;   // the assembled context {trigger, <key>: ...}
+  const model::Event& trigger;          // the triggering event (seq, owner, trace)
+  const std::string& caller;            // who asked: requested_by, else the trigger's writer
+  const std::atomic<bool>& cancelled;   // timeout or shutdown: return soon
+  std::chrono::milliseconds timeout;    // the run's whole budget
+};
+
+class Tool {
+ public:
+  virtual ~Tool() = default;
+  // The output (any JSON), or an error; a failed Status becomes the response's
+  // error {code: StatusCodeName, message}.
+  virtual Result<boost::json::value> Invoke(const ToolCall& call) = 0;
+};
+
+}  // namespace cairn::exec

@@ -1,0 +1,98 @@
+#include "exec/tools/tool_factory.h"
+
+#include <boost/json/serialize.hpp>
+#include <cstdlib>
+
+#include "base/json_util.h"
+#include "base/log.h"
+#include "exec/tools/http_fetch.h"
+#include "exec/tools/process_runner.h"
+
+namespace cairn::exec {
+namespace json = boost::json;
+namespace {
+
+constexpr size_t kMaxResultDepth = 64;
+constexpr size_t kErrorTailBytes = 2000;
+
+std::string Tail(const std::string& text, size_t bytes) {
+  return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
+}
+
+class ProcessTool final : public Tool {
+ public:
+  explicit ProcessTool(model::ToolDefinition def) : def_(std::move(def)) {}
+
+  Result<json::value> Invoke(const ToolCall& call) override {
+    ProcessSpec spec;
+    spec.argv = def_.command;
+    spec.cwd = def_.cwd;
+    for (const auto& name : def_.env) {
+      if (const char* value = std::getenv(name.c_str())) spec.env.emplace_back(name, value);
+    }
+    spec.stdin_data = json::serialize(json::object{{"input", call.input}, {"context", call.context}});
+    spec.wall_timeout = call.timeout;
+    spec.cpu_seconds = def_.cpu_seconds;
+    spec.memory_bytes = def_.memory_mb * 1024 * 1024;
+    CAIRN_ASSIGN_OR_RETURN(ProcessResult result, RunProcess(spec, &call.cancelled));
+    if (!result.stdout_tail.empty()) CAIRN_LOG_DEBUG("tool {} stdout: {}", def_.name, result.stdout_tail);
+    if (!result.stderr_tail.empty()) CAIRN_LOG_DEBUG("tool {} stderr: {}", def_.name, result.stderr_tail);
+    std::string failure = DescribeFailure(result, spec);
+    if (!failure.empty()) {
+      std::string stderr_tail = Tail(result.stderr_tail, kErrorTailBytes);
+      return Status::Internal(def_.name + " " + failure + (stderr_tail.empty() ? "" : "; stderr: " + stderr_tail));
+    }
+    if (result.result.empty()) return Status::Internal(def_.name + " wrote no result on file descriptor 3");
+    auto parsed = ParseJson(result.result, kMaxResultDepth);
+    if (!parsed.ok()) return Status::Internal(def_.name + " wrote a result that is not JSON: " + parsed.status().message());
+    return std::move(parsed).value();
+  }
+
+ private:
+  model::ToolDefinition def_;
+};
+
+class HttpTool final : public Tool {
+ public:
+  explicit HttpTool(model::ToolDefinition def) : def_(std::move(def)) {}
+
+  Result<json::value> Invoke(const ToolCall& call) override {
+    HttpFetchRequest request;
+    request.method = "POST";
+    request.url = def_.url;
+    request.headers = def_.headers;
+    request.headers.emplace_back("Content-Type", "application/json");
+    request.body = json::serialize(call.input);
+    request.timeout = call.timeout;
+    CAIRN_ASSIGN_OR_RETURN(HttpFetchResponse response, HttpFetch(request, &call.cancelled));
+    if (response.status < 200 || response.status > 299) {
+      return Status::Unavailable(def_.url + " answered " + std::to_string(response.status) + ": " +
+                                 Tail(response.body, 500));
+    }
+    auto parsed = ParseJson(response.body, kMaxResultDepth);
+    if (!parsed.ok()) return Status::Internal(def_.url + " did not answer with JSON: " + parsed.status().message());
+    return std::move(parsed).value();
+  }
+
+ private:
+  model::ToolDefinition def_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Tool>> MakeTool(const model::ToolDefinition& definition, const BuiltinToolDeps& deps) {
+  switch (definition.runtime) {
+    case model::ToolRuntime::kBuiltin: {
+      auto tool = MakeBuiltinTool(definition.builtin, deps);
+      if (!tool) return Status::Validation("context.builtin", "there is no built-in tool named '" + definition.builtin + "'");
+      return tool;
+    }
+    case model::ToolRuntime::kProcess:
+      return std::unique_ptr<Tool>(std::make_unique<ProcessTool>(definition));
+    case model::ToolRuntime::kHttp:
+      return std::unique_ptr<Tool>(std::make_unique<HttpTool>(definition));
+  }
+  return Status::Internal("unknown runtime");
+}
+
+}  // namespace cairn::exec

@@ -1,0 +1,21 @@
+// The Tool for a tool.v1 definition: its built-in implementation, a subprocess (process
+// runtime) or an HTTP endpoint (http runtime).
+//
+// process: the child gets {"input": ..., "context": ...} on stdin and writes its result, one JSON
+// value, to file descriptor 3; stdout and stderr are kept as logs. Its environment is only the
+// variables named in `env`, with the server's values. Non-zero exit, a signal, a limit or a
+// result that is not JSON answers with an error carrying the reason and the stderr tail.
+// http: the input is POSTed as JSON; a 2xx JSON reply is the output, anything else an error.
+#pragma once
+
+#include <memory>
+
+#include "exec/tools/builtin_tools.h"
+#include "model/tool_definition.h"
+
+namespace cairn::exec {
+
+// kValidation naming context.builtin when a builtin definition names no known implementation.
+Result<std::unique_ptr<Tool>> MakeTool(const model::ToolDefinition& definition, const BuiltinToolDeps& deps);
+
+}  // namespace cairn::exec
