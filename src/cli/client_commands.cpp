@@ -24,7 +24,7 @@ struct CommandEntry {
 constexpr CommandEntry kCommands[] = {
     {"put", &PutSpec, &RunPut},          {"get", &GetSpec, &RunGet},   {"list", &ListSpec, &RunList},
     {"update", &UpdateSpec, &RunUpdate}, {"rm", &RmSpec, &RunRm},       {"history", &HistorySpec, &RunHistory},
-    {"tail", &TailSpec, &RunTail},
+    {"tail", &TailSpec, &RunTail},       {"tools", &ToolsSpec, &RunTools}, {"call", &CallSpec, &RunCall},
 };
 
 const CommandEntry* Find(std::string_view command) {

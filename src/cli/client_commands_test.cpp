@@ -81,7 +81,7 @@ class ClientCommandsTest : public ::testing::Test {
 };
 
 TEST_F(ClientCommandsTest, IsClientCommand) {
-  for (const char* name : {"put", "get", "list", "update", "rm", "history", "tail"}) EXPECT_TRUE(IsClientCommand(name));
+  for (const char* name : {"put", "get", "list", "update", "rm", "history", "tail", "tools", "call"}) EXPECT_TRUE(IsClientCommand(name));
   for (const char* name : {"serve", "", "PUT", "delete"}) EXPECT_FALSE(IsClientCommand(name));
 }
 
@@ -305,7 +305,7 @@ TEST_F(ClientCommandsTest, TimeoutOption) {
 
 TEST_F(ClientCommandsTest, ClientUsageListsEveryCommand) {
   const std::string usage = ClientUsage();
-  for (const char* name : {"put", "get", "list", "update", "rm", "history", "tail"}) {
+  for (const char* name : {"put", "get", "list", "update", "rm", "history", "tail", "tools", "call"}) {
     EXPECT_NE(usage.find(std::string("cairn ") + name + " "), std::string::npos) << name;
   }
   EXPECT_NE(usage.find("CAIRN_SERVER"), std::string::npos);

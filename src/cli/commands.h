@@ -15,6 +15,8 @@ CommandSpec UpdateSpec();
 CommandSpec RmSpec();
 CommandSpec HistorySpec();
 CommandSpec TailSpec();
+CommandSpec ToolsSpec();
+CommandSpec CallSpec();
 
 int RunPut(CommandRun& run);      // write_commands.cpp
 int RunUpdate(CommandRun& run);   // write_commands.cpp
@@ -23,6 +25,8 @@ int RunGet(CommandRun& run);      // read_commands.cpp
 int RunList(CommandRun& run);     // read_commands.cpp
 int RunHistory(CommandRun& run);  // read_commands.cpp
 int RunTail(CommandRun& run);     // tail_command.cpp
+int RunTools(CommandRun& run);    // tool_commands.cpp
+int RunCall(CommandRun& run);     // tool_commands.cpp
 
 // kInvalidArgument for an empty id: "/breadcrumbs/" would silently address the list route.
 Status CheckId(std::string_view id);

@@ -395,5 +395,41 @@ TEST_F(CliE2eTest, TailHttpErrorIsFatalWithTheServersMessage) {
   EXPECT_NE(ahead.err.find("is ahead of the newest event"), std::string::npos) << Show(ahead);
 }
 
+TEST_F(CliE2eTest, ToolsListsTheBuiltinsWithTheirInputSchemas) {
+  ProcessResult r = Cairn({"tools"});
+  ASSERT_EQ(r.exit_code, 0) << Show(r);
+  for (const char* name : {"echo (builtin)", "sleep (builtin)", "http_request (builtin)", "breadcrumb_create (builtin)",
+                           "breadcrumb_get (builtin)", "breadcrumb_query (builtin)", "breadcrumb_update (builtin)",
+                           "wait_for (builtin)"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << Show(r);
+  }
+  EXPECT_NE(r.out.find(R"("required":["ms"])"), std::string::npos) << Show(r);
+  ProcessResult as_json = Cairn({"tools", "--json", "--compact"});
+  ASSERT_EQ(as_json.exit_code, 0) << Show(as_json);
+  EXPECT_EQ(ParseOut(as_json).as_array().size(), 8u);
+}
+
+TEST_F(CliE2eTest, CallPrintsTheOutputAndFailsOnAnErrorResponse) {
+  ProcessResult echoed = Cairn({"call", "echo", "--input", R"({"n":[1,2]})", "--compact"});
+  ASSERT_EQ(echoed.exit_code, 0) << Show(echoed);
+  EXPECT_EQ(ParseOut(echoed), json::parse(R"({"n":[1,2]})"));
+
+  ProcessResult invalid = Cairn({"call", "sleep", "--input", R"({"ms":"soon"})"});
+  EXPECT_EQ(invalid.exit_code, 1) << Show(invalid);
+  EXPECT_NE(invalid.err.find("invalid_input: input.ms: must be an integer"), std::string::npos) << Show(invalid);
+
+  ProcessResult unknown = Cairn({"call", "no_such_tool"});
+  EXPECT_EQ(unknown.exit_code, 1) << Show(unknown);
+  EXPECT_NE(unknown.err.find("unknown_tool"), std::string::npos) << Show(unknown);
+
+  ProcessResult slow = Cairn({"call", "sleep", "--input", R"({"ms":5000})", "--wait", "1"});
+  EXPECT_EQ(slow.exit_code, 1) << Show(slow);
+  EXPECT_NE(slow.err.find("no response from sleep within 1 s"), std::string::npos) << Show(slow);
+
+  EXPECT_EQ(Cairn({"call", "echo", "--input", "{nope"}).exit_code, 2);
+  EXPECT_EQ(Cairn({"call", "echo", "--wait", "0"}).exit_code, 2);
+  EXPECT_EQ(Cairn({"call"}).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace cairn::cli_e2e

@@ -1,0 +1,191 @@
+// tools: the tool.v1 definitions with their descriptions and input schemas.
+// call: writes a tool.request.v1 and waits for its tool.response.v1 on the event stream.
+//
+// `call` opens the event stream (filtered on the request's tag) before it writes the request,
+// so a response however fast cannot be missed; the request carries a request_id chosen here
+// for that filter.
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <chrono>
+#include <random>
+
+#include "base/json_util.h"
+#include "cli/commands.h"
+#include "cli/json_output.h"
+#include "cli/sse_parser.h"
+#include "cli/url_util.h"
+
+namespace cairn::cli {
+namespace json = boost::json;
+namespace {
+
+constexpr size_t kMaxDepth = 1024;
+
+std::string NewRequestId() {
+  std::random_device device;
+  std::mt19937_64 rng(device());
+  static const char* kHex = "0123456789abcdef";
+  std::string id = "cli-";
+  for (int i = 0; i < 24; ++i) id += kHex[rng() % 16];
+  return id;
+}
+
+// Stops a stream at a deadline or at Ctrl-C, whichever comes first.
+class DeadlineStop final : public StopSignal {
+ public:
+  DeadlineStop(StopSignal& inner, std::chrono::steady_clock::time_point deadline) : inner_(inner), deadline_(deadline) {}
+  bool stop_requested() const override { return inner_.stop_requested() || std::chrono::steady_clock::now() >= deadline_; }
+  int fd() const override { return inner_.fd(); }
+  bool WaitFor(std::chrono::milliseconds duration) override {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
+    return inner_.WaitFor(std::min(duration, std::max(left, std::chrono::milliseconds(0)))) && !stop_requested();
+  }
+
+ private:
+  StopSignal& inner_;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+std::string StringAt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : "";
+}
+
+}  // namespace
+
+CommandSpec ToolsSpec() {
+  return {"tools", "list the tools (tool.v1 definitions) with their descriptions and input schemas", "[--json]",
+          {{"json", "", "print the definitions as one JSON array"}}, "", 0, 0};
+}
+
+CommandSpec CallSpec() {
+  return {"call",
+          "call a tool: write a tool.request.v1, wait for its response, print the output (exit 1 on an error)",
+          "TOOL [--input JSON] [--wait SECONDS]",
+          {{"input", "JSON", "the tool's input (default {})"},
+           {"wait", "SECONDS", "how long to wait for the response (default 30)"},
+           {"full", "", "print the whole tool.response.v1 context, not only the output"}},
+          "TOOL",
+          1,
+          1};
+}
+
+int RunTools(CommandRun& run) {
+  QueryString query;
+  query.Add("schema_name", "tool.v1");
+  query.Add("include_context", "true");
+  query.Add("order", "asc");
+  query.Add("limit", "1000");
+  auto reply = run.api().Call("GET", "/breadcrumbs" + query.Build());
+  if (!reply.ok()) return run.Failure(reply.status());
+  json::array definitions;
+  if (const json::value* items = reply->body.is_object() ? reply->body.as_object().if_contains("items") : nullptr;
+      items && items->is_array()) {
+    for (const auto& item : items->as_array()) {
+      if (const json::value* context = item.as_object().if_contains("context")) definitions.push_back(*context);
+    }
+  }
+  if (run.args().Has("json")) return run.PrintJson(definitions);
+  std::ostream& out = run.context().out;
+  for (const auto& value : definitions) {
+    if (!value.is_object()) continue;
+    const json::object& def = value.as_object();
+    out << StringAt(def, "name") << " (" << StringAt(def, "runtime") << ")\n";
+    if (!StringAt(def, "description").empty()) out << "  " << StringAt(def, "description") << "\n";
+    const json::value* schema = def.if_contains("input_schema");
+    out << "  input: " << (schema ? json::serialize(*schema) : std::string("{\"type\":\"object\"}")) << "\n";
+  }
+  if (definitions.empty()) out << "no tools defined\n";
+  return kExitOk;
+}
+
+int RunCall(CommandRun& run) {
+  const std::string& tool = run.args().positionals()[0];
+  json::value input = json::object{};
+  if (auto text = run.args().Get("input")) {
+    auto parsed = ParseJson(*text, kMaxDepth);
+    if (!parsed.ok()) return run.UsageError("--input is not valid JSON: " + parsed.status().message());
+    input = std::move(parsed).value();
+  }
+  int64_t wait_seconds = 30;
+  if (auto text = run.args().Get("wait")) {
+    char* end = nullptr;
+    wait_seconds = std::strtoll(text->c_str(), &end, 10);
+    if (text->empty() || *end != '\0' || wait_seconds < 1 || wait_seconds > 86400) {
+      return run.UsageError("--wait must be a number of seconds from 1 to 86400, got '" + *text + "'");
+    }
+  }
+  ClientContext& context = run.context();
+  if (!context.make_stream_http || !context.make_stop) {
+    return run.Failure(Status::Internal("streaming is not available in this context"));
+  }
+  const std::string request_id = NewRequestId();
+  QueryString query;
+  query.Add("schema_name", "tool.response.v1");
+  query.Add("tag", "request:" + request_id);
+  HttpRequest stream_request;
+  stream_request.method = "GET";
+  stream_request.url = run.api().server_url() + "/events/stream" + query.Build();
+
+  CurlOptions curl_options = run.curl_options();
+  curl_options.total_timeout_ms = 0;
+  auto http = context.make_stream_http(curl_options);
+  auto signal = context.make_stop();
+  DeadlineStop stop(*signal, std::chrono::steady_clock::now() + std::chrono::seconds(wait_seconds));
+
+  Status failure;
+  std::optional<json::object> response;
+  SseParser parser;
+  StreamCallbacks callbacks;
+  callbacks.on_open = [&](const HttpReply&) {
+    json::object body{{"title", "call " + tool},
+                      {"schema_name", "tool.request.v1"},
+                      {"context", json::object{{"tool", tool}, {"input", input}, {"request_id", request_id}}}};
+    auto written = run.api().Call("POST", "/breadcrumbs", json::value(std::move(body)));
+    if (!written.ok()) failure = written.status();
+    return written.ok();
+  };
+  callbacks.on_data = [&](std::string_view chunk) {
+    if (Status fed = parser.Feed(chunk); !fed.ok()) {
+      failure = fed;
+      return false;
+    }
+    while (auto frame = parser.Next()) {
+      auto event = ParseJson(frame->data, kMaxDepth);
+      if (!event.ok() || !event->is_object()) continue;
+      const json::value* ctx = event->as_object().if_contains("context");
+      if (ctx && ctx->is_object()) {
+        response = ctx->as_object();
+        return false;
+      }
+    }
+    return true;
+  };
+  auto reply = http->Stream(stream_request, callbacks, &stop);
+  if (!failure.ok()) return run.Failure(failure);
+  if (!response) {
+    if (!reply.ok()) return run.Failure(reply.status());
+    if (reply->status < 200 || reply->status > 299) {
+      return run.Failure(ErrorFromReply(*reply, stream_request.method, stream_request.url));
+    }
+    if (signal->stop_requested()) return kExitFailure;
+    return run.Failure(Status::Unavailable("no response from " + tool + " within " + std::to_string(wait_seconds) +
+                                           " s (request_id " + request_id + "; it may still answer)"));
+  }
+  bool ok = StringAt(*response, "status") == "success";
+  if (run.args().Has("full")) {
+    run.PrintJson(*response);
+  } else if (ok) {
+    const json::value* output = response->if_contains("output");
+    run.PrintJson(output ? *output : json::value(nullptr));
+  }
+  if (ok) return kExitOk;
+  const json::value* error = response->if_contains("error");
+  std::string code = error && error->is_object() ? StringAt(error->as_object(), "code") : "";
+  std::string message = error && error->is_object() ? StringAt(error->as_object(), "message") : "";
+  context.err << "cairn call: " << tool << " failed: " << code << ": " << message << "\n";
+  return kExitFailure;
+}
+
+}  // namespace cairn::cli
