@@ -9,7 +9,9 @@ namespace cairn::exec {
 namespace json = boost::json;
 namespace {
 
-// Pages read at most when a path glob filters records out after the query.
+// A path glob filters records after the query: read them in pages of this size, at most this many
+// pages (so a glob scans at most 2,000 of the newest records that match everything else).
+constexpr size_t kGlobPageSize = 200;
 constexpr int kMaxGlobPages = 10;
 
 bool HasWildcard(std::string_view segment) { return segment == "*" || segment == "**"; }
@@ -54,6 +56,7 @@ Result<std::vector<model::Breadcrumb>> FetchMatching(store::Store& store, const 
                                                      const model::Selector& selector, size_t limit) {
   model::BreadcrumbQuery query = QueryForSelector(selector, limit);
   bool glob = selector.path && !query.path;
+  if (glob) query.limit = std::max(limit, kGlobPageSize);
   std::vector<model::Breadcrumb> out;
   for (int page = 0; page < (glob ? kMaxGlobPages : 1); ++page) {
     CAIRN_ASSIGN_OR_RETURN(store::Page found, store.List(owner_id, query));

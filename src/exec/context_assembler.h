@@ -31,7 +31,8 @@ boost::json::object AssembleContext(store::Store& store, const std::string& owne
 // itself is checked on each record by the caller). Event types do not apply to records.
 model::BreadcrumbQuery QueryForSelector(const model::Selector& selector, size_t limit);
 
-// Up to `limit` records matching `selector` (path glob included), newest first.
+// Up to `limit` records matching `selector` (path glob included), newest first (by creation). A
+// glob is checked on at most the 2,000 newest records that match the rest of the selector.
 Result<std::vector<model::Breadcrumb>> FetchMatching(store::Store& store, const std::string& owner_id,
                                                      const model::Selector& selector, size_t limit);
 

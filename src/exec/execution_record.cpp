@@ -20,8 +20,13 @@ int64_t IntMember(const json::value& context, std::string_view key) {
 
 }  // namespace
 
-std::string ExecutionPath(const ExecutorSpec& spec, const std::string& trigger_id, int64_t trigger_version) {
-  return "executions/" + spec.consumer_id + "/" + trigger_id + "/" + std::to_string(trigger_version);
+std::string TriggerKey(const model::Event& trigger) {
+  std::string key = trigger.breadcrumb_id + "/" + std::to_string(trigger.version);
+  return trigger.type == "breadcrumb.deleted" ? key + "/deleted" : key;
+}
+
+std::string ExecutionPath(const ExecutorSpec& spec, const model::Event& trigger) {
+  return "executions/" + spec.consumer_id + "/" + TriggerKey(trigger);
 }
 
 model::Trace ChildTrace(const model::Event& trigger) {
@@ -37,7 +42,7 @@ model::BreadcrumbDraft ClaimDraft(const ExecutorSpec& spec, const model::Event& 
   draft.schema_name = std::string(kExecutionSchema);
   draft.title = spec.kind + " " + spec.name + " run";
   draft.tags = RecordTags(spec.actor, trigger.breadcrumb_id, "running");
-  draft.path = ExecutionPath(spec, trigger.breadcrumb_id, trigger.version);
+  draft.path = ExecutionPath(spec, trigger);
   draft.trace = ChildTrace(trigger);
   draft.context = json::object{
       {"executor", spec.actor},

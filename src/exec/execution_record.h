@@ -17,8 +17,13 @@
 
 namespace cairn::exec {
 
-// The claim path: unique per owner, so two claims of one trigger cannot both be created.
-std::string ExecutionPath(const ExecutorSpec& spec, const std::string& trigger_id, int64_t trigger_version);
+// What one run answers: "<trigger id>/<version>", or "<trigger id>/<version>/deleted" for a
+// deletion (which carries the last version, already answered when it was written).
+std::string TriggerKey(const model::Event& trigger);
+
+// The claim path "executions/<consumer>/<trigger key>": unique per owner, so two claims of one
+// trigger cannot both be created.
+std::string ExecutionPath(const ExecutorSpec& spec, const model::Event& trigger);
 
 // The trace of a write caused by `trigger`: same trace id, caused_by the trigger, depth + 1.
 model::Trace ChildTrace(const model::Event& trigger);

@@ -22,6 +22,10 @@ struct ExecutorHost::Shared {
   WorkerPool pool;
   Watchdog watchdog;
   std::atomic<bool> stopping{false};
+  // "<consumer id> <trigger key>" of the runs in flight, host-wide: a consumer replaced while its
+  // runs go on (Remove then Upsert) must not take them over as if their process had died.
+  std::mutex in_flight_mu;
+  std::set<std::string> in_flight;
   Counter* completed = nullptr;
   Counter* failed = nullptr;
   Counter* skipped = nullptr;
@@ -61,6 +65,20 @@ std::string StringOf(const json::object& o, std::string_view key) {
 }
 
 bool Transient(StatusCode code) { return code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted; }
+
+// Runs `write` again while it fails with a full write queue (kResourceExhausted), a few times
+// with a growing pause: a claim or a response lost to a burst would otherwise wait for a restart.
+template <typename Fn>
+auto RetryWhenBusy(const std::atomic<bool>& stopping, Fn write) -> decltype(write()) {
+  auto result = write();
+  for (int attempt = 0; attempt < 6 && !result.ok() && result.status().code() == StatusCode::kResourceExhausted &&
+                        !stopping;
+       ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
+    result = write();
+  }
+  return result;
+}
 
 }  // namespace
 
@@ -168,16 +186,22 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       CAIRN_LOG_DEBUG("executor {}: dropped {} at trace depth {}", spec.actor, event->breadcrumb_id, event->trace.depth);
       return true;
     }
-    std::string key = event->breadcrumb_id + "/" + std::to_string(event->version);
+    std::string key = spec.consumer_id + " " + TriggerKey(*event);
+    {
+      std::lock_guard lock(shared_->in_flight_mu);
+      if (shared_->in_flight.count(key)) return true;
+    }
     {
       std::unique_lock lock(mu_);
-      if (in_flight_.count(key)) return true;
       int limit = std::max(1, std::min(loaded_->spec.concurrency, shared_->options.max_concurrency));
       cv_.wait(lock, [&] { return stop_ || running_ < limit; });
       if (stop_) return false;
       ++running_;
-      in_flight_.insert(key);
       if (live) unsettled_.insert(event->seq);
+    }
+    {
+      std::lock_guard lock(shared_->in_flight_mu);
+      shared_->in_flight.insert(key);
     }
     bool submitted = shared_->pool.Submit([self = shared_from_this(), current, event, key, live] {
       self->RunJob(*current, *event, key, live);
@@ -199,7 +223,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     if (created.ok()) return std::optional<Claimed>(Claimed{created->breadcrumb.id, 1, created->breadcrumb.context});
     if (created.status().code() != StatusCode::kConflict) return created.status();
     model::BreadcrumbQuery query;
-    query.path = ExecutionPath(spec, event.breadcrumb_id, event.version);
+    query.path = ExecutionPath(spec, event);
     query.include_context = true;
     query.limit = 1;
     CAIRN_ASSIGN_OR_RETURN(store::Page page, shared_->store.List(spec.owner_id, query));
@@ -219,7 +243,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     if (shared_->stopping) return Finish(key);  // unsettled: run again after restart
     std::optional<Claimed> claimed;
     if (spec.record_executions) {
-      auto claim = Claim(spec, event);
+      auto claim = RetryWhenBusy(shared_->stopping, [&] { return Claim(spec, event); });
       if (!claim.ok()) {
         CAIRN_LOG_ERROR("executor {}: claiming {} failed: {}", spec.actor, key, claim.status().message());
         return Finish(key);
@@ -265,7 +289,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
                    RunResult result) {
     model::WriteContext ctx{spec.owner_id, spec.actor};
     std::vector<store::WriteOp> ops;
-    std::string key = "response:" + spec.consumer_id + ":" + event.breadcrumb_id + ":" + std::to_string(event.version);
+    std::string key = "response:" + spec.consumer_id + ":" + TriggerKey(event);
     if (result.respond) {
       result.response.trace = ChildTrace(event);
       if (claimed) result.response.tags.push_back("execution:" + claimed->id);
@@ -278,7 +302,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     };
     if (claimed) ops.push_back(finish(result.failed, result.error_message));
     if (ops.empty()) return;
-    auto written = shared_->store.Apply(ctx, ops);
+    auto written = RetryWhenBusy(shared_->stopping, [&] { return shared_->store.Apply(ctx, ops); });
     if (written.ok()) {
       Counter* counter = result.failed ? shared_->failed : shared_->completed;
       if (counter) counter->Increment();
@@ -301,9 +325,12 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
 
   void Finish(const std::string& key) {
     {
+      std::lock_guard lock(shared_->in_flight_mu);
+      shared_->in_flight.erase(key);
+    }
+    {
       std::lock_guard lock(mu_);
       --running_;
-      in_flight_.erase(key);
     }
     cv_.notify_all();
   }
@@ -374,7 +401,6 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   bool woken_ = true;  // read once at start
   std::shared_ptr<const Loaded> loaded_;
   int running_ = 0;
-  std::set<std::string> in_flight_;  // "<trigger id>/<version>" dispatched and not finished
   std::set<int64_t> unsettled_;      // seqs dispatched whose claim is not committed yet
   int64_t read_pos_ = 0;
   int64_t saved_ = 0;
