@@ -41,6 +41,7 @@ bench: deps $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
 	bench/sse/run.sh $(BENCHDIR)
+	bench/tools/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build
