@@ -160,6 +160,7 @@ int RunServe(const std::vector<std::string>& args) {
   store::EventLog& event_log = **opened;  // the SQLite store is also the event log
   store::WebhookStore& webhook_store = **opened;  // ... and the webhook store
   store::CursorStore& cursor_store = **opened;    // ... and the executors' cursors
+  store::ClaimStore& claim_store = **opened;      // ... and their claims
   std::unique_ptr<store::Store> store = std::make_unique<exec::ReservedSchemaStore>(
       std::make_unique<store::CachedStore>(std::move(opened).value(),
                                            static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics),
@@ -192,7 +193,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::HostOptions host_options;
   host_options.workers = static_cast<int>(settings.GetInt("executor_workers"));
   host_options.max_depth = settings.GetInt("executor_max_depth");
-  exec::ExecutorHost executor_host(*store, cursor_store, *event_bus, clock, host_options, &metrics);
+  exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, host_options, &metrics);
   exec::BuiltinToolOptions builtin_options;
   builtin_options.http_allow_list = SplitList(settings.GetString("http_allow"));
   builtin_options.http_max_response_bytes = static_cast<size_t>(settings.GetInt("http_tool_max_response_bytes"));

@@ -36,7 +36,7 @@ struct ExecutorSpec {
 
 // One run's input.
 struct RunRequest {
-  std::string execution_id;         // the agent.execution.v1 record (empty when not recorded)
+  std::string execution_path;       // where the run's agent.execution.v1 record will be
   const model::Event& trigger_event;
   const boost::json::object& trigger;  // the trigger as a record (TriggerView)
   const boost::json::object& context;  // {trigger, <key>: ...}
@@ -54,6 +54,10 @@ struct RunResult {
 class Executor {
  public:
   virtual ~Executor() = default;
+
+  // A cheap check on the consumer thread before a trigger is dispatched (no claim, no worker):
+  // false skips it. For executors that answer only some of what their selectors match.
+  virtual bool Accepts(const model::Event& /*trigger*/) { return true; }
 
   // Executes one trigger. Called on a worker thread, concurrently up to the spec's concurrency.
   // Must return soon after `request.cancelled` becomes true.

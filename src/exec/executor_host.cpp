@@ -1,6 +1,7 @@
 #include "exec/executor_host.h"
 
 #include <condition_variable>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -12,10 +13,12 @@ namespace cairn::exec {
 namespace json = boost::json;
 
 struct ExecutorHost::Shared {
-  Shared(store::Store& s, store::CursorStore& c, bus::EventBus& b, const Clock& clk, HostOptions o)
-      : store(s), cursors(c), bus(b), clock(clk), options(o), pool(o.workers) {}
+  Shared(store::Store& s, store::CursorStore& c, store::ClaimStore& cl, bus::EventBus& b, const Clock& clk,
+         HostOptions o)
+      : store(s), cursors(c), claims(cl), bus(b), clock(clk), options(o), pool(o.workers) {}
   store::Store& store;
   store::CursorStore& cursors;
+  store::ClaimStore& claims;
   bus::EventBus& bus;
   const Clock& clock;
   HostOptions options;
@@ -52,16 +55,6 @@ model::Event EventFromRecord(const model::Breadcrumb& crumb, int64_t seq) {
   e.at = crumb.updated_at;
   e.context = crumb.context;
   return e;
-}
-
-int64_t IntOf(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_int64() ? v->as_int64() : 0;
-}
-
-std::string StringOf(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
 }
 
 bool Transient(StatusCode code) { return code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted; }
@@ -178,7 +171,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     if (event->owner_id != spec.owner_id || event->created_by == spec.actor) return true;
     bool triggered = false;
     for (const auto& sub : spec.subscriptions) triggered = triggered || model::TriggerMatches(sub, *event);
-    if (!triggered) return true;
+    if (!triggered || !current->executor->Accepts(*event)) return true;
     if (event->trace.depth > shared_->options.max_depth) {
       // Past the guard: the refusal at max_depth was the answer; answering refusals with more
       // refusals would be a loop of its own.
@@ -210,38 +203,34 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     return true;
   }
 
-  // The claim: the id, version and context of the `running` record, or nullopt when the trigger
-  // was handled already.
-  struct Claimed {
-    std::string id;
-    int64_t version = 0;
-    json::value context;
-  };
-  Result<std::optional<Claimed>> Claim(const ExecutorSpec& spec, const model::Event& event) {
-    model::WriteContext ctx{spec.owner_id, spec.actor};
-    auto created = shared_->store.Create(ctx, ClaimDraft(spec, event, shared_->clock.NowMicros()), "");
-    if (created.ok()) return std::optional<Claimed>(Claimed{created->breadcrumb.id, 1, created->breadcrumb.context});
-    if (created.status().code() != StatusCode::kConflict) return created.status();
+  // Records the claim. Returns its attempt, or nullopt when an earlier attempt already finished
+  // (its execution record exists).
+  Result<std::optional<int64_t>> Claim(const ExecutorSpec& spec, const model::Event& event) {
+    store::TriggerClaim claim{spec.consumer_id, TriggerKey(event), event.breadcrumb_id, spec.owner_id, event.seq, 1, 0};
+    CAIRN_ASSIGN_OR_RETURN(int64_t attempt, shared_->claims.ClaimTrigger(claim));
+    if (attempt == 1) return std::optional<int64_t>(attempt);
+    // Claimed before: by a run that finished (its record exists; the claim was not yet released)
+    // or by one a crash interrupted.
+    CAIRN_ASSIGN_OR_RETURN(bool finished, RecordExists(spec, event));
+    if (finished) {
+      NoteReleasable(event.seq, claim.trigger_key);
+      return std::optional<int64_t>();
+    }
+    return std::optional<int64_t>(attempt);
+  }
+
+  Result<bool> RecordExists(const ExecutorSpec& spec, const model::Event& event) {
     model::BreadcrumbQuery query;
     query.path = ExecutionPath(spec, event);
-    query.include_context = true;
     query.limit = 1;
     CAIRN_ASSIGN_OR_RETURN(store::Page page, shared_->store.List(spec.owner_id, query));
-    if (page.items.empty()) return Status::Conflict("claim path taken but its record is gone: " + *query.path);
-    const model::Breadcrumb& record = page.items.front();
-    if (ExecutionStatus(record.context) != "running") return std::optional<Claimed>();
-    // Left `running` by a process that died: this process is the only runner, so take it over.
-    auto taken = shared_->store.Update(ctx, record.id, TakeoverPatch(record.context, shared_->clock.NowMicros()),
-                                       record.version);
-    if (!taken.ok() && taken.status().code() == StatusCode::kFailedPrecondition) return std::optional<Claimed>();
-    if (!taken.ok()) return taken.status();
-    return std::optional<Claimed>(Claimed{taken->id, taken->version, taken->context});
+    return !page.items.empty();
   }
 
   void RunJob(const Loaded& loaded, const model::Event& event, const std::string& key, bool live) {
     const ExecutorSpec& spec = loaded.spec;
     if (shared_->stopping) return Finish(key);  // unsettled: run again after restart
-    std::optional<Claimed> claimed;
+    RunTimes times;
     if (spec.record_executions) {
       auto claim = RetryWhenBusy(shared_->stopping, [&] { return Claim(spec, event); });
       if (!claim.ok()) {
@@ -253,13 +242,14 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         if (shared_->skipped) shared_->skipped->Increment();
         return Finish(key);
       }
-      claimed = std::move(*claim);
+      times.attempt = **claim;
     }
+    times.started_micros = shared_->clock.NowMicros();
     auto started = std::chrono::steady_clock::now();
     json::object trigger = TriggerView(event);
     std::atomic<bool> cancelled{false};
     json::object context;
-    RunRequest request{claimed ? claimed->id : "", event, trigger, context, cancelled};
+    RunRequest request{ExecutionPath(spec, event), event, trigger, context, cancelled};
     RunResult result;
     if (event.trace.depth >= shared_->options.max_depth) {
       result = loaded.executor->Refuse(request, "depth_exceeded",
@@ -277,7 +267,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
                                          spec.actor + " timed out after " + std::to_string(spec.timeout.count()) + " ms");
       }
     }
-    WriteResult(spec, event, claimed, std::move(result));
+    times.completed_micros = shared_->clock.NowMicros();
+    WriteResult(spec, event, times, std::move(result));
     if (!spec.record_executions && live) Settle(event.seq);
     if (shared_->run_seconds) {
       shared_->run_seconds->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -285,37 +276,41 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     Finish(key);
   }
 
-  void WriteResult(const ExecutorSpec& spec, const model::Event& event, const std::optional<Claimed>& claimed,
-                   RunResult result) {
+  void WriteResult(const ExecutorSpec& spec, const model::Event& event, const RunTimes& times, RunResult result) {
     model::WriteContext ctx{spec.owner_id, spec.actor};
     std::vector<store::WriteOp> ops;
-    std::string key = "response:" + spec.consumer_id + ":" + TriggerKey(event);
     if (result.respond) {
       result.response.trace = ChildTrace(event);
-      if (claimed) result.response.tags.push_back("execution:" + claimed->id);
-      ops.push_back(store::WriteOp::Create(std::move(result.response), key));
+      ops.push_back(store::WriteOp::Create(std::move(result.response), "response:" + spec.consumer_id + ":" + TriggerKey(event)));
     }
-    auto finish = [&](bool failed, const std::string& error) {
-      return store::WriteOp::Update(claimed->id,
-                                    FinishPatch(claimed->context, spec.actor, failed, error, shared_->clock.NowMicros()),
-                                    claimed->version);
-    };
-    if (claimed) ops.push_back(finish(result.failed, result.error_message));
+    if (spec.record_executions) {
+      ops.push_back(store::WriteOp::Create(ExecutionDraft(spec, event, times, result.failed, result.error_message)));
+    }
     if (ops.empty()) return;
     auto written = RetryWhenBusy(shared_->stopping, [&] { return shared_->store.Apply(ctx, ops); });
     if (written.ok()) {
+      if (spec.record_executions) NoteReleasable(event.seq, TriggerKey(event));
       Counter* counter = result.failed ? shared_->failed : shared_->completed;
       if (counter) counter->Increment();
       return;
     }
     CAIRN_LOG_ERROR("executor {}: writing the result for {} failed: {}", spec.actor, event.breadcrumb_id,
                     written.status().message());
-    if (claimed && !Transient(written.status().code())) {
+    if (spec.record_executions && !Transient(written.status().code())) {
       // The response itself was refused: record why, so the run is not repeated forever.
-      auto marked = shared_->store.Apply(ctx, {finish(true, "the response could not be written: " +
-                                                               written.status().message())});
-      if (!marked.ok()) CAIRN_LOG_ERROR("executor {}: marking the run failed: {}", spec.actor, marked.status().message());
+      auto marked = shared_->store.Apply(
+          ctx, {store::WriteOp::Create(ExecutionDraft(spec, event, times, true,
+                                                      "the response could not be written: " + written.status().message()))});
+      if (marked.ok()) NoteReleasable(event.seq, TriggerKey(event));
+      if (!marked.ok()) CAIRN_LOG_ERROR("executor {}: recording the failed run: {}", spec.actor, marked.status().message());
     }
+  }
+
+  // A finished run's claim. It is released once the saved cursor is past its trigger: a claim
+  // must outlive every replay of its event, or a replay would take the trigger for a new one.
+  void NoteReleasable(int64_t seq, const std::string& trigger_key) {
+    std::lock_guard lock(mu_);
+    releasable_.emplace(seq, trigger_key);
   }
 
   void Settle(int64_t seq) {
@@ -345,16 +340,29 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       watermark = unsettled_.empty() ? read_pos_ : *unsettled_.begin() - 1;
       id = loaded_->spec.consumer_id;
       auto now = std::chrono::steady_clock::now();
-      if (watermark == saved_ || (!force && now - last_save_ < shared_->options.cursor_save_interval)) return;
+      bool due = force || now - last_save_ >= shared_->options.cursor_save_interval;
+      if (!due || (watermark == saved_ && releasable_.empty())) return;
       last_save_ = now;
     }
-    Status saved = shared_->cursors.SaveCursor(id, watermark);
-    if (!saved.ok()) {
-      CAIRN_LOG_WARN("executor {}: saving the cursor failed: {}", id, saved.message());
-      return;
+    if (watermark != saved_) {
+      Status saved = shared_->cursors.SaveCursor(id, watermark);
+      if (!saved.ok()) {
+        CAIRN_LOG_WARN("executor {}: saving the cursor failed: {}", id, saved.message());
+        return;
+      }
     }
-    std::lock_guard lock(mu_);
-    saved_ = watermark;
+    std::vector<std::string> releasable;
+    {
+      std::lock_guard lock(mu_);
+      saved_ = watermark;
+      while (!releasable_.empty() && releasable_.begin()->first <= saved_) {
+        releasable.push_back(releasable_.begin()->second);
+        releasable_.erase(releasable_.begin());
+      }
+    }
+    if (Status released = shared_->claims.ReleaseClaims(id, releasable); !released.ok()) {
+      CAIRN_LOG_WARN("executor {}: releasing finished claims failed: {}", id, released.message());
+    }
   }
 
   // Runs again what a previous process claimed and did not finish.
@@ -362,35 +370,29 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     std::shared_ptr<const Loaded> current = loaded();
     const ExecutorSpec& spec = current->spec;
     if (!spec.record_executions) return;
-    model::BreadcrumbQuery query;
-    query.schema_name = std::string(kExecutionSchema);
-    query.context_match = {model::ContextRule{"$.consumer", model::RuleOp::kEq, json::value(spec.consumer_id)},
-                           model::ContextRule{"$.status", model::RuleOp::kEq, json::value("running")}};
-    query.include_context = true;
-    query.order = model::SortOrder::kOldestFirst;
-    query.limit = 100;
-    auto page = shared_->store.List(spec.owner_id, query);
-    if (!page.ok()) {
-      CAIRN_LOG_WARN("executor {}: listing unfinished runs failed: {}", spec.actor, page.status().message());
+    auto claims = shared_->claims.ListClaims(spec.consumer_id);
+    if (!claims.ok()) {
+      CAIRN_LOG_WARN("executor {}: listing unfinished runs failed: {}", spec.actor, claims.status().message());
       return;
     }
-    for (const auto& record : page->items) {
-      const json::object& rc = record.context.as_object();
-      std::string trigger_id = StringOf(rc, "trigger_id");
-      auto trigger = shared_->store.Get(spec.owner_id, trigger_id);
-      if (!trigger.ok() || trigger->version != IntOf(rc, "trigger_version")) {
-        model::WriteContext ctx{spec.owner_id, spec.actor};
-        auto closed = shared_->store.Update(ctx, record.id,
-                                            FinishPatch(record.context, spec.actor, true,
-                                                        "the trigger was changed or deleted before the run finished",
-                                                        shared_->clock.NowMicros()),
-                                            record.version);
-        if (!closed.ok()) CAIRN_LOG_WARN("executor {}: closing run {} failed", spec.actor, record.id);
+    for (const auto& claim : *claims) {
+      auto trigger = shared_->store.Get(claim.owner_id, claim.trigger_id);
+      model::Event event;
+      if (trigger.ok()) event = EventFromRecord(*trigger, claim.trigger_seq);
+      if (!trigger.ok() || TriggerKey(event) != claim.trigger_key) {
+        // Changed or deleted since: a later event (if any) triggers the current version; record
+        // that this attempt ended.
+        CAIRN_LOG_WARN("executor {}: the trigger of unfinished run {} changed or is gone", spec.actor, claim.trigger_key);
+        NoteReleasable(claim.trigger_seq, claim.trigger_key);
         continue;
       }
-      CAIRN_LOG_INFO("executor {}: running {} again after an interrupted attempt", spec.actor, trigger_id);
-      auto event = std::make_shared<const model::Event>(EventFromRecord(*trigger, IntOf(rc, "trigger_seq")));
-      if (!Consider(event, false)) return;
+      auto done = RecordExists(spec, event);
+      if (done.ok() && *done) {
+        NoteReleasable(claim.trigger_seq, claim.trigger_key);
+        continue;
+      }
+      CAIRN_LOG_INFO("executor {}: running {} again after an interrupted attempt", spec.actor, claim.trigger_key);
+      if (!Consider(std::make_shared<const model::Event>(std::move(event)), false)) return;
     }
   }
 
@@ -402,6 +404,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   std::shared_ptr<const Loaded> loaded_;
   int running_ = 0;
   std::set<int64_t> unsettled_;      // seqs dispatched whose claim is not committed yet
+  std::multimap<int64_t, std::string> releasable_;  // trigger seq -> key of finished runs' claims
   int64_t read_pos_ = 0;
   int64_t saved_ = 0;
   std::chrono::steady_clock::time_point last_save_{};
@@ -409,9 +412,9 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   std::thread thread_;
 };
 
-ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, bus::EventBus& bus, const Clock& clock,
-                           HostOptions options, MetricsRegistry* metrics)
-    : shared_(std::make_shared<Shared>(store, cursors, bus, clock, options)) {
+ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, store::ClaimStore& claims,
+                           bus::EventBus& bus, const Clock& clock, HostOptions options, MetricsRegistry* metrics)
+    : shared_(std::make_shared<Shared>(store, cursors, claims, bus, clock, options)) {
   if (metrics) {
     shared_->completed = &metrics->GetCounter("cairn_executor_runs_total", "Executor runs finished", "status=\"completed\"");
     shared_->failed = &metrics->GetCounter("cairn_executor_runs_total", "Executor runs finished", "status=\"failed\"");

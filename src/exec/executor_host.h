@@ -2,18 +2,19 @@
 // (DESIGN.md §5):
 //
 //   event -> trigger subscription matches (same owner, not written by the executor itself)
-//         -> claim: create the agent.execution.v1 record at a path unique to (executor, trigger
-//            id, trigger version); a record that exists and is finished means "done already"
+//         -> claim (store/claim_store.h): a small row per (executor, trigger id, version); a
+//            repeated claim whose execution record exists means "done already"
 //         -> guard: trace depth of the trigger == max_depth answers with an error, unrun; a
 //            trigger deeper still (caused by such an answer) is dropped, so loops end
 //         -> assemble the context (context_assembler.h) -> Executor::Run under a timeout
-//         -> one transaction: the response (idempotency key per execution) + the execution
-//            record's final status.
+//         -> one transaction: the response (idempotency key per trigger) + the finished
+//            agent.execution.v1 record at a path unique to (executor, trigger), so a trigger is
+//            never answered twice; the claim is released afterwards (with the cursor saves).
 //
 // Exactly once: an executor consumes the bus with a durable cursor (CursorStore, named by
 // consumer_id). The cursor only passes an event once its claim is committed; runs claimed but
-// unfinished when the process died are found by their `running` records when the executor
-// starts and are run again (attempt + 1). A finished record is never run or answered again.
+// unfinished when the process died are found by their claims when the executor starts and are
+// run again (attempt + 1). A trigger with an execution record is never run or answered again.
 // This holds for one process; several runner processes need leases (future work).
 //
 // Concurrency: each executor runs at most spec.concurrency triggers at once (its consumer waits
@@ -34,6 +35,7 @@
 #include "exec/executor.h"
 #include "exec/watchdog.h"
 #include "exec/worker_pool.h"
+#include "store/claim_store.h"
 #include "store/cursor_store.h"
 #include "store/store.h"
 
@@ -52,8 +54,8 @@ struct HostOptions {
 class ExecutorHost {
  public:
   // Everything passed in must outlive the host. `metrics` may be null.
-  ExecutorHost(store::Store& store, store::CursorStore& cursors, bus::EventBus& bus, const Clock& clock,
-               HostOptions options, MetricsRegistry* metrics);
+  ExecutorHost(store::Store& store, store::CursorStore& cursors, store::ClaimStore& claims, bus::EventBus& bus,
+               const Clock& clock, HostOptions options, MetricsRegistry* metrics);
   ~ExecutorHost();  // Stop()s
   ExecutorHost(const ExecutorHost&) = delete;
   ExecutorHost& operator=(const ExecutorHost&) = delete;

@@ -59,7 +59,7 @@ class TestExecutor final : public Executor {
     std::string trigger_id;
     std::string type;
     std::string title;
-    std::string execution_id;
+    std::string execution_path;
     json::object context;
   };
   struct Refusal {
@@ -77,7 +77,7 @@ class TestExecutor final : public Executor {
     {
       std::lock_guard lock(mu_);
       calls_.push_back({request.trigger_event.breadcrumb_id, request.trigger_event.type, request.trigger_event.title,
-                        request.execution_id, request.context});
+                        request.execution_path, request.context});
     }
     if (behavior) return behavior(request);
     return Answer(request, "ok");
@@ -204,7 +204,7 @@ class ExecutorHostTest : public ::testing::Test {
   // A new host (replacing, and so stopping, any previous one) on the same store and bus.
   ExecutorHost& StartHost(HostOptions options = Options()) {
     host_.reset();
-    host_ = std::make_unique<ExecutorHost>(*store_, *store_, *bus_, clock_, options, &metrics_);
+    host_ = std::make_unique<ExecutorHost>(*store_, *store_, *store_, *bus_, clock_, options, &metrics_);
     return *host_;
   }
   void Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq = 0) {
@@ -269,13 +269,13 @@ class ExecutorHostTest : public ::testing::Test {
     return page->items.front();
   }
 
-  // The execution record of the trigger once it is no longer `running`.
+  // The execution record of the trigger once it is written (runs are recorded when they finish).
   model::Breadcrumb WaitFinished(const ExecutorSpec& spec, const std::string& trigger_id, int64_t version = 1,
                                 const std::string& type = "breadcrumb.created") {
     std::optional<model::Breadcrumb> record;
     bool done = WaitFor([&] {
       record = Execution(spec, trigger_id, version, type);
-      return record && ExecutionStatus(record->context) != "running";
+      return record.has_value();
     });
     EXPECT_TRUE(done) << "execution of " << trigger_id << " did not finish";
     return record.value_or(model::Breadcrumb{});
@@ -340,11 +340,10 @@ TEST_F(ExecutorHostTest, TriggerRunsOnceWithContextAndWritesResponseAndExecution
   EXPECT_EQ(response.trace.depth, 2);  // trigger depth + 1
   EXPECT_EQ(response.trace.trace_id, "trace-t");
   EXPECT_EQ(response.created_by, kActor);
-  EXPECT_TRUE(HasTag(response, "execution:" + record.id));
 
   std::vector<TestExecutor::Call> calls = exec->Calls();
   ASSERT_EQ(calls.size(), 1u);
-  EXPECT_EQ(calls[0].execution_id, record.id);
+  EXPECT_EQ(calls[0].execution_path, record.path.value_or(""));
   EXPECT_EQ(calls[0].context.at("trigger").as_object().at("id").as_string(), t.id);
   ASSERT_TRUE(calls[0].context.contains("config"));
   EXPECT_EQ(calls[0].context.at("config").as_object().at("id").as_string(), cfg.id);
@@ -593,16 +592,17 @@ TEST_F(ExecutorHostTest, DurableCursorAcrossRemove) {
 TEST_F(ExecutorHostTest, RecoveryRunsAClaimedUnfinishedTriggerOnce) {
   ExecutorSpec spec = Spec();
   model::Breadcrumb t = Write("t");
-  // The crash: claimed (the `running` record exists) and the cursor past it, but no response.
-  auto claim = store_->Create(model::WriteContext{"default", kActor}, ClaimDraft(spec, EventOf(t), clock_.NowMicros()), "");
+  // The crash: claimed and the cursor past it, but no response and no execution record.
+  model::Event event = EventOf(t);
+  auto claim = store_->ClaimTrigger(store::TriggerClaim{kConsumer, TriggerKey(event), t.id, "default", event.seq, 1, 0});
   ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+  ASSERT_EQ(*claim, 1);
   ASSERT_TRUE(store_->SaveCursor(kConsumer, LastSeq()).ok());
 
   auto exec = std::make_shared<TestExecutor>();
   StartHost();
   Upsert(spec, exec);
   model::Breadcrumb record = WaitFinished(spec, t.id);
-  EXPECT_EQ(record.id, claim->breadcrumb.id);
   EXPECT_EQ(ExecutionStatus(record.context), "completed");
   EXPECT_EQ(Int(record.context, "attempt"), 2);
   EXPECT_EQ(Responses(t.id).size(), 1u);
@@ -617,10 +617,9 @@ TEST_F(ExecutorHostTest, CompletedExecutionIsNeverRunAgain) {
   model::Breadcrumb t = Write("t");
   model::Event event = EventOf(t);
   model::WriteContext ctx{"default", kActor};
-  auto claim = store_->Create(ctx, ClaimDraft(spec, event, clock_.NowMicros()), "");
-  ASSERT_TRUE(claim.ok());
-  auto done = store_->Update(ctx, claim->breadcrumb.id,
-                             FinishPatch(claim->breadcrumb.context, kActor, false, "", clock_.NowMicros()), 1);
+  // A finished run whose claim was not released yet: claimed, recorded, cursor before the trigger.
+  ASSERT_TRUE(store_->ClaimTrigger(store::TriggerClaim{kConsumer, TriggerKey(event), t.id, "default", event.seq, 1, 0}).ok());
+  auto done = store_->Create(ctx, ExecutionDraft(spec, event, RunTimes{clock_.NowMicros(), clock_.NowMicros(), 1}, false, ""), "");
   ASSERT_TRUE(done.ok()) << done.status().ToString();
   ASSERT_TRUE(store_->SaveCursor(kConsumer, event.seq - 1).ok());  // before the trigger
 
@@ -633,7 +632,8 @@ TEST_F(ExecutorHostTest, CompletedExecutionIsNeverRunAgain) {
   EXPECT_TRUE(Responses(t.id).empty());
   auto record = Execution(spec, t.id);
   ASSERT_TRUE(record.has_value());
-  EXPECT_EQ(record->version, 2);  // untouched since the test finished it
+  EXPECT_EQ(record->version, 1);  // untouched since the test wrote it
+  EXPECT_TRUE(WaitFor([&] { return store_->ListClaims(kConsumer).value().empty(); }));  // released
 }
 
 TEST_F(ExecutorHostTest, ShutdownWritesNothingForRunsInFlightAndTheyRunAgain) {
@@ -648,9 +648,8 @@ TEST_F(ExecutorHostTest, ShutdownWritesNothingForRunsInFlightAndTheyRunAgain) {
   model::Breadcrumb t = Write("t");
   ASSERT_TRUE(WaitFor([&] { return !first->Calls().empty(); }));
   host_.reset();  // cancels the run; nothing is written for it
-  auto record = Execution(spec, t.id);
-  ASSERT_TRUE(record.has_value());
-  EXPECT_EQ(ExecutionStatus(record->context), "running");
+  EXPECT_FALSE(Execution(spec, t.id).has_value());
+  EXPECT_EQ(store_->ListClaims(kConsumer).value().size(), 1u);  // the claim stays: the run is unfinished
   EXPECT_TRUE(Responses(t.id).empty());
 
   auto second = std::make_shared<TestExecutor>("second");

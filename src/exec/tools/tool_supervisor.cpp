@@ -7,22 +7,46 @@
 
 namespace cairn::exec {
 namespace json = boost::json;
+
+struct ToolSupervisor::LoadedTools {
+  std::mutex mu;
+  std::map<std::string, std::vector<model::Subscription>> triggers;  // by tool name
+
+  // Whether a running tool executor takes `request`.
+  bool Answers(const std::string& name, const model::Event& request) {
+    std::lock_guard lock(mu);
+    auto it = triggers.find(name);
+    if (it == triggers.end()) return false;
+    for (const auto& sub : it->second) {
+      if (model::TriggerMatches(sub, request)) return true;
+    }
+    return false;
+  }
+};
+
 namespace {
+
+std::string ToolNameOf(const model::Event& request) {
+  const json::value* tool = request.context.is_object() ? request.context.as_object().if_contains("tool") : nullptr;
+  return tool && tool->is_string() ? std::string(tool->as_string()) : "";
+}
 
 constexpr const char* kBuiltinMarker = "system:builtin-tools";
 constexpr const char* kSystemActor = "system";
 
-// Answers the requests no tool executor takes.
+// Answers the requests no tool executor takes. Requests for running tools are skipped on the
+// consumer thread (Accepts); the rest are checked against the store, in case the definition was
+// written just before the request and its executor is starting.
 class UnknownToolResponder final : public Executor {
  public:
-  UnknownToolResponder(store::Store& store, model::Limits limits) : store_(store), limits_(limits) {}
+  UnknownToolResponder(store::Store& store, model::Limits limits, std::shared_ptr<ToolSupervisor::LoadedTools> tools)
+      : store_(store), limits_(limits), tools_(std::move(tools)) {}
+
+  bool Accepts(const model::Event& request) override { return !tools_->Answers(ToolNameOf(request), request); }
 
   RunResult Run(const RunRequest& request) override {
     const model::Event& event = request.trigger_event;
-    std::string name;
-    if (const json::value* tool = event.context.as_object().if_contains("tool"); tool && tool->is_string()) {
-      name = std::string(tool->as_string());
-    }
+    std::string name = ToolNameOf(event);
     model::BreadcrumbQuery query;
     query.path = model::ToolPath(name);
     query.schema_name = std::string(model::kToolSchema);
@@ -48,16 +72,14 @@ class UnknownToolResponder final : public Executor {
   }
 
   RunResult Refuse(const RunRequest& request, const std::string& code, const std::string& message) override {
-    std::string name;
-    if (const json::value* tool = request.trigger_event.context.as_object().if_contains("tool"); tool && tool->is_string()) {
-      name = std::string(tool->as_string());
-    }
-    return ToolResponse(name, RequestIdOf(request.trigger_event), Status::Internal(message), 0, code);
+    return ToolResponse(ToolNameOf(request.trigger_event), RequestIdOf(request.trigger_event), Status::Internal(message),
+                        0, code);
   }
 
  private:
   store::Store& store_;
   model::Limits limits_;
+  std::shared_ptr<ToolSupervisor::LoadedTools> tools_;
 };
 
 ExecutorSpec ResponderSpec() {
@@ -81,7 +103,7 @@ ExecutorSpec ResponderSpec() {
 
 ToolSupervisor::ToolSupervisor(store::CursorStore& cursors, ExecutorHost& host, BuiltinToolDeps deps,
                                model::Limits limits)
-    : cursors_(cursors), host_(host), deps_(std::move(deps)), limits_(limits) {}
+    : cursors_(cursors), host_(host), deps_(std::move(deps)), limits_(limits), tools_(std::make_shared<LoadedTools>()) {}
 
 ToolSupervisor::~ToolSupervisor() { Stop(); }
 
@@ -121,7 +143,7 @@ Status ToolSupervisor::Start() {
     if (!page.next_cursor) break;
     query.cursor = page.next_cursor;
   }
-  CAIRN_RETURN_IF_ERROR(host_.Upsert(ResponderSpec(), std::make_shared<UnknownToolResponder>(deps_.store, limits_),
+  CAIRN_RETURN_IF_ERROR(host_.Upsert(ResponderSpec(), std::make_shared<UnknownToolResponder>(deps_.store, limits_, tools_),
                                      start_seq));
   thread_ = std::thread([this, start_seq] { Loop(start_seq); });
   return Status::Ok();
@@ -147,7 +169,7 @@ void ToolSupervisor::ApplyDefinition(const std::string& id, int64_t version, con
   if (!tool.ok()) {
     CAIRN_LOG_WARN("tool definition {} is not usable: {}", id, tool.status().message());
     host_.Remove(consumer, false);
-    loaded_.erase(id);
+    Forget(id);
     return;
   }
   ExecutorSpec spec;
@@ -168,6 +190,19 @@ void ToolSupervisor::ApplyDefinition(const std::string& id, int64_t version, con
   }
   CAIRN_LOG_INFO("tool {} {} (definition {} v{})", def->name, it == loaded_.end() ? "started" : "reloaded", id, version);
   loaded_[id] = version;
+  std::lock_guard lock(tools_->mu);
+  if (auto old = names_.find(id); old != names_.end()) tools_->triggers.erase(old->second);
+  names_[id] = def->name;
+  tools_->triggers[def->name] = def->subscriptions;
+}
+
+void ToolSupervisor::Forget(const std::string& id) {
+  loaded_.erase(id);
+  std::lock_guard lock(tools_->mu);
+  if (auto old = names_.find(id); old != names_.end()) {
+    tools_->triggers.erase(old->second);
+    names_.erase(old);
+  }
 }
 
 void ToolSupervisor::Loop(int64_t after) {
@@ -189,7 +224,8 @@ void ToolSupervisor::Loop(int64_t after) {
         after = event->seq;
         bool is_tool = event->schema_name && *event->schema_name == model::kToolSchema;
         if (event->type == "breadcrumb.deleted" || (!is_tool && loaded_.count(event->breadcrumb_id))) {
-          if (loaded_.erase(event->breadcrumb_id)) {
+          if (loaded_.count(event->breadcrumb_id)) {
+            Forget(event->breadcrumb_id);
             host_.Remove("exec:" + event->breadcrumb_id, true);
             CAIRN_LOG_INFO("tool definition {} removed", event->breadcrumb_id);
           }

@@ -34,6 +34,9 @@ class ToolSupervisor {
   ToolSupervisor& operator=(const ToolSupervisor&) = delete;
 
   Status Start();
+
+  // The running tool executors by name (shared with the unknown-tool responder).
+  struct LoadedTools;
   // Stops following definitions (the host keeps running its executors until it stops). Idempotent.
   void Stop();
 
@@ -42,12 +45,16 @@ class ToolSupervisor {
   void ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
                        const boost::json::value& context, int64_t start_seq);
   void Loop(int64_t after);
+  // Drops a definition from loaded_ and the name registry (its executor is removed by the caller).
+  void Forget(const std::string& id);
 
   store::CursorStore& cursors_;
   ExecutorHost& host_;
   BuiltinToolDeps deps_;
   model::Limits limits_;
   std::map<std::string, int64_t> loaded_;  // definition id -> version running (loop thread only)
+  std::map<std::string, std::string> names_;  // definition id -> tool name (loop thread only)
+  std::shared_ptr<LoadedTools> tools_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

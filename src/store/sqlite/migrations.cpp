@@ -114,12 +114,22 @@ CREATE TABLE webhook_dead_letters (
 CREATE INDEX webhook_dead_letters_owner ON webhook_dead_letters(owner_id, id);
 CREATE INDEX webhook_dead_letters_webhook ON webhook_dead_letters(webhook_id, id);
 )sql",
-      // 3: the durable positions of event-log consumers (executors).
+      // 3: the durable positions of event-log consumers (executors) and their claimed triggers.
       R"sql(
 CREATE TABLE consumer_cursors (
   consumer TEXT PRIMARY KEY,
   seq INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE executor_claims (
+  consumer TEXT NOT NULL,
+  trigger_key TEXT NOT NULL,
+  trigger_id TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  trigger_seq INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  claimed_at INTEGER NOT NULL,
+  PRIMARY KEY (consumer, trigger_key)
 ) WITHOUT ROWID;
 )sql",
   };

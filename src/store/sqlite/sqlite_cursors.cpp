@@ -1,4 +1,4 @@
-// SqliteStore's CursorStore: one row per consumer in consumer_cursors (migration 3).
+// SqliteStore's CursorStore and ClaimStore: consumer_cursors and executor_claims (migration 3).
 #include "store/sqlite/sqlite_store.h"
 
 namespace cairn::store::sqlite {
@@ -28,6 +28,54 @@ Status SqliteStore::DeleteCursor(const std::string& consumer) {
   return Write([&](Connection& conn, int64_t*) -> Status {
     CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("DELETE FROM consumer_cursors WHERE consumer = ?1"));
     return stmt->Bind(1, std::string_view(consumer)).Run();
+  });
+}
+
+Result<int64_t> SqliteStore::ClaimTrigger(const TriggerClaim& claim) {
+  int64_t attempt = 1;
+  CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t*) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
+        "INSERT INTO executor_claims(consumer, trigger_key, trigger_id, owner_id, trigger_seq, attempt, claimed_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6) ON CONFLICT(consumer, trigger_key) DO UPDATE SET "
+        "attempt = attempt + 1, claimed_at = excluded.claimed_at, trigger_seq = excluded.trigger_seq RETURNING attempt"));
+    stmt->Bind(1, std::string_view(claim.consumer)).Bind(2, std::string_view(claim.trigger_key))
+        .Bind(3, std::string_view(claim.trigger_id)).Bind(4, std::string_view(claim.owner_id))
+        .Bind(5, claim.trigger_seq).Bind(6, clock_.NowMicros());
+    CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) return Status::Internal("claim returned no attempt");
+    attempt = stmt->Int(0);
+    return Status::Ok();
+  }));
+  return attempt;
+}
+
+Result<std::vector<TriggerClaim>> SqliteStore::ListClaims(const std::string& consumer) {
+  std::vector<TriggerClaim> claims;
+  CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
+        "SELECT trigger_key, trigger_id, owner_id, trigger_seq, attempt, claimed_at FROM executor_claims "
+        "WHERE consumer = ?1 ORDER BY trigger_seq"));
+    stmt->Bind(1, std::string_view(consumer));
+    while (true) {
+      CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+      if (!row) break;
+      claims.push_back(TriggerClaim{consumer, std::string(stmt->Text(0)), std::string(stmt->Text(1)),
+                                    std::string(stmt->Text(2)), stmt->Int(3), stmt->Int(4), stmt->Int(5)});
+    }
+    return Status::Ok();
+  }));
+  return claims;
+}
+
+Status SqliteStore::ReleaseClaims(const std::string& consumer, const std::vector<std::string>& trigger_keys) {
+  if (trigger_keys.empty()) return Status::Ok();
+  return Write([&](Connection& conn, int64_t*) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("DELETE FROM executor_claims WHERE consumer = ?1 AND trigger_key = ?2"));
+    for (const auto& key : trigger_keys) {
+      CAIRN_RETURN_IF_ERROR(stmt->Bind(1, std::string_view(consumer)).Bind(2, std::string_view(key)).Run());
+      stmt->Reset();
+    }
+    return Status::Ok();
   });
 }
 

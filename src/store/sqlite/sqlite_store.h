@@ -17,6 +17,7 @@
 #include "store/sqlite/connection.h"
 #include "store/sqlite/group_commit_writer.h"
 #include "store/event_log.h"
+#include "store/claim_store.h"
 #include "store/cursor_store.h"
 #include "store/store.h"
 #include "store/webhook_store.h"
@@ -30,7 +31,8 @@ struct SqliteStoreOptions {
   int64_t idempotency_retention_micros = 24LL * 3600 * 1'000'000;
 };
 
-class SqliteStore final : public Store, public EventLog, public WebhookStore, public CursorStore {
+class SqliteStore final : public Store, public EventLog, public WebhookStore, public CursorStore,
+                          public ClaimStore {
  public:
   // Opens the database and runs migrations. `clock` and `metrics` must outlive the store;
   // `metrics` may be null.
@@ -77,6 +79,11 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   Result<std::optional<int64_t>> LoadCursor(const std::string& consumer) override;
   Status SaveCursor(const std::string& consumer, int64_t seq) override;
   Status DeleteCursor(const std::string& consumer) override;
+
+  // ClaimStore (sqlite_cursors.cpp)
+  Result<int64_t> ClaimTrigger(const TriggerClaim& claim) override;
+  Result<std::vector<TriggerClaim>> ListClaims(const std::string& consumer) override;
+  Status ReleaseClaims(const std::string& consumer, const std::vector<std::string>& trigger_keys) override;
 
  private:
   SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
