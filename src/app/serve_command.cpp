@@ -200,9 +200,13 @@ int RunServe(const std::vector<std::string>& args) {
   builtin_options.limits = LimitsFrom(settings);
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
-  if (settings.GetBool("run_executors")) {
-    if (Status started = tools.Start(); !started.ok()) return Fail(started);
-  }
+  // Executors call back into the supervisor (definition followers): on every way out, the host
+  // stops first.
+  struct StopExecutorsFirst {
+    exec::ExecutorHost& host;
+    ~StopExecutorsFirst() { host.Stop(); }
+  } stop_executors_first{executor_host};
+  if (Status started = tools.Start(settings.GetBool("run_executors")); !started.ok()) return Fail(started);
 
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);

@@ -55,6 +55,11 @@ class Executor {
  public:
   virtual ~Executor() = default;
 
+  // Sees every event the executor's consumer reads, in seq order, before trigger matching (on the
+  // consumer thread). For executors whose answers depend on what came before (the unknown-tool
+  // responder follows the tool definitions this way).
+  virtual void Observe(const model::Event& /*event*/) {}
+
   // A cheap check on the consumer thread before a trigger is dispatched (no claim, no worker):
   // false skips it. For executors that answer only some of what their selectors match.
   virtual bool Accepts(const model::Event& /*trigger*/) { return true; }

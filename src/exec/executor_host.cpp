@@ -82,8 +82,11 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     std::shared_ptr<Executor> executor;
   };
 
-  Consumer(std::shared_ptr<Shared> shared, ExecutorSpec spec, std::shared_ptr<Executor> executor)
-      : shared_(std::move(shared)), loaded_(std::make_shared<Loaded>(Loaded{std::move(spec), std::move(executor)})) {}
+  Consumer(std::shared_ptr<Shared> shared, ExecutorSpec spec, std::shared_ptr<Executor> executor,
+           DefinitionFollower follow)
+      : shared_(std::move(shared)),
+        follow_(std::move(follow)),
+        loaded_(std::make_shared<Loaded>(Loaded{std::move(spec), std::move(executor)})) {}
 
   Status Start(int64_t start_seq) {
     const std::string& id = loaded_->spec.consumer_id;
@@ -151,11 +154,25 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       }
       if (events->empty()) return;
       for (const auto& event : *events) {
+        if (!FollowDefinition(*event)) return;  // the definition is gone
+        loaded()->executor->Observe(*event);
         if (!Consider(event, true)) return;  // stopping
         std::lock_guard lock(mu_);
         read_pos_ = event->seq;
       }
     }
+  }
+
+  // Hands an event about the executor's own definition to the follower. False when the consumer
+  // retires (it stops after this event).
+  bool FollowDefinition(const model::Event& event) {
+    const std::string& definition_id = loaded()->spec.definition_id;
+    if (!follow_ || definition_id.empty() || event.breadcrumb_id != definition_id) return true;
+    if (follow_(event)) return true;
+    std::lock_guard lock(mu_);
+    read_pos_ = event.seq;
+    stop_ = true;
+    return false;
   }
 
   bool Stopping() {
@@ -259,7 +276,14 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     } else {
       context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions);
       uint64_t token = shared_->watchdog.Arm(Watchdog::Clock::now() + spec.timeout, &cancelled);
-      result = loaded.executor->Run(request);
+      try {
+        result = loaded.executor->Run(request);
+      } catch (const std::exception& e) {
+        // A module edge: an executor's bug must answer the trigger, not end the process (which
+        // would run the claimed trigger again at every start).
+        CAIRN_LOG_ERROR("executor {}: run of {} threw: {}", spec.actor, key, e.what());
+        result = loaded.executor->Refuse(request, "internal", spec.actor + " failed: " + e.what());
+      }
       bool fired = shared_->watchdog.Disarm(token);
       if (shared_->stopping) return Finish(key);  // cancelled by shutdown: run again after restart
       if (fired) {
@@ -397,6 +421,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   }
 
   std::shared_ptr<Shared> shared_;
+  const DefinitionFollower follow_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
@@ -427,7 +452,8 @@ ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, sto
 
 ExecutorHost::~ExecutorHost() { Stop(); }
 
-Status ExecutorHost::Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq) {
+Status ExecutorHost::Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq,
+                            DefinitionFollower follow) {
   std::lock_guard lock(mu_);
   if (stopped_) return Status::Unavailable("executors are stopping");
   std::string id = spec.consumer_id;
@@ -436,7 +462,7 @@ Status ExecutorHost::Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executo
     it->second->Reload(std::move(spec), std::move(executor));
     return Status::Ok();
   }
-  auto consumer = std::make_shared<Consumer>(shared_, std::move(spec), std::move(executor));
+  auto consumer = std::make_shared<Consumer>(shared_, std::move(spec), std::move(executor), std::move(follow));
   CAIRN_RETURN_IF_ERROR(consumer->Start(start_seq));
   consumers_.emplace(id, std::move(consumer));
   return Status::Ok();

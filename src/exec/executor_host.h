@@ -23,6 +23,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,10 +61,18 @@ class ExecutorHost {
   ExecutorHost(const ExecutorHost&) = delete;
   ExecutorHost& operator=(const ExecutorHost&) = delete;
 
+  // Called on the consumer thread with each event about the executor's own definition
+  // (spec.definition_id), before the events after it: a reload done from here (Upsert) applies
+  // from the next event on, so a request written after a definition changed is never run by the
+  // old one. Returning false stops the consumer there (the definition is gone); it must not call
+  // Remove for its own consumer (the caller's thread would join itself).
+  using DefinitionFollower = std::function<bool(const model::Event&)>;
+
   // Starts the executor, or reloads it when one with the same consumer_id runs (later triggers
   // use the new spec and executor; runs in flight finish with the old). A new consumer resumes
   // at its stored cursor, or starts after `start_seq` when it has none.
-  Status Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq);
+  Status Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq,
+                DefinitionFollower follow = {});
 
   // Stops the executor's consumer (runs in flight finish). With `forget_cursor`, its stored
   // cursor is deleted too (the definition is gone).

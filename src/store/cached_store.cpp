@@ -34,6 +34,23 @@ void CachedStore::Invalidate(const std::string& key) {
   shard.entries.erase(it);
 }
 
+void CachedStore::BeginWrite(const std::string& key) {
+  {
+    Shard& shard = ShardFor(key);
+    std::lock_guard lock(shard.mu);
+    ++shard.writing[key];
+  }
+  Invalidate(key);
+}
+
+void CachedStore::EndWrite(const std::string& key) {
+  // Also after a failure: the outcome of a failed commit is unknown.
+  Invalidate(key);
+  Shard& shard = ShardFor(key);
+  std::lock_guard lock(shard.mu);
+  if (--shard.writing[key] == 0) shard.writing.erase(key);
+}
+
 Result<model::Breadcrumb> CachedStore::Get(const std::string& owner_id, const std::string& id) {
   CAIRN_ASSIGN_OR_RETURN(auto record, GetShared(owner_id, id));
   return *record;
@@ -46,6 +63,7 @@ Result<std::shared_ptr<const model::Breadcrumb>> CachedStore::GetShared(const st
   uint64_t generation;
   {
     std::lock_guard lock(shard.mu);
+    if (shard.writing.count(key)) return inner_->GetShared(owner_id, id);  // no hit, no fill
     auto it = shard.entries.find(key);
     if (it != shard.entries.end()) {
       const auto& record = it->second.record;
@@ -83,22 +101,29 @@ Result<CreateResult> CachedStore::Create(const model::WriteContext& ctx, const m
 Result<model::Breadcrumb> CachedStore::Update(const model::WriteContext& ctx, const std::string& id,
                                               const model::BreadcrumbPatch& patch,
                                               std::optional<int64_t> expected_version) {
+  std::string key = Key(ctx.owner_id, id);
+  BeginWrite(key);
   auto result = inner_->Update(ctx, id, patch, expected_version);
-  Invalidate(Key(ctx.owner_id, id));  // also after a failure: the outcome of a failed commit is unknown
+  EndWrite(key);
   return result;
 }
 
 Status CachedStore::Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) {
+  std::string key = Key(ctx.owner_id, id);
+  BeginWrite(key);
   Status status = inner_->Delete(ctx, id, expected_version);
-  Invalidate(Key(ctx.owner_id, id));
+  EndWrite(key);
   return status;
 }
 
 Result<std::vector<WriteOutcome>> CachedStore::Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) {
-  auto result = inner_->Apply(ctx, ops);
+  std::vector<std::string> keys;
   for (const WriteOp& op : ops) {
-    if (op.kind != WriteOp::Kind::kCreate) Invalidate(Key(ctx.owner_id, op.id));
+    if (op.kind != WriteOp::Kind::kCreate) keys.push_back(Key(ctx.owner_id, op.id));
   }
+  for (const auto& key : keys) BeginWrite(key);
+  auto result = inner_->Apply(ctx, ops);
+  for (const auto& key : keys) EndWrite(key);
   return result;
 }
 

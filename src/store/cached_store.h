@@ -1,9 +1,11 @@
 // CachedStore: a Store decorator that keeps recently read records in memory, so hot point reads
 // (agents re-reading the same context breadcrumbs) skip SQLite, row decoding and JSON parsing.
 //
-// Consistency: every write goes through this decorator. An Update or Delete removes the record
-// from the cache before it returns, so a read that starts after a write is acknowledged never sees
-// the old version. A read that raced with a write does not put its (possibly old) result in the
+// Consistency: every write goes through this decorator. A record being updated or deleted is
+// marked "in write" and dropped from the cache before the write is submitted, and dropped again
+// when it returns; while marked, reads go to the store and fill nothing. So a read that starts
+// after a write is acknowledged, or after its event was published (which happens at commit,
+// before the write returns here), never sees the old version. A read that raced with a write does not put its (possibly old) result in the
 // cache: each shard has a generation, bumped by every invalidation, and a fill is dropped if the
 // generation moved while the read was in flight. Expired records are hidden by checking the ttl on
 // every hit. All other calls pass straight through.
@@ -53,10 +55,14 @@ class CachedStore final : public Store {
       std::list<std::string>::iterator position;
     };
     std::unordered_map<std::string, Entry> entries;
+    std::unordered_map<std::string, int> writing;  // keys with writes in flight, and how many
   };
   static std::string Key(const std::string& owner_id, const std::string& id);
   Shard& ShardFor(const std::string& key);
   void Invalidate(const std::string& key);
+  // Marks `key` in write (and drops it) until EndWrite.
+  void BeginWrite(const std::string& key);
+  void EndWrite(const std::string& key);
 
   std::unique_ptr<Store> inner_;
   size_t capacity_per_shard_;

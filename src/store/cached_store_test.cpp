@@ -35,7 +35,9 @@ class FakeStore final : public Store {
     auto& crumb = records.at(ctx.owner_id + "/" + id);
     if (patch.title.set) crumb.title = patch.title.value;
     ++crumb.version;
-    return crumb;
+    model::Breadcrumb updated = crumb;
+    if (after_commit) std::exchange(after_commit, nullptr)();
+    return updated;
   }
   Status Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t>) override {
     return records.erase(ctx.owner_id + "/" + id) ? Status::Ok() : Status::NotFound("missing");
@@ -54,6 +56,8 @@ class FakeStore final : public Store {
   std::map<std::string, model::Breadcrumb> records;
   int gets = 0;
   std::function<void()> during_get;
+  // Runs inside Update once the change is "committed" (its event published), before it returns.
+  std::function<void()> after_commit;
 };
 
 class CachedStoreTest : public ::testing::Test {
@@ -86,6 +90,19 @@ TEST_F(CachedStoreTest, SecondReadIsServedFromMemory) {
   ASSERT_EQ(cache_->Get("default", id)->title, "a");
   ASSERT_EQ(cache_->Get("default", id)->title, "a");
   EXPECT_EQ(fake_->gets, 1);
+}
+
+TEST_F(CachedStoreTest, ReadsBetweenCommitAndReturnSeeTheNewVersionAndFillNothing) {
+  std::string id = Put("a");
+  ASSERT_EQ(cache_->Get("default", id)->title, "a");  // cached
+  std::string seen;
+  fake_->after_commit = [&] { seen = cache_->Get("default", id)->title; };  // a subscriber of the event
+  ASSERT_TRUE(cache_->Update(ctx_, id, Title("b"), std::nullopt).ok());
+  EXPECT_EQ(seen, "b");
+  int gets = fake_->gets;
+  EXPECT_EQ(cache_->Get("default", id)->title, "b");
+  EXPECT_EQ(cache_->Get("default", id)->title, "b");
+  EXPECT_EQ(fake_->gets, gets + 1);  // filled again after the write, once
 }
 
 TEST_F(CachedStoreTest, UpdateIsVisibleToTheNextRead) {

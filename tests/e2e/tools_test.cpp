@@ -178,7 +178,7 @@ TEST_F(e2e_tools_http, HttpRequestCallsAnAllowedUrlAndRefusesOthersWithoutContac
                                  "http://localhost:" + std::to_string(http_.port()) + "/allowed/x"}) {
     json::object refused = Call("http_request", json::object{{"url", url}});
     EXPECT_EQ(StatusOf(refused), "error") << url << ": " << JsonText(refused);
-    EXPECT_EQ(ErrorCodeOf(refused), "validation_failed") << url;
+    EXPECT_EQ(ErrorCodeOf(refused), "invalid_input") << url;
     EXPECT_NE(ErrorMessageOf(refused).find("allow-list"), std::string::npos) << ErrorMessageOf(refused);
   }
   // The answers are written after the tool ran, so a contact would be recorded by now.
@@ -212,8 +212,8 @@ TEST_F(e2e_tools, BreadcrumbCreateWritesAsTheCaller) {
 
   // Validated like POST /breadcrumbs: nothing is written.
   json::object bad = Call("breadcrumb_create", json::object{{"title", "bad tags"}, {"tags", "not-a-list"}});
-  EXPECT_EQ(ErrorCodeOf(bad), "validation_failed") << JsonText(bad);
-  EXPECT_NE(ErrorMessageOf(bad).find("tags"), std::string::npos) << ErrorMessageOf(bad);
+  EXPECT_EQ(ErrorCodeOf(bad), "invalid_input") << JsonText(bad);
+  EXPECT_NE(ErrorMessageOf(bad).find("input.tags"), std::string::npos) << ErrorMessageOf(bad);
   for (const auto& item : ListAll()) EXPECT_NE(StringAt(item, "title"), "bad tags");
 }
 
@@ -244,7 +244,7 @@ TEST_F(e2e_tools, BreadcrumbGetAndQueryReadTheStore) {
   for (const auto& item : found["items"].as_array()) ids.push_back(StringAt(item.as_object(), "id"));
   EXPECT_EQ(ids, (std::vector<std::string>{StringAt(third, "id"), StringAt(second, "id")})) << "newest first";
   json::object bad = Call("breadcrumb_query", json::object{{"selector", {{"types", json::array{"nope"}}}}});
-  EXPECT_EQ(ErrorCodeOf(bad), "validation_failed") << JsonText(bad);
+  EXPECT_EQ(ErrorCodeOf(bad), "invalid_input") << JsonText(bad);
   EXPECT_NE(ErrorMessageOf(bad).find("input.selector"), std::string::npos) << ErrorMessageOf(bad);
 }
 
@@ -254,7 +254,7 @@ TEST_F(e2e_tools, BreadcrumbUpdateHonoursIfMatch) {
   json::object stale =
       Call("breadcrumb_update", json::object{{"id", id}, {"patch", {{"title", "v2"}}}, {"if_match", 7}}, {}, carol);
   EXPECT_EQ(StatusOf(stale), "error");
-  EXPECT_EQ(ErrorCodeOf(stale), "failed_precondition") << JsonText(stale);  // as documented (docs/executors.md)
+  EXPECT_EQ(ErrorCodeOf(stale), "precondition_failed") << JsonText(stale);  // the HTTP API's code for a 412 (docs/executors.md)
   json::object unchanged = FullOk(id);
   EXPECT_EQ(IntAt(unchanged, "version"), 1);
   EXPECT_EQ(StringAt(unchanged, "title"), "v1");

@@ -8,6 +8,7 @@
 #include "exec/tools/builtin_tools.h"
 #include "model/breadcrumb_codec.h"
 #include "model/selector.h"
+#include "model/subscription.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -19,8 +20,9 @@ class CreateTool final : public Tool {
  public:
   explicit CreateTool(const BuiltinToolDeps& deps) : deps_(deps) {}
   Result<json::value> Invoke(const ToolCall& call) override {
-    CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbDraft draft,
-                           model::ParseDraft(call.input, deps_.options.limits, deps_.clock.NowMicros()));
+    auto parsed = model::ParseDraft(call.input, deps_.options.limits, deps_.clock.NowMicros());
+    if (!parsed.ok()) return model::PrefixField(parsed.status(), "input");
+    model::BreadcrumbDraft draft = std::move(parsed).value();
     draft.trace = ChildTrace(call.trigger);
     CAIRN_ASSIGN_OR_RETURN(store::CreateResult created,
                            deps_.store.Create(model::WriteContext{call.trigger.owner_id, call.caller}, draft, ""));

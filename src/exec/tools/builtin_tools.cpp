@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <thread>
 
+#include "model/json_schema.h"
+
 namespace cairn::exec {
 namespace json = boost::json;
 namespace {
@@ -65,6 +67,29 @@ class SleepTool final : public Tool {
   }
 };
 
+// A built-in checks its input against its own schema whatever the definition says (a definition
+// may reuse a built-in with a looser input_schema): the implementations rely on that shape.
+class SchemaChecked final : public Tool {
+ public:
+  SchemaChecked(std::unique_ptr<Tool> tool, json::value schema) : tool_(std::move(tool)), schema_(std::move(schema)) {}
+  Result<json::value> Invoke(const ToolCall& call) override {
+    CAIRN_RETURN_IF_ERROR(model::ValidateAgainstSchema(schema_, call.input, "input"));
+    return tool_->Invoke(call);
+  }
+
+ private:
+  std::unique_ptr<Tool> tool_;
+  json::value schema_;
+};
+
+std::unique_ptr<Tool> MakeUnchecked(std::string_view name, const BuiltinToolDeps& deps) {
+  if (name == "echo") return std::make_unique<EchoTool>();
+  if (name == "sleep") return std::make_unique<SleepTool>();
+  if (name == "http_request") return MakeHttpRequestTool(deps);
+  if (name == "wait_for") return MakeWaitForTool(deps);
+  return MakeBreadcrumbTool(name, deps);
+}
+
 }  // namespace
 
 bool SleepUnlessCancelled(const std::atomic<bool>& cancelled, std::chrono::milliseconds duration) {
@@ -99,11 +124,12 @@ bool IsBuiltinTool(std::string_view name) {
 }
 
 std::unique_ptr<Tool> MakeBuiltinTool(std::string_view name, const BuiltinToolDeps& deps) {
-  if (name == "echo") return std::make_unique<EchoTool>();
-  if (name == "sleep") return std::make_unique<SleepTool>();
-  if (name == "http_request") return MakeHttpRequestTool(deps);
-  if (name == "wait_for") return MakeWaitForTool(deps);
-  return MakeBreadcrumbTool(name, deps);
+  for (const auto& info : kBuiltins) {
+    if (name != info.name) continue;
+    auto tool = MakeUnchecked(name, deps);
+    return tool ? std::make_unique<SchemaChecked>(std::move(tool), json::parse(info.input_schema)) : nullptr;
+  }
+  return nullptr;
 }
 
 }  // namespace cairn::exec

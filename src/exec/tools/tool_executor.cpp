@@ -72,7 +72,9 @@ RunResult ToolExecutor::Run(const RunRequest& request) {
   ToolCall call{input, request.context, trigger, caller, request.cancelled,
                 std::chrono::milliseconds(definition_.timeout_ms)};
   Result<json::value> outcome = tool_->Invoke(call);
-  return ToolResponse(definition_.name, request_id, outcome, elapsed());
+  // A tool refusing its input (a built-in's own checks, a breadcrumb field) is invalid input too.
+  bool invalid = !outcome.ok() && outcome.status().code() == StatusCode::kValidation;
+  return ToolResponse(definition_.name, request_id, outcome, elapsed(), invalid ? "invalid_input" : "");
 }
 
 RunResult ToolExecutor::Refuse(const RunRequest& request, const std::string& code, const std::string& message) {

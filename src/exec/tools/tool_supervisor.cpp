@@ -8,22 +8,6 @@
 namespace cairn::exec {
 namespace json = boost::json;
 
-struct ToolSupervisor::LoadedTools {
-  std::mutex mu;
-  std::map<std::string, std::vector<model::Subscription>> triggers;  // by tool name
-
-  // Whether a running tool executor takes `request`.
-  bool Answers(const std::string& name, const model::Event& request) {
-    std::lock_guard lock(mu);
-    auto it = triggers.find(name);
-    if (it == triggers.end()) return false;
-    for (const auto& sub : it->second) {
-      if (model::TriggerMatches(sub, request)) return true;
-    }
-    return false;
-  }
-};
-
 namespace {
 
 std::string ToolNameOf(const model::Event& request) {
@@ -34,15 +18,39 @@ std::string ToolNameOf(const model::Event& request) {
 constexpr const char* kBuiltinMarker = "system:builtin-tools";
 constexpr const char* kSystemActor = "system";
 
-// Answers the requests no tool executor takes. Requests for running tools are skipped on the
-// consumer thread (Accepts); the rest are checked against the store, in case the definition was
-// written just before the request and its executor is starting.
+// Answers the requests no tool executor takes. It follows the tool definitions in its own event
+// stream (Observe), so it judges each request by the definitions written before it, and skips
+// requests a tool takes on the consumer thread (Accepts). What it does dispatch is checked once
+// more against the store (its view at start is the store's, not the log's).
 class UnknownToolResponder final : public Executor {
  public:
-  UnknownToolResponder(store::Store& store, model::Limits limits, std::shared_ptr<ToolSupervisor::LoadedTools> tools)
-      : store_(store), limits_(limits), tools_(std::move(tools)) {}
+  UnknownToolResponder(store::Store& store, model::Limits limits) : store_(store), limits_(limits) {}
 
-  bool Accepts(const model::Event& request) override { return !tools_->Answers(ToolNameOf(request), request); }
+  // Before the consumer starts: a definition as stored.
+  void Know(const std::string& id, const json::value& context) {
+    auto def = model::ParseToolDefinition(context, limits_);
+    if (def.ok()) definitions_[id] = Known{def->name, def->subscriptions};
+  }
+
+  void Observe(const model::Event& event) override {
+    bool is_tool = event.schema_name && *event.schema_name == model::kToolSchema;
+    if (!is_tool || event.type == "breadcrumb.deleted") {
+      definitions_.erase(event.breadcrumb_id);
+    } else {
+      Know(event.breadcrumb_id, event.context);
+    }
+  }
+
+  bool Accepts(const model::Event& request) override {
+    std::string name = ToolNameOf(request);
+    for (const auto& [id, known] : definitions_) {
+      if (known.name != name) continue;
+      for (const auto& sub : known.triggers) {
+        if (model::TriggerMatches(sub, request)) return false;  // its executor answers
+      }
+    }
+    return true;
+  }
 
   RunResult Run(const RunRequest& request) override {
     const model::Event& event = request.trigger_event;
@@ -77,9 +85,13 @@ class UnknownToolResponder final : public Executor {
   }
 
  private:
+  struct Known {
+    std::string name;
+    std::vector<model::Subscription> triggers;
+  };
   store::Store& store_;
   model::Limits limits_;
-  std::shared_ptr<ToolSupervisor::LoadedTools> tools_;
+  std::map<std::string, Known> definitions_;  // by definition id; consumer thread only once started
 };
 
 ExecutorSpec ResponderSpec() {
@@ -103,7 +115,7 @@ ExecutorSpec ResponderSpec() {
 
 ToolSupervisor::ToolSupervisor(store::CursorStore& cursors, ExecutorHost& host, BuiltinToolDeps deps,
                                model::Limits limits)
-    : cursors_(cursors), host_(host), deps_(std::move(deps)), limits_(limits), tools_(std::make_shared<LoadedTools>()) {}
+    : cursors_(cursors), host_(host), deps_(std::move(deps)), limits_(limits) {}
 
 ToolSupervisor::~ToolSupervisor() { Stop(); }
 
@@ -124,7 +136,13 @@ Status ToolSupervisor::RegisterBuiltinsOnce() {
   return cursors_.SaveCursor(kBuiltinMarker, 1);
 }
 
-Status ToolSupervisor::Start() {
+Status ToolSupervisor::EnsureCursor(const std::string& consumer, int64_t start_seq) {
+  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> stored, cursors_.LoadCursor(consumer));
+  return stored ? Status::Ok() : cursors_.SaveCursor(consumer, start_seq);
+}
+
+Status ToolSupervisor::Start(bool run_executors) {
+  run_executors_ = run_executors;
   CAIRN_RETURN_IF_ERROR(RegisterBuiltinsOnce());
   int64_t start_seq = deps_.bus.LastSeq();
   subscription_ = deps_.bus.Subscribe([this] {
@@ -132,6 +150,7 @@ Status ToolSupervisor::Start() {
     woken_ = true;
     cv_.notify_all();
   });
+  auto responder = std::make_shared<UnknownToolResponder>(deps_.store, limits_);
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kToolSchema);
   query.include_context = true;
@@ -139,12 +158,19 @@ Status ToolSupervisor::Start() {
   query.limit = 500;
   while (true) {
     CAIRN_ASSIGN_OR_RETURN(store::Page page, deps_.store.List("default", query));
-    for (const auto& crumb : page.items) ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
+    for (const auto& crumb : page.items) {
+      ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
+      responder->Know(crumb.id, crumb.context);
+    }
     if (!page.next_cursor) break;
     query.cursor = page.next_cursor;
   }
-  CAIRN_RETURN_IF_ERROR(host_.Upsert(ResponderSpec(), std::make_shared<UnknownToolResponder>(deps_.store, limits_, tools_),
-                                     start_seq));
+  ExecutorSpec responder_spec = ResponderSpec();
+  if (run_executors_) {
+    CAIRN_RETURN_IF_ERROR(host_.Upsert(std::move(responder_spec), std::move(responder), start_seq));
+  } else {
+    CAIRN_RETURN_IF_ERROR(EnsureCursor(responder_spec.consumer_id, start_seq));
+  }
   thread_ = std::thread([this, start_seq] { Loop(start_seq); });
   return Status::Ok();
 }
@@ -159,18 +185,25 @@ void ToolSupervisor::Stop() {
   subscription_.reset();
 }
 
-void ToolSupervisor::ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
+bool ToolSupervisor::ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
                                      const json::value& context, int64_t start_seq) {
+  std::lock_guard lock(apply_mu_);
   auto it = loaded_.find(id);
-  if (it != loaded_.end() && it->second >= version) return;
+  if (it != loaded_.end() && it->second >= version) return true;
   std::string consumer = "exec:" + id;
+  if (!run_executors_) {
+    if (Status ensured = EnsureCursor(consumer, start_seq); !ensured.ok()) {
+      CAIRN_LOG_WARN("tool definition {}: saving its first cursor failed: {}", id, ensured.message());
+      return true;
+    }
+    loaded_[id] = version;
+    return true;
+  }
   auto def = model::ParseToolDefinition(context, limits_);
   Result<std::unique_ptr<Tool>> tool = def.ok() ? MakeTool(*def, deps_) : Result<std::unique_ptr<Tool>>(def.status());
   if (!tool.ok()) {
     CAIRN_LOG_WARN("tool definition {} is not usable: {}", id, tool.status().message());
-    host_.Remove(consumer, false);
-    Forget(id);
-    return;
+    return false;
   }
   ExecutorSpec spec;
   spec.consumer_id = consumer;
@@ -183,26 +216,21 @@ void ToolSupervisor::ApplyDefinition(const std::string& id, int64_t version, con
   spec.subscriptions = def->subscriptions;
   spec.concurrency = static_cast<int>(def->concurrency);
   spec.timeout = std::chrono::milliseconds(def->timeout_ms);
-  Status started = host_.Upsert(std::move(spec), std::make_shared<ToolExecutor>(*def, std::move(tool).value()), start_seq);
+  Status started = host_.Upsert(std::move(spec), std::make_shared<ToolExecutor>(*def, std::move(tool).value()),
+                                start_seq, [this](const model::Event& event) { return Follow(event); });
   if (!started.ok()) {
     CAIRN_LOG_WARN("tool {}: starting its executor failed: {}", def->name, started.message());
-    return;
+    return true;
   }
   CAIRN_LOG_INFO("tool {} {} (definition {} v{})", def->name, it == loaded_.end() ? "started" : "reloaded", id, version);
   loaded_[id] = version;
-  std::lock_guard lock(tools_->mu);
-  if (auto old = names_.find(id); old != names_.end()) tools_->triggers.erase(old->second);
-  names_[id] = def->name;
-  tools_->triggers[def->name] = def->subscriptions;
+  return true;
 }
 
-void ToolSupervisor::Forget(const std::string& id) {
-  loaded_.erase(id);
-  std::lock_guard lock(tools_->mu);
-  if (auto old = names_.find(id); old != names_.end()) {
-    tools_->triggers.erase(old->second);
-    names_.erase(old);
-  }
+bool ToolSupervisor::Follow(const model::Event& event) {
+  bool is_tool = event.schema_name && *event.schema_name == model::kToolSchema;
+  if (!is_tool || event.type == "breadcrumb.deleted") return false;  // the supervisor's loop removes it
+  return ApplyDefinition(event.breadcrumb_id, event.version, event.owner_id, event.context, event.seq);
 }
 
 void ToolSupervisor::Loop(int64_t after) {
@@ -223,15 +251,31 @@ void ToolSupervisor::Loop(int64_t after) {
       for (const auto& event : *events) {
         after = event->seq;
         bool is_tool = event->schema_name && *event->schema_name == model::kToolSchema;
-        if (event->type == "breadcrumb.deleted" || (!is_tool && loaded_.count(event->breadcrumb_id))) {
-          if (loaded_.count(event->breadcrumb_id)) {
-            Forget(event->breadcrumb_id);
-            host_.Remove("exec:" + event->breadcrumb_id, true);
-            CAIRN_LOG_INFO("tool definition {} removed", event->breadcrumb_id);
-          }
-        } else if (is_tool) {
-          ApplyDefinition(event->breadcrumb_id, event->version, event->owner_id, event->context, event->seq);
+        bool known;
+        {
+          std::lock_guard lock(apply_mu_);
+          known = loaded_.count(event->breadcrumb_id) > 0;
         }
+        bool usable = true;
+        if (is_tool && event->type != "breadcrumb.deleted") {
+          usable = ApplyDefinition(event->breadcrumb_id, event->version, event->owner_id, event->context, event->seq);
+        } else if (!known) {
+          continue;
+        }
+        if (is_tool && event->type != "breadcrumb.deleted" && usable) continue;
+        {
+          std::lock_guard lock(apply_mu_);
+          loaded_.erase(event->breadcrumb_id);
+        }
+        // Deleted, no longer a tool, or not usable: stop it (a deletion also forgets its cursor).
+        bool gone = !is_tool || event->type == "breadcrumb.deleted";
+        host_.Remove("exec:" + event->breadcrumb_id, gone);
+        if (gone && !run_executors_) {
+          if (Status deleted = cursors_.DeleteCursor("exec:" + event->breadcrumb_id); !deleted.ok()) {
+            CAIRN_LOG_WARN("tool definition {}: deleting its cursor failed", event->breadcrumb_id);
+          }
+        }
+        CAIRN_LOG_INFO("tool definition {} {}", event->breadcrumb_id, gone ? "removed" : "stopped");
       }
     }
   }

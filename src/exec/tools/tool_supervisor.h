@@ -1,15 +1,21 @@
 // ToolSupervisor: keeps one executor per tool.v1 definition running in the ExecutorHost.
 //
 // - At first start (no "system:builtin-tools" marker in the CursorStore) it registers the
-//   built-in tools as tool.v1 records at tools/<name>; later starts leave them as the user left
-//   them (changed or deleted).
+//   built-in tools as tool.v1 records at tools/<name> — also when executors do not run, so a
+//   request written to an API-only server is answered once executors start. Later starts leave
+//   the built-ins as the user left them (changed or deleted).
 // - It starts an executor for every stored definition, then follows tool.v1 events: a create or
 //   update starts or reloads the executor at once, a delete stops it and forgets its cursor. A
 //   new executor starts after the event that created its definition (it never answers older
-//   requests); a known one resumes at its durable cursor.
-// - It runs the "unknown tool" responder: a tool.request.v1 that no definition answers (no
-//   tool of that name, or one whose selectors do not take requests) gets an error response
-//   with code unknown_tool, so every request is answered.
+//   requests); a known one resumes at its durable cursor. Each executor also follows its own
+//   definition in its event stream (ExecutorHost::DefinitionFollower), so a request written after
+//   a change is run by the changed tool, never by the old one.
+// - It runs the "unknown tool" responder: a tool.request.v1 that no definition takes (no tool of
+//   that name, or one whose selectors do not take requests) gets an error response with code
+//   unknown_tool, so every request is answered. The responder follows the definitions in the same
+//   event order as the requests.
+// - Without executors (`run_executors` false) it only gives every definition (and the responder)
+//   its starting cursor, so what is written meanwhile is processed when executors start.
 #pragma once
 
 #include <condition_variable>
@@ -33,28 +39,29 @@ class ToolSupervisor {
   ToolSupervisor(const ToolSupervisor&) = delete;
   ToolSupervisor& operator=(const ToolSupervisor&) = delete;
 
-  Status Start();
-
-  // The running tool executors by name (shared with the unknown-tool responder).
-  struct LoadedTools;
+  // With `run_executors` false, definitions only get their cursors (see above).
+  Status Start(bool run_executors);
   // Stops following definitions (the host keeps running its executors until it stops). Idempotent.
   void Stop();
 
  private:
   Status RegisterBuiltinsOnce();
-  void ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
+  // Starts or reloads the executor of a definition (without executors: gives it a cursor at
+  // `start_seq` if it has none). False when the definition cannot be run.
+  bool ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
                        const boost::json::value& context, int64_t start_seq);
+  // The DefinitionFollower of a tool's executor.
+  bool Follow(const model::Event& event);
+  Status EnsureCursor(const std::string& consumer, int64_t start_seq);
   void Loop(int64_t after);
-  // Drops a definition from loaded_ and the name registry (its executor is removed by the caller).
-  void Forget(const std::string& id);
 
   store::CursorStore& cursors_;
   ExecutorHost& host_;
   BuiltinToolDeps deps_;
   model::Limits limits_;
-  std::map<std::string, int64_t> loaded_;  // definition id -> version running (loop thread only)
-  std::map<std::string, std::string> names_;  // definition id -> tool name (loop thread only)
-  std::shared_ptr<LoadedTools> tools_;
+  bool run_executors_ = true;
+  std::mutex apply_mu_;                    // ApplyDefinition from the loop and from followers
+  std::map<std::string, int64_t> loaded_;  // definition id -> version applied (apply_mu_)
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
