@@ -206,7 +206,7 @@ int RunServe(const std::vector<std::string>& args) {
     exec::ExecutorHost& host;
     ~StopExecutorsFirst() { host.Stop(); }
   } stop_executors_first{executor_host};
-  if (Status started = tools.Start(settings.GetBool("run_executors")); !started.ok()) return Fail(started);
+  if (Status started = tools.Start(settings.GetBool("run_executors"), settings.GetBool("builtin_tools")); !started.ok()) return Fail(started);
 
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);

@@ -35,6 +35,7 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"webhook_backoff_base_ms", K::kInt, "1000", "Wait after a webhook's first failed attempt; doubles per attempt, with jitter.", 1, kMaxInt},
       {"webhook_backoff_max_ms", K::kInt, "300000", "Longest wait between webhook attempts (caps Retry-After too).", 1, kMaxInt},
       {"webhook_max_per_tenant", K::kInt, "100", "Most webhooks one tenant may register (each has a delivery thread).", 1, 10000},
+      {"builtin_tools", K::kBool, "true", "Register the built-in tools (echo, sleep, http_request, breadcrumb_*, wait_for) as tool.v1 records at the first start."},
       {"run_executors", K::kBool, "true", "Run tools (and later agents and workflows) on the event stream; false serves the API only, and triggers wait for a server that runs them."},
       {"executor_workers", K::kInt, "32", "Threads shared by all executor runs (each executor is further bounded by its own concurrency).", 1, 1024},
       {"executor_max_depth", K::kInt, "16", "A trigger whose trace depth reaches this is answered with a depth_exceeded error instead of running (stops executor loops).", 1, 1000},

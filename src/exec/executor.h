@@ -73,8 +73,8 @@ class Executor {
   virtual RunResult Refuse(const RunRequest& request, const std::string& code, const std::string& message) = 0;
 };
 
-// The trigger event as a record: id, schema_name, title, tags, path, version, context,
-// created_by, trace {trace_id, caused_by, depth}, at (RFC 3339) and seq.
+// The trigger event as a record: model::EventView (type, seq, version, schema_name, title, tags,
+// path, owner_id, created_by, trace, at, context) with the breadcrumb's id as "id".
 boost::json::object TriggerView(const model::Event& event);
 
 }  // namespace cairn::exec

@@ -37,6 +37,9 @@ class EmptyStore final : public store::Store {
   Status Delete(const model::WriteContext&, const std::string&, std::optional<int64_t>) override {
     return Status::Internal("unused");
   }
+  Result<std::vector<store::WriteOutcome>> Apply(const model::WriteContext&, const std::vector<store::WriteOp>&) override {
+    return Status::Internal("unused");
+  }
   Result<store::Page> List(const std::string&, const model::BreadcrumbQuery&) override { return store::Page{}; }
   Result<std::vector<model::BreadcrumbVersion>> History(const std::string&, const std::string&) override {
     return Status::Internal("unused");

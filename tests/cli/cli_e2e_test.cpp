@@ -37,7 +37,7 @@ json::value ParseOut(const ProcessResult& r) {
 class CliE2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    server_ = new ServerProcess();
+    server_ = new ServerProcess({"--builtin-tools=true"});
     if (!server_->Start()) {
       start_error_ = server_->error();
     }

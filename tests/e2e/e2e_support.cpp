@@ -8,7 +8,9 @@
 namespace cairn::e2e {
 
 void ServerTest::SetUp() {
-  server_ = std::make_unique<ServerProcess>(ServerArgs());
+  std::vector<std::string> args = ServerArgs();
+  if (builtin_tools_) args.push_back("--builtin-tools=true");
+  server_ = std::make_unique<ServerProcess>(args);
   ASSERT_TRUE(server_->Start()) << server_->error();
   client_ = std::make_unique<HttpClient>(server_->port());
 }

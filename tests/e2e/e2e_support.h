@@ -23,6 +23,8 @@ class ServerTest : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;
   virtual std::vector<std::string> ServerArgs() const { return {}; }
+  // Whether the server registers its built-in tools (off by default: most tests want an empty store).
+  bool builtin_tools_ = false;
 
   ServerProcess& server() { return *server_; }
   HttpClient& client() { return *client_; }

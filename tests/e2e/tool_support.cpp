@@ -174,6 +174,7 @@ std::vector<json::object> ToolClient::ResponsesTo(const std::string& request_id)
 std::string ToolClient::Describe(const std::string& schema) { return Stream(schema).Describe(); }
 
 void ToolTest::SetUp() {
+  builtin_tools_ = true;
   ServerTest::SetUp();
   if (HasFatalFailure()) return;
   tools_ = std::make_unique<ToolClient>(server());

@@ -128,7 +128,7 @@ TEST_F(e2e_tools_recovery, RequestsWrittenWhileExecutorsAreOffAreAnsweredOnceWhe
   ASSERT_FALSE(tools().AwaitResponse(tools().Request("echo1", json::object{{"warm", true}})).empty());
   ASSERT_EQ(server().Stop(), 0);  // executors save their cursors
   // The same data dir (the last --data-dir wins), without executors.
-  ServerProcess api_only({"--data-dir", server().data_dir(), "--sync", "normal", "--run-executors=false"});
+  ServerProcess api_only({"--data-dir", server().data_dir(), "--sync", "normal", "--run-executors=false", "--builtin-tools=true"});
   ASSERT_TRUE(api_only.Start()) << api_only.error();
   std::vector<std::string> echoed;
   std::string unknown;
@@ -157,7 +157,7 @@ TEST_F(e2e_tools_recovery, RequestsWrittenWhileExecutorsAreOffAreAnsweredOnceWhe
 // "events that arrive while the server is down (or running with --run-executors=false) are
 // processed when it starts" and "every request gets exactly one response".
 TEST(e2e_tools_recovery_fresh, RequestsWrittenBeforeExecutorsEverRanAreAnsweredWhenTheyRun) {
-  ServerProcess api_only({"--sync", "normal", "--run-executors=false"});
+  ServerProcess api_only({"--sync", "normal", "--run-executors=false", "--builtin-tools=true"});
   ASSERT_TRUE(api_only.Start()) << api_only.error();
   std::vector<std::string> ids;
   {
@@ -167,7 +167,7 @@ TEST(e2e_tools_recovery_fresh, RequestsWrittenBeforeExecutorsEverRanAreAnsweredW
   }
   ASSERT_EQ(api_only.Stop(), 0);
 
-  ServerProcess server({"--data-dir", api_only.data_dir(), "--sync", "normal"});
+  ServerProcess server({"--data-dir", api_only.data_dir(), "--sync", "normal", "--builtin-tools=true"});
   ASSERT_TRUE(server.Start()) << server.error();
   ToolClient tools(server);
   for (size_t i = 0; i < ids.size(); ++i) {

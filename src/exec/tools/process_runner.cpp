@@ -131,6 +131,17 @@ struct ChildPlan {
   // would then break `yes | head` in the tool), and a runner's handler must not run here before
   // exec: so default everything. Fails for SIGKILL/SIGSTOP, which is fine.
   for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &plan.default_action, nullptr);
+#if defined(__x86_64__)
+  // glibc refuses sigaction for the two real-time signals it reserves (32, 33); a runner started
+  // with them ignored would pass that on. The kernel call has no such rule.
+  struct KernelSigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)();
+    unsigned long mask;
+  } kernel_default{SIG_DFL, 0, nullptr, 0};
+  for (int sig = 32; sig < SIGRTMIN; ++sig) ::syscall(SYS_rt_sigaction, sig, &kernel_default, nullptr, sizeof(unsigned long));
+#endif
 
   // The pipe ends may have any numbers, including 0..3 if the runner had those closed, so first
   // move them (and the report pipe) above 3; then no dup2 below can overwrite an end still needed.

@@ -141,9 +141,9 @@ Status ToolSupervisor::EnsureCursor(const std::string& consumer, int64_t start_s
   return stored ? Status::Ok() : cursors_.SaveCursor(consumer, start_seq);
 }
 
-Status ToolSupervisor::Start(bool run_executors) {
+Status ToolSupervisor::Start(bool run_executors, bool builtin_tools) {
   run_executors_ = run_executors;
-  CAIRN_RETURN_IF_ERROR(RegisterBuiltinsOnce());
+  if (builtin_tools) CAIRN_RETURN_IF_ERROR(RegisterBuiltinsOnce());
   int64_t start_seq = deps_.bus.LastSeq();
   subscription_ = deps_.bus.Subscribe([this] {
     std::lock_guard lock(mu_);

@@ -39,8 +39,9 @@ class ToolSupervisor {
   ToolSupervisor(const ToolSupervisor&) = delete;
   ToolSupervisor& operator=(const ToolSupervisor&) = delete;
 
-  // With `run_executors` false, definitions only get their cursors (see above).
-  Status Start(bool run_executors);
+  // With `run_executors` false, definitions only get their cursors (see above); with
+  // `builtin_tools` false nothing is registered (a later start with it true registers them).
+  Status Start(bool run_executors, bool builtin_tools = true);
   // Stops following definitions (the host keeps running its executors until it stops). Idempotent.
   void Stop();
 
