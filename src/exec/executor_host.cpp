@@ -305,7 +305,10 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     std::vector<store::WriteOp> ops;
     if (result.respond) {
       result.response.trace = ChildTrace(event);
-      ops.push_back(store::WriteOp::Create(std::move(result.response), "response:" + spec.consumer_id + ":" + TriggerKey(event)));
+      // A recorded run is answered once because its record's path is unique (same transaction);
+      // an unrecorded one by the response's idempotency key.
+      std::string key = spec.record_executions ? "" : "response:" + spec.consumer_id + ":" + TriggerKey(event);
+      ops.push_back(store::WriteOp::Create(std::move(result.response), std::move(key)));
     }
     if (spec.record_executions) {
       ops.push_back(store::WriteOp::Create(ExecutionDraft(spec, event, times, result.failed, result.error_message)));

@@ -98,13 +98,14 @@ Result<model::Breadcrumb> LoadBreadcrumb(Connection& conn, const std::string& ow
   return ReadBreadcrumb(*stmt, rid);
 }
 
-Result<int64_t> InsertBreadcrumb(Connection& conn, const model::Breadcrumb& c) {
+Result<int64_t> InsertBreadcrumb(Connection& conn, const model::Breadcrumb& c, const std::string* context_json) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "INSERT INTO breadcrumbs(id, owner_id, schema_name, title, description, tags, context, path, llm_hints, "
       "version, checksum, visibility, sensitivity, expires_at, created_by, updated_by, trace_id, caused_by, depth, "
       "created_at, updated_at, size_bytes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,"
       "?19,?20,?21,?22)"));
-  std::string context = json::serialize(c.context);
+  std::string serialized = context_json ? std::string() : json::serialize(c.context);
+  std::string_view context = context_json ? std::string_view(*context_json) : std::string_view(serialized);
   stmt->Bind(1, std::string_view(c.id)).Bind(2, std::string_view(c.owner_id)).Bind(3, c.schema_name)
       .Bind(4, std::string_view(c.title)).Bind(5, c.description).Bind(6, std::string_view(TagsJson(c.tags)))
       .Bind(7, std::string_view(context)).Bind(8, c.path).Bind(9, HintsText(c.llm_hints)).Bind(10, c.version)
@@ -123,12 +124,13 @@ Result<int64_t> InsertBreadcrumb(Connection& conn, const model::Breadcrumb& c) {
 }
 
 Status UpdateBreadcrumb(Connection& conn, int64_t rid, const model::Breadcrumb& c,
-                        const std::vector<std::string>* old_tags) {
+                        const std::vector<std::string>* old_tags, const std::string* context_json) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "UPDATE breadcrumbs SET schema_name=?2, title=?3, description=?4, tags=?5, context=?6, path=?7, llm_hints=?8, "
       "version=?9, checksum=?10, visibility=?11, sensitivity=?12, expires_at=?13, updated_by=?14, updated_at=?15, "
       "size_bytes=?16 WHERE rid=?1"));
-  std::string context = json::serialize(c.context);
+  std::string serialized = context_json ? std::string() : json::serialize(c.context);
+  std::string_view context = context_json ? std::string_view(*context_json) : std::string_view(serialized);
   std::string tags = TagsJson(c.tags);
   stmt->Bind(1, rid).Bind(2, c.schema_name).Bind(3, std::string_view(c.title)).Bind(4, c.description)
       .Bind(5, std::string_view(tags)).Bind(6, std::string_view(context)).Bind(7, c.path)

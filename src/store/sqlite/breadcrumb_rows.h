@@ -25,11 +25,14 @@ Result<model::Breadcrumb> LoadBreadcrumb(Connection& conn, const std::string& ow
                                          int64_t now_micros, int64_t* rid);
 
 // Inserts a new record (version 1) with its tags. A taken path is kConflict. Returns the rid.
-Result<int64_t> InsertBreadcrumb(Connection& conn, const model::Breadcrumb& crumb);
+// `context_json`, when given, is crumb.context already serialised (done before the write, off the
+// writer thread).
+Result<int64_t> InsertBreadcrumb(Connection& conn, const model::Breadcrumb& crumb,
+                                 const std::string* context_json = nullptr);
 
 // Writes the new state of an existing record; with `old_tags`, replaces those tags by crumb.tags.
 Status UpdateBreadcrumb(Connection& conn, int64_t rid, const model::Breadcrumb& crumb,
-                        const std::vector<std::string>* old_tags);
+                        const std::vector<std::string>* old_tags, const std::string* context_json = nullptr);
 
 // Keeps `crumb` (the state being superseded) in the history table.
 Status ArchiveVersion(Connection& conn, int64_t rid, const model::Breadcrumb& crumb);

@@ -9,11 +9,12 @@ namespace cairn::store::sqlite {
 namespace json = boost::json;
 
 Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& c, const std::string& actor,
-                   int64_t at) {
+                   int64_t at, const std::string* context_json) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "INSERT INTO events(type, breadcrumb_id, version, schema_name, title, tags, path, owner_id, created_by, "
       "trace_id, caused_by, depth, at, context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"));
-  std::string context = json::serialize(c.context);
+  std::string serialized = context_json ? std::string() : json::serialize(c.context);
+  std::string_view context = context_json ? std::string_view(*context_json) : std::string_view(serialized);
   return stmt->Bind(1, type).Bind(2, std::string_view(c.id)).Bind(3, c.version).Bind(4, c.schema_name)
       .Bind(5, std::string_view(c.title)).Bind(6, std::string_view(TagsJson(c.tags))).Bind(7, c.path)
       .Bind(8, std::string_view(c.owner_id)).Bind(9, std::string_view(actor)).Bind(10, std::string_view(c.trace.trace_id))

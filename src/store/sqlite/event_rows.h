@@ -14,8 +14,9 @@
 namespace cairn::store::sqlite {
 
 // Appends one event for `crumb` ("breadcrumb.created|updated|deleted") by `actor` at `at`.
+// `context_json`, when given, is crumb.context already serialised.
 Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& crumb, const std::string& actor,
-                   int64_t at);
+                   int64_t at, const std::string* context_json = nullptr);
 
 // Events with seq > after_seq, oldest first, at most `limit`.
 Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit);

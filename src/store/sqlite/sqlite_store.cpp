@@ -37,10 +37,7 @@ std::string DraftFingerprint(const model::BreadcrumbDraft& d) {
   return Sha256Checksum(CanonicalJson(o));
 }
 
-void SealContext(model::Breadcrumb& crumb) {
-  crumb.checksum = Sha256Checksum(CanonicalJson(crumb.context));
-  crumb.size_bytes = static_cast<int64_t>(json::serialize(crumb.context).size());
-}
+
 
 // Deletes `crumb` at `rid` and records the deletion as an event by `actor`.
 Status RemoveWithEvent(Connection& conn, int64_t rid, const model::Breadcrumb& crumb, const std::string& actor,
@@ -84,6 +81,29 @@ Status VersionMismatch(int64_t current, int64_t expected) {
 }
 
 }  // namespace
+
+struct SqliteStore::Prepared {
+  std::string fingerprint;                // creates with an idempotency key
+  std::optional<std::string> context_json;  // the new context, when the write sets one
+  std::string checksum;                   // of the new context
+};
+
+SqliteStore::Prepared SqliteStore::PrepareCreate(const model::BreadcrumbDraft& draft, const std::string& idempotency_key) {
+  Prepared p;
+  if (!idempotency_key.empty()) p.fingerprint = DraftFingerprint(draft);
+  p.context_json = json::serialize(draft.context);
+  p.checksum = Sha256Checksum(CanonicalJson(draft.context));
+  return p;
+}
+
+SqliteStore::Prepared SqliteStore::PrepareUpdate(const model::BreadcrumbPatch& patch) {
+  Prepared p;
+  if (patch.context.set) {
+    p.context_json = json::serialize(patch.context.value);
+    p.checksum = Sha256Checksum(CanonicalJson(patch.context.value));
+  }
+  return p;
+}
 
 class SqliteStore::ReadLease {
  public:
@@ -167,9 +187,9 @@ Status SqliteStore::Write(const std::function<Status(Connection&, int64_t* recor
 
 Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteContext& ctx,
                                            const model::BreadcrumbDraft& draft, const std::string& idempotency_key,
-                                           int64_t now, int64_t* record_delta) {
+                                           const Prepared& prepared, int64_t now, int64_t* record_delta) {
   CreateResult result;
-  std::string fingerprint = idempotency_key.empty() ? "" : DraftFingerprint(draft);
+  const std::string& fingerprint = prepared.fingerprint;
   if (!idempotency_key.empty()) {
     CAIRN_ASSIGN_OR_RETURN(auto seen, conn.Prepare("SELECT fingerprint, breadcrumb_id FROM idempotency_keys "
                                                    "WHERE owner_id = ?1 AND key = ?2"));
@@ -208,12 +228,14 @@ Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteC
   c.trace = draft.trace.value_or(model::Trace{});
   if (c.trace.trace_id.empty()) c.trace.trace_id = c.id;
   c.created_at = c.updated_at = now;
-  SealContext(c);
+  const std::string& context_json = *prepared.context_json;
+  c.checksum = prepared.checksum;
+  c.size_bytes = static_cast<int64_t>(context_json.size());
   CAIRN_ASSIGN_OR_RETURN(int64_t rid, WithPathReclaim(conn, ctx.owner_id, c.path, now, record_delta,
-                                                      [&] { return InsertBreadcrumb(conn, c); }));
+                                                      [&] { return InsertBreadcrumb(conn, c, &context_json); }));
   (void)rid;
   ++*record_delta;
-  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.created", c, ctx.actor, now));
+  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.created", c, ctx.actor, now, &context_json));
   if (!idempotency_key.empty()) {
     CAIRN_ASSIGN_OR_RETURN(auto remember, conn.Prepare("INSERT INTO idempotency_keys(owner_id, key, fingerprint, "
                                                        "breadcrumb_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"));
@@ -226,8 +248,8 @@ Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteC
 
 Result<model::Breadcrumb> SqliteStore::UpdateIn(Connection& conn, const model::WriteContext& ctx, const std::string& id,
                                                 const model::BreadcrumbPatch& patch,
-                                                std::optional<int64_t> expected_version, int64_t now,
-                                                int64_t* record_delta) {
+                                                std::optional<int64_t> expected_version, const Prepared& prepared,
+                                                int64_t now, int64_t* record_delta) {
   int64_t rid = 0;
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
   if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
@@ -246,13 +268,19 @@ Result<model::Breadcrumb> SqliteStore::UpdateIn(Connection& conn, const model::W
   updated.version = current.version + 1;
   updated.updated_by = ctx.actor;
   updated.updated_at = now;
-  SealContext(updated);
+  // An unchanged context keeps its checksum and size; a new one was sealed before the write.
+  std::string unchanged_json = prepared.context_json ? std::string() : json::serialize(updated.context);
+  const std::string& context_json = prepared.context_json ? *prepared.context_json : unchanged_json;
+  if (prepared.context_json) {
+    updated.checksum = prepared.checksum;
+    updated.size_bytes = static_cast<int64_t>(context_json.size());
+  }
   const std::vector<std::string>* old_tags = patch.tags.set ? &current.tags : nullptr;
   std::optional<std::string> new_path = patch.path.set && updated.path != current.path ? updated.path : std::nullopt;
   CAIRN_RETURN_IF_ERROR(WithPathReclaim(conn, ctx.owner_id, new_path, now, record_delta, [&] {
-    return UpdateBreadcrumb(conn, rid, updated, old_tags);
+    return UpdateBreadcrumb(conn, rid, updated, old_tags, &context_json);
   }));
-  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.updated", updated, ctx.actor, now));
+  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.updated", updated, ctx.actor, now, &context_json));
   return updated;
 }
 
@@ -271,8 +299,9 @@ Result<model::Breadcrumb> SqliteStore::DeleteIn(Connection& conn, const model::W
 Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                          const std::string& idempotency_key) {
   CreateResult result;
+  const Prepared prepared = PrepareCreate(draft, idempotency_key);
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
-    CAIRN_ASSIGN_OR_RETURN(result, CreateIn(conn, ctx, draft, idempotency_key, clock_.NowMicros(), record_delta));
+    CAIRN_ASSIGN_OR_RETURN(result, CreateIn(conn, ctx, draft, idempotency_key, prepared, clock_.NowMicros(), record_delta));
     return Status::Ok();
   }));
   return result;
@@ -287,8 +316,10 @@ Result<model::Breadcrumb> SqliteStore::Update(const model::WriteContext& ctx, co
                                               const model::BreadcrumbPatch& patch,
                                               std::optional<int64_t> expected_version) {
   model::Breadcrumb updated;
+  const Prepared prepared = PrepareUpdate(patch);
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
-    CAIRN_ASSIGN_OR_RETURN(updated, UpdateIn(conn, ctx, id, patch, expected_version, clock_.NowMicros(), record_delta));
+    CAIRN_ASSIGN_OR_RETURN(updated, UpdateIn(conn, ctx, id, patch, expected_version, prepared, clock_.NowMicros(),
+                                             record_delta));
     return Status::Ok();
   }));
   return updated;
@@ -303,6 +334,13 @@ Status SqliteStore::Delete(const model::WriteContext& ctx, const std::string& id
 Result<std::vector<WriteOutcome>> SqliteStore::Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) {
   if (ops.empty()) return Status::InvalidArgument("a batch needs at least one write");
   std::vector<WriteOutcome> outcomes;
+  std::vector<Prepared> prepared;
+  prepared.reserve(ops.size());
+  for (const WriteOp& op : ops) {
+    prepared.push_back(op.kind == WriteOp::Kind::kCreate   ? PrepareCreate(op.draft, op.idempotency_key)
+                       : op.kind == WriteOp::Kind::kUpdate ? PrepareUpdate(op.patch)
+                                                           : Prepared{});
+  }
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
     outcomes.clear();
     int64_t now = clock_.NowMicros();
@@ -311,12 +349,14 @@ Result<std::vector<WriteOutcome>> SqliteStore::Apply(const model::WriteContext& 
       Result<WriteOutcome> done = [&]() -> Result<WriteOutcome> {
         switch (op.kind) {
           case WriteOp::Kind::kCreate: {
-            CAIRN_ASSIGN_OR_RETURN(CreateResult created, CreateIn(conn, ctx, op.draft, op.idempotency_key, now, record_delta));
+            CAIRN_ASSIGN_OR_RETURN(CreateResult created, CreateIn(conn, ctx, op.draft, op.idempotency_key, prepared[i], now,
+                                                                             record_delta));
             return WriteOutcome{std::move(created.breadcrumb), created.replayed};
           }
           case WriteOp::Kind::kUpdate: {
             CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb updated,
-                                   UpdateIn(conn, ctx, op.id, op.patch, op.expected_version, now, record_delta));
+                                   UpdateIn(conn, ctx, op.id, op.patch, op.expected_version, prepared[i], now,
+                                            record_delta));
             return WriteOutcome{std::move(updated), false};
           }
           case WriteOp::Kind::kDelete: {

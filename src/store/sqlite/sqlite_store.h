@@ -99,12 +99,19 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   // (-); the count is applied only if the write commits.
   Status Write(const std::function<Status(Connection&, int64_t* record_delta)>& fn);
 
+  // What a create or update can compute before it is submitted, so the writer thread does not:
+  // the new context serialised and checksummed, the idempotency fingerprint.
+  struct Prepared;
+  static Prepared PrepareCreate(const model::BreadcrumbDraft& draft, const std::string& idempotency_key);
+  static Prepared PrepareUpdate(const model::BreadcrumbPatch& patch);
+
   // The bodies of Create, Update and Delete, run inside a write transaction (shared with Apply).
   Result<CreateResult> CreateIn(Connection& conn, const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
-                                const std::string& idempotency_key, int64_t now, int64_t* record_delta);
+                                const std::string& idempotency_key, const Prepared& prepared, int64_t now,
+                                int64_t* record_delta);
   Result<model::Breadcrumb> UpdateIn(Connection& conn, const model::WriteContext& ctx, const std::string& id,
                                      const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version,
-                                     int64_t now, int64_t* record_delta);
+                                     const Prepared& prepared, int64_t now, int64_t* record_delta);
   Result<model::Breadcrumb> DeleteIn(Connection& conn, const model::WriteContext& ctx, const std::string& id,
                                      std::optional<int64_t> expected_version, int64_t now, int64_t* record_delta);
 
