@@ -166,7 +166,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   // Hands an event about the executor's own definition to the follower. False when the consumer
   // retires (it stops after this event).
   bool FollowDefinition(const model::Event& event) {
-    const std::string& definition_id = loaded()->spec.definition_id;
+    std::shared_ptr<const Loaded> current = loaded();  // kept: a reload may replace loaded_ meanwhile
+    const std::string& definition_id = current->spec.definition_id;
     if (!follow_ || definition_id.empty() || event.breadcrumb_id != definition_id) return true;
     if (follow_(event)) return true;
     std::lock_guard lock(mu_);
