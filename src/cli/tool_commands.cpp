@@ -136,6 +136,7 @@ int RunCall(CommandRun& run) {
 
   Status failure;
   std::optional<json::object> response;
+  std::string omitted_id;
   SseParser parser;
   StreamCallbacks callbacks;
   callbacks.on_open = [&](const HttpReply&) {
@@ -159,11 +160,21 @@ int RunCall(CommandRun& run) {
         response = ctx->as_object();
         return false;
       }
+      if (event->as_object().contains("context_omitted")) {  // too large for the stream: read the record
+        omitted_id = StringAt(event->as_object(), "breadcrumb_id");
+        return false;
+      }
     }
     return true;
   };
   auto reply = http->Stream(stream_request, callbacks, &stop);
   if (!failure.ok()) return run.Failure(failure);
+  if (!response && !omitted_id.empty()) {
+    auto record = run.api().Call("GET", BreadcrumbPath(omitted_id, "/full"));
+    if (!record.ok()) return run.Failure(record.status());
+    const json::value* ctx = record->body.is_object() ? record->body.as_object().if_contains("context") : nullptr;
+    if (ctx && ctx->is_object()) response = ctx->as_object();
+  }
   if (!response) {
     if (!reply.ok()) return run.Failure(reply.status());
     if (reply->status < 200 || reply->status > 299) {

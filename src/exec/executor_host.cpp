@@ -404,10 +404,22 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       return;
     }
     for (const auto& claim : *claims) {
-      auto trigger = shared_->store.Get(claim.owner_id, claim.trigger_id);
+      // The trigger exactly as it was claimed, from the log; else rebuilt from the stored record.
       model::Event event;
-      if (trigger.ok()) event = EventFromRecord(*trigger, claim.trigger_seq);
-      if (!trigger.ok() || TriggerKey(event) != claim.trigger_key) {
+      bool found = false;
+      if (auto logged = shared_->bus.Read(claim.trigger_seq - 1, 1);
+          logged.ok() && !logged->empty() && TriggerKey(*logged->front()) == claim.trigger_key) {
+        event = *logged->front();
+        found = true;
+      }
+      auto trigger = found ? Result<model::Breadcrumb>(model::Breadcrumb{}) : shared_->store.Get(claim.owner_id, claim.trigger_id);
+      if (!trigger.ok() && trigger.status().code() != StatusCode::kNotFound) {
+        CAIRN_LOG_WARN("executor {}: reading the trigger of unfinished run {} failed: {}; trying again at the next start",
+                       spec.actor, claim.trigger_key, trigger.status().message());
+        continue;
+      }
+      if (!found && trigger.ok()) event = EventFromRecord(*trigger, claim.trigger_seq);
+      if (!found && (!trigger.ok() || TriggerKey(event) != claim.trigger_key)) {
         // Changed or deleted since: a later event (if any) triggers the current version; record
         // that this attempt ended.
         CAIRN_LOG_WARN("executor {}: the trigger of unfinished run {} changed or is gone", spec.actor, claim.trigger_key);

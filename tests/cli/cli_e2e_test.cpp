@@ -426,6 +426,12 @@ TEST_F(CliE2eTest, CallPrintsTheOutputAndFailsOnAnErrorResponse) {
   EXPECT_EQ(slow.exit_code, 1) << Show(slow);
   EXPECT_NE(slow.err.find("no response from sleep within 1 s"), std::string::npos) << Show(slow);
 
+  // A response larger than the stream's context limit (64 KiB) is read from the store.
+  const std::string big(70 * 1024, 'x');
+  ProcessResult large = Cairn({"call", "echo", "--input", json::serialize(json::object{{"text", big}}), "--compact"});
+  ASSERT_EQ(large.exit_code, 0) << Show(large).substr(0, 2000);
+  EXPECT_EQ(ParseOut(large).at("text").as_string(), big);
+
   EXPECT_EQ(Cairn({"call", "echo", "--input", "{nope"}).exit_code, 2);
   EXPECT_EQ(Cairn({"call", "echo", "--wait", "0"}).exit_code, 2);
   EXPECT_EQ(Cairn({"call"}).exit_code, 2);

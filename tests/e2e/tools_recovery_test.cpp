@@ -180,5 +180,35 @@ TEST(e2e_tools_recovery_fresh, RequestsWrittenBeforeExecutorsEverRanAreAnsweredW
   for (const auto& id : ids) EXPECT_EQ(tools.ResponsesTo(id).size(), 1u) << id;
 }
 
+// A request for a tool that did not exist yet when it was written (executors off) is answered
+// unknown_tool, and one written after the tool was defined is answered by the tool: each by the
+// definitions in force when it was written, once.
+TEST(e2e_tools_recovery_fresh, RequestsAreJudgedByTheDefinitionsWrittenBeforeThem) {
+  ServerProcess api_only({"--sync", "normal", "--run-executors=false", "--builtin-tools=true"});
+  ASSERT_TRUE(api_only.Start()) << api_only.error();
+  std::string early, late;
+  {
+    ToolClient offline(api_only);
+    early = offline.Request("later", json::object{{"ms", 1}});
+    ASSERT_FALSE(offline.DefineTool({{"name", "later"}, {"runtime", "builtin"}, {"builtin", "sleep"}}).empty());
+    late = offline.Request("later", json::object{{"ms", 1}});
+  }
+  ASSERT_EQ(api_only.Stop(), 0);
+
+  ServerProcess server({"--data-dir", api_only.data_dir(), "--sync", "normal", "--builtin-tools=true"});
+  ASSERT_TRUE(server.Start()) << server.error();
+  ToolClient tools(server);
+  json::object unknown = tools.AwaitResponse(early, 10s);
+  ASSERT_FALSE(unknown.empty()) << "the early request was never answered\n" << server.LogTail();
+  EXPECT_EQ(ErrorCodeOf(unknown), "unknown_tool") << JsonText(unknown);
+  json::object answered = tools.AwaitResponse(late, 10s);
+  ASSERT_FALSE(answered.empty()) << "the late request was never answered\n" << server.LogTail();
+  EXPECT_EQ(StatusOf(answered), "success") << JsonText(answered);
+  std::string fence = tools.Request("echo", json::object{{"fence", true}});
+  ASSERT_FALSE(tools.AwaitResponse(fence).empty());
+  EXPECT_EQ(tools.ResponsesTo(early).size(), 1u);
+  EXPECT_EQ(tools.ResponsesTo(late).size(), 1u);
+}
+
 }  // namespace
 }  // namespace cairn::e2e

@@ -523,6 +523,38 @@ TEST_F(e2e_tools, AContextSubscriptionBringsTheLatestMatchingRecord) {
 }
 
 // Each update is followed at once by a request, as a client would: it must use the new definition.
+// Requests queued behind a slow run (concurrency 1) when the definition changes or is deleted are
+// judged by the definition in force when each was written: none is lost, none answered twice.
+TEST_F(e2e_tools, RequestsWrittenBeforeAReloadOrADeleteAreAnsweredByTheOldDefinition) {
+  json::object sleep_tool{{"name", "queued"}, {"runtime", "builtin"}, {"builtin", "sleep"}, {"concurrency", 1}};
+  std::string id = StringAt(tools().DefineTool(sleep_tool), "id");
+  ASSERT_FALSE(id.empty());
+  std::string slow = tools().Request("queued", json::object{{"ms", 700}});
+  std::string before_reload = tools().Request("queued", json::object{{"ms", 1}});
+  // The new definition takes queued.poke.v1 records only: requests from now on are unknown.
+  json::object poked = sleep_tool;
+  poked["subscriptions"] = {{"selectors", json::array{json::object{{"schema_name", "queued.poke.v1"}}}}};
+  PatchOk(id, json::object{{"context", poked}});
+  std::string after_reload = tools().Request("queued", json::object{{"ms", 1}});
+  EXPECT_EQ(StatusOf(tools().AwaitResponse(slow)), "success");
+  EXPECT_EQ(StatusOf(tools().AwaitResponse(before_reload)), "success") << "written before the reload";
+  EXPECT_EQ(ErrorCodeOf(tools().AwaitResponse(after_reload)), "unknown_tool") << "written after the reload";
+
+  PatchOk(id, json::object{{"context", sleep_tool}});
+  std::string slow2 = tools().Request("queued", json::object{{"ms", 700}});
+  std::string before_delete = tools().Request("queued", json::object{{"ms", 1}});
+  ASSERT_EQ(client().Delete("/breadcrumbs/" + id).status, 204);
+  std::string after_delete = tools().Request("queued", json::object{{"ms", 1}});
+  EXPECT_EQ(StatusOf(tools().AwaitResponse(slow2)), "success");
+  EXPECT_EQ(StatusOf(tools().AwaitResponse(before_delete)), "success") << "written before the delete";
+  EXPECT_EQ(ErrorCodeOf(tools().AwaitResponse(after_delete)), "unknown_tool") << "written after the delete";
+  // A fence, then: exactly one answer each.
+  tools().AwaitResponse(tools().Request("echo", json::object{}));
+  for (const auto& request : {slow, before_reload, after_reload, slow2, before_delete, after_delete}) {
+    EXPECT_EQ(tools().ResponsesTo(request).size(), 1u) << request;
+  }
+}
+
 TEST_F(e2e_tools, UpdatingADefinitionChangesTheNextRequestAndDeletingItStopsIt) {
   std::string a = WriteScript("v_a.sh", "#!/bin/sh\ncat >/dev/null\necho '{\"script\":\"a\"}' >&3\n");
   std::string b = WriteScript("v_b.sh", "#!/bin/sh\ncat >/dev/null\necho '{\"script\":\"b\"}' >&3\n");

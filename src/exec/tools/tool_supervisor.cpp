@@ -1,5 +1,7 @@
 #include "exec/tools/tool_supervisor.h"
 
+#include <limits>
+
 #include "base/log.h"
 #include "exec/tools/tool_executor.h"
 #include "exec/tools/tool_factory.h"
@@ -26,7 +28,8 @@ class UnknownToolResponder final : public Executor {
  public:
   UnknownToolResponder(store::Store& store, model::Limits limits) : store_(store), limits_(limits) {}
 
-  // Before the consumer starts: a definition as stored.
+  // Before the consumer starts: a definition as stored (the caller passes only those written
+  // before the responder's resume point; later ones arrive through Observe, in order).
   void Know(const std::string& id, const json::value& context) {
     auto def = model::ParseToolDefinition(context, limits_);
     if (def.ok()) definitions_[id] = Known{def->name, def->subscriptions};
@@ -151,6 +154,15 @@ Status ToolSupervisor::Start(bool run_executors, bool builtin_tools) {
     cv_.notify_all();
   });
   auto responder = std::make_shared<UnknownToolResponder>(deps_.store, limits_);
+  ExecutorSpec responder_spec = ResponderSpec();
+  // The responder resumes at its cursor and learns the definitions written after it from the log,
+  // in order; from the store it may only take those that existed at its resume point.
+  int64_t known_until = std::numeric_limits<int64_t>::max();
+  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> responder_cursor, cursors_.LoadCursor(responder_spec.consumer_id));
+  if (responder_cursor && *responder_cursor < start_seq) {
+    auto at_cursor = deps_.bus.Read(*responder_cursor, 1);  // the first event it has not judged
+    if (at_cursor.ok() && !at_cursor->empty()) known_until = at_cursor->front()->at;
+  }
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kToolSchema);
   query.include_context = true;
@@ -160,12 +172,11 @@ Status ToolSupervisor::Start(bool run_executors, bool builtin_tools) {
     CAIRN_ASSIGN_OR_RETURN(store::Page page, deps_.store.List("default", query));
     for (const auto& crumb : page.items) {
       ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
-      responder->Know(crumb.id, crumb.context);
+      if (crumb.created_at < known_until) responder->Know(crumb.id, crumb.context);
     }
     if (!page.next_cursor) break;
     query.cursor = page.next_cursor;
   }
-  ExecutorSpec responder_spec = ResponderSpec();
   if (run_executors_) {
     CAIRN_RETURN_IF_ERROR(host_.Upsert(std::move(responder_spec), std::move(responder), start_seq));
   } else {
@@ -229,8 +240,22 @@ bool ToolSupervisor::ApplyDefinition(const std::string& id, int64_t version, con
 
 bool ToolSupervisor::Follow(const model::Event& event) {
   bool is_tool = event.schema_name && *event.schema_name == model::kToolSchema;
-  if (!is_tool || event.type == "breadcrumb.deleted") return false;  // the supervisor's loop removes it
-  return ApplyDefinition(event.breadcrumb_id, event.version, event.owner_id, event.context, event.seq);
+  bool gone = !is_tool || event.type == "breadcrumb.deleted";
+  // The consumer reached its definition's change in its own event order: everything before it was
+  // handled with the old definition, everything after it is handled with the new one.
+  if (!gone && ApplyDefinition(event.breadcrumb_id, event.version, event.owner_id, event.context, event.seq)) {
+    return true;
+  }
+  {
+    std::lock_guard lock(apply_mu_);
+    retired_.emplace_back(event.breadcrumb_id, gone);
+  }
+  {
+    std::lock_guard lock(mu_);
+    woken_ = true;  // the loop removes the retired consumer (it cannot remove itself)
+  }
+  cv_.notify_all();
+  return false;
 }
 
 void ToolSupervisor::Loop(int64_t after) {
@@ -251,33 +276,40 @@ void ToolSupervisor::Loop(int64_t after) {
       for (const auto& event : *events) {
         after = event->seq;
         bool is_tool = event->schema_name && *event->schema_name == model::kToolSchema;
+        bool gone = !is_tool || event->type == "breadcrumb.deleted";
         bool known;
         {
           std::lock_guard lock(apply_mu_);
           known = loaded_.count(event->breadcrumb_id) > 0;
         }
-        bool usable = true;
-        if (is_tool && event->type != "breadcrumb.deleted") {
-          usable = ApplyDefinition(event->breadcrumb_id, event->version, event->owner_id, event->context, event->seq);
-        } else if (!known) {
-          continue;
-        }
-        if (is_tool && event->type != "breadcrumb.deleted" && usable) continue;
-        {
-          std::lock_guard lock(apply_mu_);
-          loaded_.erase(event->breadcrumb_id);
-        }
-        // Deleted, no longer a tool, or not usable: stop it (a deletion also forgets its cursor).
-        bool gone = !is_tool || event->type == "breadcrumb.deleted";
-        host_.Remove("exec:" + event->breadcrumb_id, gone);
-        if (gone && !run_executors_) {
+        // A running executor follows its own definition (Follow); the loop only starts new ones.
+        if (!gone && !known) {
+          ApplyDefinition(event->breadcrumb_id, event->version, event->owner_id, event->context, event->seq);
+        } else if (gone && known && !run_executors_) {
+          {
+            std::lock_guard lock(apply_mu_);
+            loaded_.erase(event->breadcrumb_id);
+          }
           if (Status deleted = cursors_.DeleteCursor("exec:" + event->breadcrumb_id); !deleted.ok()) {
             CAIRN_LOG_WARN("tool definition {}: deleting its cursor failed", event->breadcrumb_id);
           }
         }
-        CAIRN_LOG_INFO("tool definition {} {}", event->breadcrumb_id, gone ? "removed" : "stopped");
       }
     }
+    ReapRetired();
+  }
+}
+
+void ToolSupervisor::ReapRetired() {
+  std::vector<std::pair<std::string, bool>> retired;
+  {
+    std::lock_guard lock(apply_mu_);
+    retired.swap(retired_);
+    for (const auto& [id, gone] : retired) loaded_.erase(id);
+  }
+  for (const auto& [id, gone] : retired) {
+    host_.Remove("exec:" + id, /*forget_cursor=*/gone);
+    CAIRN_LOG_INFO("tool definition {} {}", id, gone ? "removed" : "stopped (not usable)");
   }
 }
 

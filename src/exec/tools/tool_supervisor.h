@@ -5,11 +5,12 @@
 //   request written to an API-only server is answered once executors start. Later starts leave
 //   the built-ins as the user left them (changed or deleted).
 // - It starts an executor for every stored definition, then follows tool.v1 events: a create or
-//   update starts or reloads the executor at once, a delete stops it and forgets its cursor. A
-//   new executor starts after the event that created its definition (it never answers older
-//   requests); a known one resumes at its durable cursor. Each executor also follows its own
-//   definition in its event stream (ExecutorHost::DefinitionFollower), so a request written after
-//   a change is run by the changed tool, never by the old one.
+//   create starts the executor at once; a running executor follows its own definition in its own
+//   event stream (ExecutorHost::DefinitionFollower): an update reloads it exactly between the
+//   requests written before and after it, and a delete retires it there (everything written
+//   before the delete is still answered), after which the supervisor removes it and forgets its
+//   cursor. A new executor starts after the event that created its definition (it never answers
+//   older requests); a known one resumes at its durable cursor.
 // - It runs the "unknown tool" responder: a tool.request.v1 that no definition takes (no tool of
 //   that name, or one whose selectors do not take requests) gets an error response with code
 //   unknown_tool, so every request is answered. The responder follows the definitions in the same
@@ -20,6 +21,8 @@
 
 #include <condition_variable>
 #include <map>
+#include <utility>
+#include <vector>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -55,6 +58,8 @@ class ToolSupervisor {
   bool Follow(const model::Event& event);
   Status EnsureCursor(const std::string& consumer, int64_t start_seq);
   void Loop(int64_t after);
+  // Removes the consumers that retired at their definition's deletion (or became unusable).
+  void ReapRetired();
 
   store::CursorStore& cursors_;
   ExecutorHost& host_;
@@ -63,6 +68,7 @@ class ToolSupervisor {
   bool run_executors_ = true;
   std::mutex apply_mu_;                    // ApplyDefinition from the loop and from followers
   std::map<std::string, int64_t> loaded_;  // definition id -> version applied (apply_mu_)
+  std::vector<std::pair<std::string, bool>> retired_;  // (definition id, deleted) to remove (apply_mu_)
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
