@@ -119,11 +119,6 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     subscription_.reset();
   }
 
-  std::string consumer_id() {
-    std::lock_guard lock(mu_);
-    return loaded_->spec.consumer_id;
-  }
-
  private:
   std::shared_ptr<const Loaded> loaded() {
     std::lock_guard lock(mu_);
