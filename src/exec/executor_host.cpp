@@ -288,7 +288,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       }
     }
     times.completed_micros = shared_->clock.NowMicros();
-    WriteResult(spec, event, times, std::move(result));
+    WriteResult(loaded, event, times, std::move(result), request);
     if (!spec.record_executions && live) Settle(event.seq);
     if (shared_->run_seconds) {
       shared_->run_seconds->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -296,7 +296,9 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     Finish(key);
   }
 
-  void WriteResult(const ExecutorSpec& spec, const model::Event& event, const RunTimes& times, RunResult result) {
+  void WriteResult(const Loaded& loaded, const model::Event& event, const RunTimes& times, RunResult result,
+                   const RunRequest& request) {
+    const ExecutorSpec& spec = loaded.spec;
     model::WriteContext ctx{spec.owner_id, spec.actor};
     std::vector<store::WriteOp> ops;
     if (result.respond) {
@@ -319,11 +321,20 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     }
     CAIRN_LOG_ERROR("executor {}: writing the result for {} failed: {}", spec.actor, event.breadcrumb_id,
                     written.status().message());
-    if (spec.record_executions && !Transient(written.status().code())) {
-      // The response itself was refused: record why, so the run is not repeated forever.
-      auto marked = shared_->store.Apply(
-          ctx, {store::WriteOp::Create(ExecutionDraft(spec, event, times, true,
-                                                      "the response could not be written: " + written.status().message()))});
+    StatusCode code = written.status().code();
+    if (spec.record_executions && !Transient(code) && code != StatusCode::kInternal) {
+      // The response itself was refused (validation, a taken path): answer with an error saying
+      // so, and record the run failed, so the trigger is neither left unanswered nor run forever.
+      // A store failure (kInternal, e.g. the disk) leaves the claim for the next start instead.
+      std::string why = "the response could not be written: " + written.status().message();
+      std::vector<store::WriteOp> fallback;
+      RunResult refusal = loaded.executor->Refuse(request, "internal", why);
+      if (refusal.respond) {
+        refusal.response.trace = ChildTrace(event);
+        fallback.push_back(store::WriteOp::Create(std::move(refusal.response)));
+      }
+      fallback.push_back(store::WriteOp::Create(ExecutionDraft(spec, event, times, true, why)));
+      auto marked = shared_->store.Apply(ctx, fallback);
       if (marked.ok()) NoteReleasable(event.seq, TriggerKey(event));
       if (!marked.ok()) CAIRN_LOG_ERROR("executor {}: recording the failed run: {}", spec.actor, marked.status().message());
     }
@@ -492,6 +503,13 @@ void ExecutorHost::Remove(const std::string& consumer_id, bool forget_cursor) {
   if (forget_cursor) {
     Status deleted = shared_->cursors.DeleteCursor(consumer_id);
     if (!deleted.ok()) CAIRN_LOG_WARN("executor {}: deleting the cursor failed: {}", consumer_id, deleted.message());
+    // Its claims too: nothing will run them again (runs still in flight finish and answer).
+    if (auto claims = shared_->claims.ListClaims(consumer_id); claims.ok() && !claims->empty()) {
+      std::vector<std::string> keys;
+      for (const auto& claim : *claims) keys.push_back(claim.trigger_key);
+      Status released = shared_->claims.ReleaseClaims(consumer_id, keys);
+      if (!released.ok()) CAIRN_LOG_WARN("executor {}: deleting its claims failed: {}", consumer_id, released.message());
+    }
   }
 }
 

@@ -525,6 +525,22 @@ TEST_F(e2e_tools, AContextSubscriptionBringsTheLatestMatchingRecord) {
 // Each update is followed at once by a request, as a client would: it must use the new definition.
 // Requests queued behind a slow run (concurrency 1) when the definition changes or is deleted are
 // judged by the definition in force when each was written: none is lost, none answered twice.
+// A tool whose own selectors take requests addressed to another name answers them, and the
+// unknown-tool responder stays silent: one answer.
+TEST_F(e2e_tools, ARequestTakenByAnotherToolsSelectorIsAnsweredOnce) {
+  json::object selector{{"schema_name", "tool.request.v1"},
+                        {"context_match", json::array{json::object{{"path", "$.tool"}, {"op", "eq"}, {"value", "ghost"}}}}};
+  ASSERT_FALSE(tools()
+                   .DefineTool({{"name", "catcher"}, {"runtime", "builtin"}, {"builtin", "echo"},
+                                {"subscriptions", {{"selectors", json::array{selector}}}}})
+                   .empty());
+  std::string request = tools().Request("ghost", json::object{{"x", 1}});
+  json::object answer = tools().AwaitResponse(request);
+  EXPECT_EQ(StatusOf(answer), "success") << JsonText(answer);
+  tools().AwaitResponse(tools().Request("echo", json::object{}));  // a fence
+  EXPECT_EQ(tools().ResponsesTo(request).size(), 1u);
+}
+
 TEST_F(e2e_tools, RequestsWrittenBeforeAReloadOrADeleteAreAnsweredByTheOldDefinition) {
   json::object sleep_tool{{"name", "queued"}, {"runtime", "builtin"}, {"builtin", "sleep"}, {"concurrency", 1}};
   std::string id = StringAt(tools().DefineTool(sleep_tool), "id");

@@ -32,7 +32,7 @@ class UnknownToolResponder final : public Executor {
   // before the responder's resume point; later ones arrive through Observe, in order).
   void Know(const std::string& id, const json::value& context) {
     auto def = model::ParseToolDefinition(context, limits_);
-    if (def.ok()) definitions_[id] = Known{def->name, def->subscriptions};
+    if (def.ok()) definitions_[id] = def->subscriptions;
   }
 
   void Observe(const model::Event& event) override {
@@ -44,12 +44,12 @@ class UnknownToolResponder final : public Executor {
     }
   }
 
+  // Any tool whose trigger selectors take the request answers it (a tool's own selectors may take
+  // requests addressed to another name), so the responder stays silent.
   bool Accepts(const model::Event& request) override {
-    std::string name = ToolNameOf(request);
-    for (const auto& [id, known] : definitions_) {
-      if (known.name != name) continue;
-      for (const auto& sub : known.triggers) {
-        if (model::TriggerMatches(sub, request)) return false;  // its executor answers
+    for (const auto& [id, triggers] : definitions_) {
+      for (const auto& sub : triggers) {
+        if (model::TriggerMatches(sub, request)) return false;
       }
     }
     return true;
@@ -88,13 +88,10 @@ class UnknownToolResponder final : public Executor {
   }
 
  private:
-  struct Known {
-    std::string name;
-    std::vector<model::Subscription> triggers;
-  };
   store::Store& store_;
   model::Limits limits_;
-  std::map<std::string, Known> definitions_;  // by definition id; consumer thread only once started
+  // Trigger subscriptions by definition id; the consumer thread's only, once it started.
+  std::map<std::string, std::vector<model::Subscription>> definitions_;
 };
 
 ExecutorSpec ResponderSpec() {
