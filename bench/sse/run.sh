@@ -76,23 +76,13 @@ STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 RESULTS=$BUILD/results/sse-$STAMP
 mkdir -p "$RESULTS"
 LOG=$RESULTS/run.log
-log() { printf '[bench/sse %s] %s\n' "$(date +%T)" "$*" | tee -a "$LOG" >&2; }
-die() { log "error: $*"; exit 1; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+BENCH_NAME=sse
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 val() { grep -m1 "^$2=" "$RESULTS/$1.txt" 2>/dev/null | cut -d= -f2- || true; }
 
-SERVER_PID="" NATS_PID="" DATA_DIR=""
-stop_pid() {  # stop_pid PID NAME
-  local pid=$1
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "$2 ($pid) did not stop within 10 s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
+SERVER_PID="" PORT="" NATS_PID="" DATA_DIR=""
+# shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
   local rc=$?
   stop_pid "$SERVER_PID" cairn; SERVER_PID=""
@@ -104,12 +94,7 @@ trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
 {
-  echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "nproc=$(nproc)"
-  echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
-  echo "kernel=$(uname -sr)"
-  echo "mem_total_mb=$(awk '/^MemTotal:/ {print int($2/1024)}' /proc/meminfo)"
-  echo "loadavg_start=$(loadavg)"
+  machine_info
   echo "subscribers=$SUBS rate=$RATE seconds=$SECONDS_ groups=$GROUPS_ writers=$WRITERS context_bytes=$CONTEXT_BYTES quick=$QUICK"
 } >"$RESULTS/machine.txt"
 log "results in $RESULTS"
@@ -118,21 +103,8 @@ sed 's/^/  /' "$RESULTS/machine.txt" >&2
 # ---------------------------------------------------------------------------------------------
 # 1. cairn.
 DATA_DIR=$(mktemp -d "$DATA_PARENT/cairn-ssebench.XXXXXX")
-PORT_FILE=$DATA_DIR/port
 # shellcheck disable=SC2086  # SSE_BENCH_SERVER_ARGS is a list of flags
-"$CAIRN" serve --listen 127.0.0.1:0 --data-dir "$DATA_DIR/data" --port-file "$PORT_FILE" --log-level warn \
-  ${SSE_BENCH_SERVER_ARGS:-} >"$RESULTS/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 300); do
-  [[ -s $PORT_FILE ]] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$RESULTS/server.log" >&2; die "the server exited at start-up"; }
-  sleep 0.1
-done
-[[ -s $PORT_FILE ]] || die "no port file after 30 s"
-PORT=$(grep -oE '"port"[[:space:]]*:[[:space:]]*[0-9]+' "$PORT_FILE" | grep -oE '[0-9]+$' || true)
-[[ -n $PORT ]] || PORT=$(grep -oE '[0-9]+' "$PORT_FILE" | tail -n 1)
-[[ $PORT =~ ^[0-9]+$ ]] || die "cannot read a port from the port file"
-curl -fsS --max-time 5 "http://127.0.0.1:$PORT/health" >"$RESULTS/health.json" || die "GET /health failed"
+start_cairn "$CAIRN" "$DATA_DIR" ${SSE_BENCH_SERVER_ARGS:-}
 log "cairn pid $SERVER_PID on 127.0.0.1:$PORT; $SUBS streams, $RATE writes/s for ${SECONDS_}s"
 echo "# loadavg before: $(loadavg)" >"$RESULTS/cairn.txt"
 if ! timeout --kill-after=10 "$STEP_TIMEOUT" "$SSE_BENCH" --port "$PORT" --server-pid "$SERVER_PID" \

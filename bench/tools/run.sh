@@ -60,23 +60,12 @@ STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 RESULTS=$BUILD/results/tools-$STAMP
 mkdir -p "$RESULTS"
 LOG=$RESULTS/run.log
-log() { printf '[bench/tools %s] %s\n' "$(date +%T)" "$*" | tee -a "$LOG" >&2; }
-die() { log "error: $*"; exit 1; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+BENCH_NAME=tools
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-SERVER_PID="" DATA_DIR=""
-stop_server() {
-  local pid=$SERVER_PID
-  SERVER_PID=""
-  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "cairn ($pid) did not stop within 10 s; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
+SERVER_PID="" PORT="" DATA_DIR=""
+stop_server() { stop_pid "$SERVER_PID" cairn; SERVER_PID=""; }
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
   local rc=$?
@@ -88,13 +77,8 @@ trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
 {
-  echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "nproc=$(nproc)"
-  echo "cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
-  echo "kernel=$(uname -sr)"
-  echo "mem_total_mb=$(awk '/^MemTotal:/ {print int($2/1024)}' /proc/meminfo)"
+  machine_info
   echo "data_fs=$(df -PT "$DATA_PARENT" | awk 'NR==2 {print $2 " on " $1}')"
-  echo "loadavg_start=$(loadavg)"
   echo "seconds=$SECS levels=$LEVELS timeout_ms=$TIMEOUT_MS quick=$QUICK server_args=${TOOL_BENCH_SERVER_ARGS:-}"
 } >"$RESULTS/machine.txt"
 log "results in $RESULTS"
@@ -102,21 +86,8 @@ sed 's/^/  /' "$RESULTS/machine.txt" >&2
 
 # ---------------------------------------------------------------------------------------------
 DATA_DIR=$(mktemp -d "$DATA_PARENT/cairn-toolbench.XXXXXX")
-PORT_FILE=$DATA_DIR/port
 # shellcheck disable=SC2086  # TOOL_BENCH_SERVER_ARGS is a list of flags
-"$CAIRN" serve --listen 127.0.0.1:0 --data-dir "$DATA_DIR/data" --port-file "$PORT_FILE" --log-level warn \
-  ${TOOL_BENCH_SERVER_ARGS:-} >"$RESULTS/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 300); do  # 30 s at most; the file appears atomically
-  [[ -s $PORT_FILE ]] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$RESULTS/server.log" >&2; die "the server exited at start-up"; }
-  sleep 0.1
-done
-[[ -s $PORT_FILE ]] || die "no port file after 30 s"
-PORT=$(grep -oE '"port"[[:space:]]*:[[:space:]]*[0-9]+' "$PORT_FILE" | grep -oE '[0-9]+$' || true)
-[[ -n $PORT ]] || PORT=$(grep -oE '[0-9]+' "$PORT_FILE" | tail -n 1)
-[[ $PORT =~ ^[0-9]+$ ]] || die "cannot read a port from the port file"
-curl -fsS --max-time 5 "http://127.0.0.1:$PORT/health" >"$RESULTS/health.json" || die "GET /health failed"
+start_cairn "$CAIRN" "$DATA_DIR" ${TOOL_BENCH_SERVER_ARGS:-}
 echo "cairn_health=$(cat "$RESULTS/health.json")" >>"$RESULTS/machine.txt"
 log "cairn pid $SERVER_PID on 127.0.0.1:$PORT; levels $LEVELS, ${SECS}s per measurement"
 
