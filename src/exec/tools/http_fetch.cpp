@@ -292,7 +292,7 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
   // Refuses early when Content-Length already says too much; the write callback covers the rest.
-  if (request.max_response_bytes > 0) {
+  if (request.max_response_bytes > 0 && !request.truncate_body) {
     curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(request.max_response_bytes));
   }
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
@@ -309,8 +309,10 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
   CURLcode rc = curl_easy_perform(h);
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
 
-  if (rc == CURLE_OK) {
+  bool cut_short = request.truncate_body && ex.body_too_large && !ex.cancelled;
+  if (rc == CURLE_OK || cut_short) {
     HttpFetchResponse response;
+    response.body_truncated = cut_short;
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     response.status = static_cast<int>(status);

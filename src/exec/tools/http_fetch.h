@@ -34,6 +34,9 @@ struct HttpFetchRequest {
   // A response body over this many bytes aborts the transfer with kPayloadTooLarge
   // ("response larger than N bytes"); nothing of the body is returned then.
   size_t max_response_bytes = 1 << 20;
+  // Instead: stop reading at max_response_bytes and return the response with what was read (at
+  // most that many bytes; `body_truncated`), for callers that decide by the status alone.
+  bool truncate_body = false;
   // 0 (the default) returns a 3xx response as it is. A positive value follows up to that many
   // redirects, to http(s) URLs only. Followed redirects are NOT checked against an allow-list:
   // callers that enforce UrlAllowed() should leave this at 0 (or check each hop themselves).
@@ -46,6 +49,7 @@ struct HttpFetchResponse {
   // Repeated headers stay separate entries.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  bool body_truncated = false;  // with truncate_body: the body went on past max_response_bytes
   std::string content_type;  // the Content-Type header as sent, or empty
   int64_t duration_ms = 0;   // wall time of the whole exchange
 };

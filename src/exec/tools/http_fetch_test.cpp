@@ -318,6 +318,23 @@ TEST(HttpFetchTest, BodyOverTheCapIsPayloadTooLarge) {
   EXPECT_EQ(response->body.size(), big.size());
 }
 
+TEST(HttpFetchTest, TruncatedBodyKeepsTheStatus) {
+  const std::string big(2 << 20, 'x');
+  TestServer server([&big](const ReceivedRequest& req) {
+    return Response(503, "Service Unavailable", {}, big, /*with_content_length=*/req.target == "/sized");
+  });
+  for (const char* path : {"/sized", "/unsized"}) {
+    HttpFetchRequest request = Get(server.Url(path));
+    request.max_response_bytes = 1024;
+    request.truncate_body = true;
+    auto response = HttpFetch(request);
+    ASSERT_TRUE(response.ok()) << path << ": " << response.status().ToString();
+    EXPECT_EQ(response->status, 503) << path;
+    EXPECT_TRUE(response->body_truncated) << path;
+    EXPECT_LE(response->body.size(), 1024u) << path;
+  }
+}
+
 TEST(HttpFetchTest, ServerThatNeverAnswersTimesOut) {
   TestServer server([](const ReceivedRequest&) { return std::nullopt; });
   HttpFetchRequest request = Get(server.Url("/slow"));

@@ -1,6 +1,7 @@
-// CurlWebhookSender: WebhookSender over libcurl. Bounded: the attempt timeout covers the whole
-// exchange, at most `max_response_bytes` of a response body are read (the status decides the
-// outcome; the body is only for error messages), redirects are not followed, only http and https.
+// CurlWebhookSender: WebhookSender over libcurl, through the same client as outbound tool calls
+// (exec/tools/http_fetch.h). Bounded: the attempt timeout covers the whole exchange, at most
+// `max_response_bytes` of a response body are read (the status decides the outcome), redirects
+// are not followed, only http and https.
 #pragma once
 
 #include "server/webhooks/webhook_sender.h"
