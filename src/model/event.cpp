@@ -1,6 +1,7 @@
 #include "model/event.h"
 
 #include <boost/json/serialize.hpp>
+#include <limits>
 
 #include "base/time_format.h"
 
@@ -27,7 +28,9 @@ json::object EventView(const Event& event, size_t max_context_bytes) {
                              {"depth", event.trace.depth}}},
       {"at", FormatRfc3339Micros(event.at)},
   };
-  if (json::serialize(event.context).size() > max_context_bytes) {
+  // No limit, no need to measure: serialising a large context only to compare its size is not free.
+  bool unlimited = max_context_bytes == std::numeric_limits<size_t>::max();
+  if (!unlimited && json::serialize(event.context).size() > max_context_bytes) {
     out["context_omitted"] = true;
   } else {
     out["context"] = event.context;
