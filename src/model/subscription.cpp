@@ -80,11 +80,19 @@ Status ParseEntry(const std::string& at, const json::object& entry, Subscription
       }
     } else if (name == "limit") {
       CAIRN_RETURN_IF_ERROR(ParseLimit(field, value, sub.limit));
+    } else if (name == "same_tag_prefix") {
+      if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
+        return Status::Validation(field, "must be a string of 1 to 128 bytes (a tag prefix such as \"session:\")");
+      }
+      sub.same_tag_prefix = std::string(value.as_string());
     } else {
       selector_json.emplace(name, value);
     }
   }
   if (!fetch_given && sub.role == SubscriptionRole::kContext) sub.fetch = FetchMethod::kLatest;
+  if (!sub.same_tag_prefix.empty() && sub.role != SubscriptionRole::kContext) {
+    return Status::Validation(at + ".same_tag_prefix", "applies to context selectors only");
+  }
   return Status::Ok();
 }
 
@@ -138,6 +146,7 @@ json::object SubscriptionToJson(const Subscription& subscription) {
   out["key"] = subscription.key;
   out["fetch"] = FetchMethodName(subscription.fetch);
   if (subscription.fetch == FetchMethod::kRecent) out["limit"] = subscription.limit;
+  if (!subscription.same_tag_prefix.empty()) out["same_tag_prefix"] = subscription.same_tag_prefix;
   return out;
 }
 

@@ -9,6 +9,9 @@
 //   "fetch": "event_data" | "latest" | "recent" | "vector", or {"method": ..., "limit": N}
 //            (default: "latest" for context subscriptions; triggers always carry the event)
 //   "limit": for "recent", how many (1..100, default 10)
+//   "same_tag_prefix": context selectors only: fetch only records that carry the trigger's tags
+//            starting with this prefix (e.g. "session:" keeps a conversation's history to its
+//            session); a trigger without such a tag fetches nothing for this key
 // "vector" is refused: nearest-neighbour fetches come with vector search.
 #pragma once
 
@@ -31,6 +34,7 @@ struct Subscription {
   std::string key;
   FetchMethod fetch = FetchMethod::kEventData;
   size_t limit = 10;  // kRecent only
+  std::string same_tag_prefix;  // kContext only; empty: no correlation with the trigger's tags
 
   bool operator==(const Subscription&) const = default;
 };

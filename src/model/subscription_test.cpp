@@ -25,10 +25,13 @@ TEST(SubscriptionTest, DefaultsAndExplicitFields) {
       {"schema_name": "user.message.v1"},
       {"schema_name": "browser.page.context.v1", "role": "context"},
       {"any_tags": ["note"], "role": "context", "key": "notes", "fetch": {"method": "recent", "limit": 5}},
-      {"schema_name": "x.v1", "role": "context", "fetch": "event_data"}])"),
+      {"schema_name": "x.v1", "role": "context", "fetch": "event_data"},
+      {"schema_name": "m.v1", "role": "context", "key": "history", "fetch": "recent", "same_tag_prefix": "session:"}])"),
                                  "selectors", Limits{});
   ASSERT_TRUE(subs.ok()) << subs.status().ToString();
-  ASSERT_EQ(subs->size(), 4u);
+  ASSERT_EQ(subs->size(), 5u);
+  EXPECT_EQ((*subs)[4].same_tag_prefix, "session:");
+  EXPECT_TRUE((*subs)[0].same_tag_prefix.empty());
   EXPECT_EQ((*subs)[0].role, SubscriptionRole::kTrigger);
   EXPECT_EQ((*subs)[0].key, "user.message.v1");
   EXPECT_EQ((*subs)[1].role, SubscriptionRole::kContext);
@@ -41,6 +44,9 @@ TEST(SubscriptionTest, DefaultsAndExplicitFields) {
   auto again = ParseSubscriptions(json::array{SubscriptionToJson((*subs)[2])}, "s", Limits{});
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)[0], (*subs)[2]);
+  auto history = ParseSubscriptions(json::array{SubscriptionToJson((*subs)[4])}, "s", Limits{});
+  ASSERT_TRUE(history.ok());
+  EXPECT_EQ((*history)[0], (*subs)[4]);
 }
 
 TEST(SubscriptionTest, BadEntriesNameTheirField) {
@@ -59,6 +65,8 @@ TEST(SubscriptionTest, BadEntriesNameTheirField) {
       {R"([{"schema_name": "a.v1", "limit": 0}])", "selectors[0].limit"},
       {R"([{"schema_name": "a.v1", "types": ["breadcrumb.moved"]}])", "selectors[0].types[0]"},
       {R"([{"schema_name": "a.v1", "colour": "red"}])", "selectors[0].colour"},
+      {R"([{"schema_name": "a.v1", "same_tag_prefix": "session:"}])", "selectors[0].same_tag_prefix"},
+      {R"([{"schema_name": "a.v1", "role": "context", "same_tag_prefix": ""}])", "selectors[0].same_tag_prefix"},
       {R"([{"schema_name": "a.v1", "role": "context"}, {"schema_name": "a.v1", "role": "context"}])",
        "selectors[1].key"},
   };

@@ -1,0 +1,27 @@
+// Field checks shared by the parsers of definitions (tool.v1, agent.def.v1): each returns the
+// value or a kValidation error naming `field`.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace cairn::model {
+
+// A string of at most `max_bytes`.
+Result<std::string> RequireString(const boost::json::value& value, const std::string& field, size_t max_bytes);
+
+// An integer in [min, max].
+Result<int64_t> RequireInt(const boost::json::value& value, const std::string& field, int64_t min, int64_t max);
+
+// An array of at most 256 non-empty strings (of at most 4 KiB); with `non_empty`, not empty.
+Result<std::vector<std::string>> RequireStrings(const boost::json::value& value, const std::string& field,
+                                                bool non_empty);
+
+// Whether `name` is 1 to 64 of A-Z a-z 0-9 _ - (tool names, agent ids).
+bool IsValidDefinitionName(std::string_view name);
+
+}  // namespace cairn::model
