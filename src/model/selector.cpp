@@ -13,15 +13,12 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view kEventTypes[] = {"breadcrumb.created", "breadcrumb.updated", "breadcrumb.deleted"};
+constexpr std::string_view kEphemeralTypes[] = {kAgentTokenEventType};
 
 using AddFn = std::function<Status(const std::string& field, std::string item)>;
 
 bool Has(const std::vector<std::string>& list, std::string_view item) {
   return std::find(list.begin(), list.end(), item) != list.end();
-}
-
-bool IsBreadcrumbEventType(std::string_view type) {
-  return std::find(std::begin(kEventTypes), std::end(kEventTypes), type) != std::end(kEventTypes);
 }
 
 // Adds a validated tag to `out` (duplicates collapse, order kept); `list` names the whole list.
@@ -36,9 +33,9 @@ Status AddTag(const std::string& field, std::string tag, const std::string& list
 }
 
 Status AddType(const std::string& field, std::string type, std::vector<std::string>& out) {
-  if (!IsBreadcrumbEventType(type)) {
+  if (!IsStoredEventType(type) && !IsEphemeralEventType(type)) {
     return Status::Validation(field, "unknown event type '" + type +
-                                         "' (breadcrumb.created, breadcrumb.updated, breadcrumb.deleted)");
+                                         "' (breadcrumb.created, breadcrumb.updated, breadcrumb.deleted, agent.token)");
   }
   if (!Has(out, type)) out.push_back(std::move(type));
   return Status::Ok();
@@ -107,6 +104,24 @@ json::array StringArray(const std::vector<std::string>& items) {
 }
 
 }  // namespace
+
+bool IsStoredEventType(std::string_view type) {
+  return std::find(std::begin(kEventTypes), std::end(kEventTypes), type) != std::end(kEventTypes);
+}
+
+bool IsEphemeralEventType(std::string_view type) {
+  return std::find(std::begin(kEphemeralTypes), std::end(kEphemeralTypes), type) != std::end(kEphemeralTypes);
+}
+
+bool SelectsStoredEvents(const Selector& selector) {
+  return selector.types.empty() || std::any_of(selector.types.begin(), selector.types.end(),
+                                                [](const std::string& t) { return IsStoredEventType(t); });
+}
+
+bool SelectsEphemeralEvents(const Selector& selector) {
+  return std::any_of(selector.types.begin(), selector.types.end(),
+                     [](const std::string& t) { return IsEphemeralEventType(t); });
+}
 
 Result<Selector> ParseSelector(const json::value& input, const Limits& limits) {
   if (!input.is_object()) return Status::Validation("selector", "must be a JSON object");
@@ -194,7 +209,7 @@ json::object SelectorToJson(const Selector& selector) {
 }
 
 bool Matches(const Selector& selector, const Event& event) {
-  if (selector.types.empty() ? !IsBreadcrumbEventType(event.type) : !Has(selector.types, event.type)) return false;
+  if (selector.types.empty() ? !IsStoredEventType(event.type) : !Has(selector.types, event.type)) return false;
   if (selector.schema_name && event.schema_name != selector.schema_name) return false;
   auto carried = [&](const std::string& tag) { return Has(event.tags, tag); };
   if (!selector.any_tags.empty() && std::none_of(selector.any_tags.begin(), selector.any_tags.end(), carried)) {

@@ -29,16 +29,34 @@ struct Selector {
   // more); other segments are literal. An event without a path never matches a selector with one.
   std::optional<std::string> path;
   std::vector<ContextRule> context_match;  // all must hold, evaluated on the event's context
-  std::vector<std::string> types;          // event types; empty = all of breadcrumb.created|updated|deleted
+  // Event types: breadcrumb.created|updated|deleted (stored) and agent.token (ephemeral, see
+  // below); empty = every stored type. An ephemeral type is only selected when named here.
+  std::vector<std::string> types;
 
   bool operator==(const Selector&) const = default;
 };
+
+// Ephemeral events (bus/ephemeral_hub.h) are never stored: they reach only the SSE streams open
+// when they are published, never webhooks, executors or a resumed stream. They are matched by
+// the same engine as an Event with type = their type, seq 0, their owner and tags, context =
+// their data, and no schema_name or path: so a selector's any_tags, all_tags and context_match
+// apply to them, while a selector with schema_name or path never matches one.
+inline constexpr std::string_view kAgentTokenEventType = "agent.token";
+
+// True for the types of stored events: breadcrumb.created, breadcrumb.updated, breadcrumb.deleted.
+bool IsStoredEventType(std::string_view type);
+// True for the types of ephemeral events: agent.token.
+bool IsEphemeralEventType(std::string_view type);
+// Whether `selector` can match stored events (its `types` is empty or names a stored type).
+bool SelectsStoredEvents(const Selector& selector);
+// Whether `selector` names an ephemeral type in `types` (empty `types` selects none).
+bool SelectsEphemeralEvents(const Selector& selector);
 
 // Parses a selector given as a JSON object {"schema_name", "any_tags", "all_tags", "path",
 // "context_match", "types"}: all optional; unknown keys, null values and empty `any_tags` or
 // `types` arrays are rejected. Tags (deduplicated, order kept) follow ValidateTag, the schema name
 // ValidateSchemaName, context rules ParseContextRules; types must be breadcrumb.created,
-// breadcrumb.updated or breadcrumb.deleted.
+// breadcrumb.updated, breadcrumb.deleted or agent.token.
 Result<Selector> ParseSelector(const boost::json::value& json, const Limits& limits);
 
 // Parses a selector from URL query parameters (already percent-decoded): schema_name,

@@ -280,7 +280,80 @@ TEST(ParseSelectorTest, RoundTripsThroughJson) {
   EXPECT_EQ(*ParseSelector(SelectorToJson(Selector{}), {}), Selector{});
 }
 
+// An ephemeral agent.token as the SSE stream matches it: seq 0, tags, context = its data, no
+// schema_name and no path.
+Event TokenEvent() {
+  Event e;
+  e.type = std::string(kAgentTokenEventType);
+  e.owner_id = "o";
+  e.tags = {"session:s1", "agent:a"};
+  e.context = json::parse(R"({"execution_id":"x1","agent_id":"a","delta":"Hel"})");
+  return e;
+}
+
+TEST(SelectorMatchTest, AgentTokensOnlyWhenTheirTypeIsNamed) {
+  const std::pair<const char*, bool> cases[] = {
+      {"{}", false},  // empty types: the stored types only
+      {R"({"types":["breadcrumb.created","breadcrumb.updated","breadcrumb.deleted"]})", false},
+      {R"({"types":["agent.token"]})", true},
+      {R"({"types":["breadcrumb.created","agent.token"]})", true},
+      {R"({"types":["agent.token"],"any_tags":["x","session:s1"]})", true},
+      {R"({"types":["agent.token"],"any_tags":["session:s2"]})", false},
+      {R"({"types":["agent.token"],"all_tags":["session:s1","agent:a"]})", true},
+      {R"({"types":["agent.token"],"all_tags":["session:s1","agent:b"]})", false},
+      {R"({"types":["agent.token"],"context_match":[{"path":"$.agent_id","value":"a"}]})", true},
+      {R"({"types":["agent.token"],"context_match":[{"path":"$.delta","op":"prefix","value":"He"}]})", true},
+      {R"({"types":["agent.token"],"context_match":[{"path":"$.agent_id","value":"b"}]})", false},
+      // An ephemeral event has no schema_name and no path: such conditions never match it.
+      {R"({"types":["agent.token"],"schema_name":"agent.token"})", false},
+      {R"({"types":["agent.token"],"path":"**"})", false},
+  };
+  Event token = TokenEvent();
+  for (const auto& [text, expected] : cases) {
+    auto selector = Parse(text);
+    ASSERT_TRUE(selector.ok()) << text << ": " << selector.status().ToString();
+    EXPECT_EQ(Matches(*selector, token), expected) << text;
+  }
+  // And a selector naming only agent.token matches no stored event.
+  EXPECT_FALSE(Matches(*Parse(R"({"types":["agent.token"]})"), SampleEvent()));
+  EXPECT_TRUE(Matches(*Parse(R"({"types":["breadcrumb.updated","agent.token"]})"), SampleEvent()));
+}
+
+TEST(SelectorMatchTest, StoredAndEphemeralSelection) {
+  EXPECT_TRUE(SelectsStoredEvents(Selector{}));
+  EXPECT_FALSE(SelectsEphemeralEvents(Selector{}));
+  EXPECT_FALSE(SelectsStoredEvents(*Parse(R"({"types":["agent.token"]})")));
+  EXPECT_TRUE(SelectsEphemeralEvents(*Parse(R"({"types":["agent.token"]})")));
+  EXPECT_TRUE(SelectsStoredEvents(*Parse(R"({"types":["breadcrumb.deleted","agent.token"]})")));
+  EXPECT_TRUE(SelectsEphemeralEvents(*Parse(R"({"types":["breadcrumb.deleted","agent.token"]})")));
+  EXPECT_TRUE(SelectsStoredEvents(*Parse(R"({"types":["breadcrumb.deleted"]})")));
+  EXPECT_FALSE(SelectsEphemeralEvents(*Parse(R"({"types":["breadcrumb.deleted"]})")));
+  EXPECT_TRUE(IsEphemeralEventType("agent.token"));
+  EXPECT_FALSE(IsEphemeralEventType("breadcrumb.created"));
+  EXPECT_TRUE(IsStoredEventType("breadcrumb.created"));
+  EXPECT_FALSE(IsStoredEventType("agent.token"));
+}
+
+TEST(ParseSelectorTest, AcceptsTheAgentTokenType) {
+  auto parsed = Parse(R"({"types":["agent.token","breadcrumb.created","agent.token"]})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->types, (std::vector<std::string>{"agent.token", "breadcrumb.created"}));  // duplicates collapse
+  EXPECT_EQ(*ParseSelector(SelectorToJson(*parsed), {}), *parsed);
+  ExpectBad(Parse(R"({"types":["agent.tokens"]})"), "types[0]", "agent.tokens");
+  ExpectBad(Parse(R"({"types":["agent.*"]})"), "types[0]", "agent.*");
+}
+
 using Params = std::vector<std::pair<std::string, std::string>>;
+
+TEST(ParseSelectorQueryTest, AcceptsTheAgentTokenType) {
+  auto only = ParseSelectorQuery({{"types", "agent.token"}, {"any_tags", "session:s1"}}, {}, {});
+  ASSERT_TRUE(only.ok()) << only.status().ToString();
+  EXPECT_EQ(only->types, (std::vector<std::string>{"agent.token"}));
+  auto both = ParseSelectorQuery({{"types", "breadcrumb.created,agent.token"}}, {}, {});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->types, (std::vector<std::string>{"breadcrumb.created", "agent.token"}));
+  ExpectBad(ParseSelectorQuery({{"types", "breadcrumb.created,token"}}, {}, {}), "types[1]", "token");
+}
 
 TEST(ParseSelectorQueryTest, EveryParameter) {
   Params params = {{"schema_name", "note.v1"}, {"any_tags", "x,b"},  {"tag", "a"},  {"since", "3"},

@@ -29,6 +29,8 @@ Result<std::optional<int64_t>> ResumePoint(const HttpRequest& req) {
 }
 
 // The selector of a stream: `selector_id` (a stored selector) or selector query parameters, not both.
+// Its `types` may name agent.token: the stream then also gets ephemeral events, and only them
+// when it names no breadcrumb.* type (SseStream, sse_stream.h).
 Result<model::Selector> StreamSelector(const HttpRequest& req, store::Store& store, const std::string& owner_id,
                                        const model::Limits& limits) {
   std::optional<std::string> selector_id;

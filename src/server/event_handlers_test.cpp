@@ -113,6 +113,19 @@ TEST_F(EventRoutesTest, SelectorParametersAreValidated) {
   EXPECT_FALSE(Stream({{"colour", "red"}}).ok());
 }
 
+TEST_F(EventRoutesTest, TypesMayNameAgentToken) {
+  auto spec_of = [&](const Result<HttpResponse>& r) { return std::dynamic_pointer_cast<const SseSpec>(r->event_stream); };
+  auto only = Stream({{"types", "agent.token"}, {"any_tags", "session:s1"}});
+  ASSERT_TRUE(only.ok()) << only.status().ToString();
+  EXPECT_EQ(spec_of(only)->selector.types, (std::vector<std::string>{"agent.token"}));
+  EXPECT_FALSE(model::SelectsStoredEvents(spec_of(only)->selector));
+  auto both = Stream({{"types", "breadcrumb.created,agent.token"}});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_TRUE(model::SelectsStoredEvents(spec_of(both)->selector));
+  EXPECT_TRUE(model::SelectsEphemeralEvents(spec_of(both)->selector));
+  EXPECT_EQ(Stream({{"types", "agent.tokens"}}).status().code(), StatusCode::kValidation);
+}
+
 TEST_F(EventRoutesTest, StoredSelectorIsExclusiveAndMustExist) {
   EXPECT_EQ(Stream({{"selector_id", "nope"}}).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(Stream({{"selector_id", "x"}, {"schema_name", "a"}}).status().code(), StatusCode::kInvalidArgument);

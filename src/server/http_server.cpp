@@ -18,11 +18,12 @@ using tcp = asio::ip::tcp;
 
 class HttpServer::Impl {
  public:
-  Impl(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus)
+  Impl(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus,
+       bus::EphemeralHub* ephemeral)
       : options_(std::move(options)),
         workers_(static_cast<size_t>(options_.worker_threads)),
         catch_up_(2),
-        ctx_(options_, router, metrics, workers_.get_executor(), catch_up_.get_executor(), bus),
+        ctx_(options_, router, metrics, workers_.get_executor(), catch_up_.get_executor(), bus, ephemeral),
         acceptor_(asio::make_strand(ioc_)),
         signals_(ioc_, SIGINT, SIGTERM) {}
 
@@ -114,8 +115,9 @@ class HttpServer::Impl {
   bool stop_requested_ = false;
 };
 
-HttpServer::HttpServer(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus)
-    : impl_(std::make_unique<Impl>(std::move(options), router, metrics, bus)) {}
+HttpServer::HttpServer(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus,
+                       bus::EphemeralHub* ephemeral)
+    : impl_(std::make_unique<Impl>(std::move(options), router, metrics, bus, ephemeral)) {}
 
 HttpServer::~HttpServer() = default;
 

@@ -14,6 +14,7 @@
 
 #include "base/metrics.h"
 #include "base/status.h"
+#include "bus/ephemeral_hub.h"
 #include "bus/event_bus.h"
 #include "server/router.h"
 
@@ -36,9 +37,12 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
-  // `router`, `metrics` and `bus` must outlive the server. `bus` may be null when no route
-  // streams events.
-  HttpServer(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus);
+  // `router`, `metrics`, `bus` and `ephemeral` must outlive the server. `bus` may be null when no
+  // route streams events. `ephemeral` (may be null: streams then carry stored events only) is the
+  // hub whose events (agent.token) go to the event streams that select them; whoever publishes to
+  // it must stop before the server is destroyed.
+  HttpServer(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus,
+             bus::EphemeralHub* ephemeral = nullptr);
   ~HttpServer();
 
   // Binds and listens. Returns the bound port (useful with port 0). Call once, before Run().

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "base/metrics.h"
+#include "bus/ephemeral_hub.h"
 #include "bus/event_bus.h"
 #include "server/http_server.h"
 #include "server/request_metrics.h"
@@ -17,9 +18,11 @@ namespace cairn::server {
 
 struct ServerContext {
   ServerContext(const HttpServerOptions& o, const Router& r, MetricsRegistry& m, boost::asio::any_io_executor w,
-                boost::asio::any_io_executor catch_up, bus::EventBus* b)
+                boost::asio::any_io_executor catch_up, bus::EventBus* b, bus::EphemeralHub* e = nullptr)
       : options(o), router(r), request_metrics(m, r), workers(std::move(w)), stream_catch_up(std::move(catch_up)),
-        bus(b), sse_frames(8192, o.event_context_max_bytes) {}
+        bus(b), ephemeral(e), sse_frames(8192, o.event_context_max_bytes),
+        sse_ephemeral_dropped(m.GetCounter("cairn_sse_ephemeral_dropped_total",
+                                           "Ephemeral events (agent.token) not sent: the stream's queue was full")) {}
 
   const HttpServerOptions& options;
   const Router& router;
@@ -29,7 +32,9 @@ struct ServerContext {
   // lagging streams cannot starve the writes on `workers`.
   boost::asio::any_io_executor stream_catch_up;
   bus::EventBus* bus;                     // for event streams; may be null
+  bus::EphemeralHub* ephemeral;           // ephemeral events for streams that select them; may be null
   SseFrameCache sse_frames;
+  Counter& sse_ephemeral_dropped;
   std::atomic<bool> stopping{false};
 
   // Requests read but not yet answered; shutdown waits for this to reach zero.

@@ -2,7 +2,9 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
+#include <algorithm>
 #include <vector>
 
 #include "base/clock.h"
@@ -36,25 +38,68 @@ std::shared_ptr<const std::string> ControlFrame(const json::object& payload) {
 
 }  // namespace
 
+bool EphemeralMatches(const SseSpec& spec, const bus::EphemeralEvent& event) {
+  if (event.owner_id != spec.owner_id) return false;
+  // The selector engine on an event that has no seq, schema_name or path.
+  model::Event view;
+  view.type = event.type;
+  view.owner_id = event.owner_id;
+  view.tags = event.tags;
+  view.at = event.at;
+  view.context = event.data;
+  return model::Matches(spec.selector, view);
+}
+
+std::string EphemeralFrame(const bus::EphemeralEvent& event) {
+  json::array tags;
+  for (const auto& tag : event.tags) tags.emplace_back(tag);
+  json::object payload{{"type", event.type},
+                       {"owner_id", event.owner_id},
+                       {"tags", std::move(tags)},
+                       {"at", FormatRfc3339Micros(event.at)}};
+  for (const auto& field : event.data) {
+    if (!payload.contains(field.key())) payload.emplace(field.key(), field.value());
+  }
+  return "data: " + json::serialize(payload) + "\n\n";
+}
+
 SseStream::SseStream(beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec)
-    : stream_(std::move(stream)), ctx_(ctx), spec_(std::move(spec)), heartbeat_(stream_.get_executor()),
-      cursor_(spec_->after_seq), delivered_seq_(spec_->after_seq) {}
+    : stream_(std::move(stream)),
+      ctx_(ctx),
+      spec_(std::move(spec)),
+      wants_stored_(model::SelectsStoredEvents(spec_->selector)),
+      heartbeat_(stream_.get_executor()),
+      cursor_(spec_->after_seq),
+      delivered_seq_(spec_->after_seq) {}
 
 void SseStream::Start() {
   last_progress_ = std::chrono::steady_clock::now();
   stream_.expires_never();  // liveness is the heartbeat's job; writes get their own deadline
-  Enqueue(Frame{std::make_shared<const std::string>(kHeader), 0});
   std::weak_ptr<SseStream> weak = weak_from_this();
   auto executor = stream_.get_executor();
-  auto wake_posted = wake_posted_;
-  subscription_ = ctx_.bus->Subscribe([weak, executor, wake_posted] {
-    // Commits come faster than a busy stream pumps: one pending wake-up per stream is enough.
-    if (wake_posted->exchange(true)) return;
-    asio::post(executor, [weak, wake_posted] {
-      wake_posted->store(false);
-      if (auto self = weak.lock()) self->Pump();
+  // Subscribed before the header is queued: whatever is published once a client has seen the
+  // header reaches it. (Deliveries are posted, so they run after Start and its header.)
+  if (wants_stored_) {
+    auto wake_posted = wake_posted_;
+    subscription_ = ctx_.bus->Subscribe([weak, executor, wake_posted] {
+      // Commits come faster than a busy stream pumps: one pending wake-up per stream is enough.
+      if (wake_posted->exchange(true)) return;
+      asio::post(executor, [weak, wake_posted] {
+        wake_posted->store(false);
+        if (auto self = weak.lock()) self->Pump();
+      });
     });
-  });
+  }
+  if (ctx_.ephemeral != nullptr && model::SelectsEphemeralEvents(spec_->selector)) {
+    ephemeral_subscription_ = ctx_.ephemeral->Subscribe([weak, executor, spec = spec_](const bus::EphemeralPtr& event) {
+      // Matched here, on the publisher's thread, so only this stream's events are posted to it.
+      if (!EphemeralMatches(*spec, *event)) return;
+      asio::post(executor, [weak, event] {
+        if (auto self = weak.lock()) self->OnEphemeral(event);
+      });
+    });
+  }
+  Enqueue(Frame{std::make_shared<const std::string>(kHeader), 0});
   WatchForDisconnect();
   ScheduleHeartbeat();
   Pump();
@@ -73,7 +118,8 @@ void SseStream::ScheduleHeartbeat() {
   heartbeat_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || self->closed_ || self->closing_) return;
     // A full queue with no write completed for the stall timeout: the client stopped reading.
-    bool stalled = self->queue_.size() >= self->ctx_.options.sse_max_queued_frames &&
+    // Ephemeral frames do not count: they alone never get a stream dropped.
+    bool stalled = self->queue_.size() - self->ephemeral_queued_ >= self->ctx_.options.sse_max_queued_frames &&
                    std::chrono::steady_clock::now() - self->last_progress_ >
                        std::chrono::milliseconds(self->ctx_.options.sse_stall_timeout_ms);
     if (stalled) return self->Drop();
@@ -87,7 +133,7 @@ void SseStream::ScheduleHeartbeat() {
 
 void SseStream::Pump() {
   // Flow control: read more only while the queue has room; WriteNext pumps again as it drains.
-  if (pumping_ || closing_ || closed_ || cursor_ >= ctx_.bus->LastSeq()) return;
+  if (!wants_stored_ || pumping_ || closing_ || closed_ || cursor_ >= ctx_.bus->LastSeq()) return;
   if (queue_.size() >= ctx_.options.sse_max_queued_frames) return;
   pumping_ = true;
   if (ctx_.bus->InWindow(cursor_)) return OnEvents(ctx_.bus->Read(cursor_, kReadBatch));
@@ -120,6 +166,16 @@ void SseStream::OnEvents(Result<std::vector<bus::EventPtr>> events) {
   }
 }
 
+void SseStream::OnEphemeral(const bus::EphemeralPtr& event) {
+  if (closed_ || closing_) return;
+  if (queue_.size() >= ctx_.options.sse_max_queued_frames) {  // best effort: never wait, never grow
+    ctx_.sse_ephemeral_dropped.Increment();
+    return;
+  }
+  ++ephemeral_queued_;
+  Enqueue(Frame{std::make_shared<const std::string>(EphemeralFrame(*event)), 0, true});
+}
+
 void SseStream::Enqueue(Frame frame) {
   queue_.push_back(std::move(frame));
   if (!writing_) WriteNext();
@@ -142,6 +198,7 @@ void SseStream::WriteNext() {
     if (ec) return self->Close();
     for (size_t i = 0; i < self->frames_in_flight_; ++i) {
       if (self->queue_.front().seq > 0) self->delivered_seq_ = self->queue_.front().seq;
+      if (self->queue_.front().ephemeral) --self->ephemeral_queued_;
       self->queue_.pop_front();
     }
     self->frames_in_flight_ = 0;
@@ -157,6 +214,8 @@ void SseStream::Drop() {
   int64_t resume_from = delivered_seq_;
   for (size_t i = 0; i < keep; ++i) resume_from = std::max(resume_from, queue_[i].seq);
   queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(keep), queue_.end());
+  ephemeral_queued_ =
+      static_cast<size_t>(std::count_if(queue_.begin(), queue_.end(), [](const Frame& f) { return f.ephemeral; }));
   json::object dropped{{"type", "stream.dropped"},
                        {"reason", "the client stopped reading: " + std::to_string(ctx_.options.sse_max_queued_frames) +
                                       " frames waited longer than " + std::to_string(ctx_.options.sse_stall_timeout_ms) +
@@ -164,6 +223,7 @@ void SseStream::Drop() {
                        {"resume_from", resume_from}};
   closing_ = true;
   subscription_.reset();
+  ephemeral_subscription_.reset();
   Enqueue(Frame{ControlFrame(dropped), 0});
 }
 
@@ -171,6 +231,7 @@ void SseStream::Close() {
   if (closed_) return;
   closed_ = true;
   subscription_.reset();
+  ephemeral_subscription_.reset();
   heartbeat_.cancel();
   beast::error_code ec;
   stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);

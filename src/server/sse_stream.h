@@ -6,6 +6,16 @@
 //     id: <seq>\ndata: <one-line JSON>\n\n
 // A ping frame (no id) goes out every heartbeat while the stream is idle.
 //
+// Ephemeral events (bus/ephemeral_hub.h: agent.token) reach a stream whose selector names their
+// type in `types` (and only then; a selector naming no stored type reads no stored events at
+// all), when the server has a hub. They match like an event of their type with seq 0, their
+// tags and context = their data (never a schema_name or path condition), and go out as
+//     data: {"type":"agent.token","owner_id":…,"tags":[…],"at":"<RFC 3339>", …data fields}\n\n
+// with no `id:` line, so they do not move a client's resume point (they are never replayed).
+// They join the same queue, after any frame queued before them, but only while it holds fewer
+// than `sse_max_queued_frames`; otherwise they are dropped (cairn_sse_ephemeral_dropped_total).
+// They never count towards the stall check, so they cannot get a stream dropped.
+//
 // Flow control: frames wait in a queue of at most `sse_max_queued_frames`; while it is full no
 // more events are read (the cursor simply stays behind, the log keeps the events), and reading
 // resumes as the queue drains, so a client catching up on a large backlog is never dropped. A
@@ -24,6 +34,7 @@
 #include <memory>
 #include <string>
 
+#include "bus/ephemeral_hub.h"
 #include "bus/event_bus.h"
 #include "model/selector.h"
 #include "server/http_types.h"
@@ -38,6 +49,14 @@ struct SseSpec final : EventStreamSpec {
   int64_t after_seq = 0;  // deliver events with seq > after_seq
 };
 
+// Whether the ephemeral `event` goes to a stream of `spec`: same owner, and the selector matches it
+// as described above. Thread-safe (called on the publisher's thread).
+bool EphemeralMatches(const SseSpec& spec, const bus::EphemeralEvent& event);
+
+// The SSE frame of an ephemeral event (no id line). The envelope fields (type, owner_id, tags, at)
+// win over data fields of the same name.
+std::string EphemeralFrame(const bus::EphemeralEvent& event);
+
 class SseStream : public std::enable_shared_from_this<SseStream> {
  public:
   SseStream(boost::beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec);
@@ -47,12 +66,14 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
  private:
   struct Frame {
     std::shared_ptr<const std::string> bytes;  // event frames are shared by every stream sending them
-    int64_t seq = 0;  // 0 for frames that carry no event (comments, pings)
+    int64_t seq = 0;  // 0 for frames that carry no stored event (comments, pings, ephemeral events)
+    bool ephemeral = false;
   };
   void WatchForDisconnect();
   void ScheduleHeartbeat();
   void Pump();
   void OnEvents(Result<std::vector<bus::EventPtr>> events);
+  void OnEphemeral(const bus::EphemeralPtr& event);
   void Enqueue(Frame frame);
   void WriteNext();
   void Drop();
@@ -61,13 +82,16 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   boost::beast::tcp_stream stream_;
   ServerContext& ctx_;
   std::shared_ptr<const SseSpec> spec_;
+  const bool wants_stored_;  // the selector can match stored events (else the bus is not read)
   std::unique_ptr<bus::Subscription> subscription_;
+  std::unique_ptr<bus::Subscription> ephemeral_subscription_;  // to ctx_.ephemeral, when the selector asks
   // Set while a wake-up is posted and not yet run (shared with the bus callback, which may outlive
   // a pump but not the subscription).
   std::shared_ptr<std::atomic<bool>> wake_posted_ = std::make_shared<std::atomic<bool>>(false);
   boost::asio::steady_timer heartbeat_;
   std::array<char, 512> discard_{};
   std::deque<Frame> queue_;
+  size_t ephemeral_queued_ = 0;  // frames of queue_ that are ephemeral
   int64_t cursor_ = 0;          // last seq examined
   int64_t delivered_seq_ = 0;   // last seq whose frame was fully written
   std::chrono::steady_clock::time_point last_progress_;  // the last completed write
