@@ -82,7 +82,14 @@ json::object AssembleContext(store::Store& store, const std::string& owner_id, c
       continue;
     }
     size_t limit = sub.fetch == model::FetchMethod::kLatest ? 1 : sub.limit;
-    auto found = FetchMatching(store, owner_id, sub.selector, limit);
+    model::Selector selector = sub.selector;
+    if (!sub.same_tag_prefix.empty()) {
+      for (const auto& tag : trigger_event.tags) {
+        if (tag.rfind(sub.same_tag_prefix, 0) == 0) selector.all_tags.push_back(tag);
+      }
+      if (selector.all_tags.size() == sub.selector.all_tags.size()) continue;  // nothing to correlate with
+    }
+    auto found = FetchMatching(store, owner_id, selector, limit);
     if (!found.ok()) {
       CAIRN_LOG_WARN("context fetch for key '{}' failed: {}", sub.key, found.status().message());
       continue;

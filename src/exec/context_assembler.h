@@ -6,6 +6,8 @@
 //   event_data -> the trigger record, when the trigger matches this subscription's selector;
 //   latest     -> the newest matching record (an object);
 //   recent     -> the newest `limit` matching records (an array, newest first, possibly empty).
+// With same_tag_prefix, latest/recent fetch only records carrying the trigger's tags with that
+// prefix (a trigger without one leaves the key absent).
 // A key with nothing to fetch (no match for latest, event_data not matching) is absent. A failed
 // fetch leaves its key absent and is logged; assembly never fails. Trigger subscriptions add
 // nothing beyond "trigger". Records are full views (model::FullView) of the owner's records.

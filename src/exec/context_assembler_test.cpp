@@ -197,6 +197,26 @@ TEST_F(ContextAssemblerTest, RecentIsNewestFirstAndAtMostLimit) {
   EXPECT_EQ(ctx["three"].as_array()[0].as_object().at("context"), json::parse(R"({"i":4})"));
 }
 
+TEST_F(ContextAssemblerTest, SameTagPrefixKeepsRecordsOfTheTriggersSession) {
+  std::string mine1 = Create(Rec().Tags({"session:a"})).id;
+  Create(Rec().Tags({"session:b"}));
+  std::string mine2 = Create(Rec().Tags({"session:a", "x"})).id;
+  Create(Rec());  // no session at all
+  Subscription history = ContextSub("history", FetchMethod::kRecent, SchemaSelector("note.v1"), 10);
+  history.same_tag_prefix = "session:";
+
+  model::Event event = TriggerEvent("task.v1");
+  event.tags = {"session:a"};
+  json::object ctx = AssembleContext(*store_, "default", event, TriggerView(event), {history});
+  ASSERT_TRUE(ctx.contains("history"));
+  EXPECT_EQ(Ids(ctx["history"]), (std::vector<std::string>{mine2, mine1}));
+
+  // A trigger without a session tag has no history (not everything).
+  model::Event lone = TriggerEvent("task.v1");
+  json::object none = AssembleContext(*store_, "default", lone, TriggerView(lone), {history});
+  EXPECT_FALSE(none.contains("history"));
+}
+
 TEST_F(ContextAssemblerTest, NoMatchRecentIsEmptyArrayAndLatestIsAbsent) {
   Create(Rec().Schema("other.v1"));
   json::object ctx = Assemble({ContextSub("recent", FetchMethod::kRecent, SchemaSelector("none.v1"), 5),

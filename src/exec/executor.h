@@ -32,6 +32,9 @@ struct ExecutorSpec {
   // Whether runs are claimed and recorded as agent.execution.v1 breadcrumbs. Off only for
   // system responders whose response write is itself idempotent (the unknown-tool answerer).
   bool record_executions = true;
+  // Runs that wait for other executors' answers (agents waiting for tool responses) go to a pool
+  // of their own, so they can never take every worker from the executors they wait for.
+  bool waits_on_executors = false;
 };
 
 // One run's input.
@@ -49,6 +52,9 @@ struct RunResult {
   model::BreadcrumbDraft response;
   bool failed = false;        // the execution ends `failed` rather than `completed`
   std::string error_message;  // recorded on the execution when failed
+  // Merged into the agent.execution.v1 record's context (e.g. an agent's usage and steps); the
+  // host's own fields win.
+  boost::json::object execution_fields;
 };
 
 class Executor {

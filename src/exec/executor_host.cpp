@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "exec/context_assembler.h"
 #include "exec/execution_record.h"
+#include "exec/retry.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -15,7 +16,7 @@ namespace json = boost::json;
 struct ExecutorHost::Shared {
   Shared(store::Store& s, store::CursorStore& c, store::ClaimStore& cl, bus::EventBus& b, const Clock& clk,
          HostOptions o)
-      : store(s), cursors(c), claims(cl), bus(b), clock(clk), options(o), pool(o.workers) {}
+      : store(s), cursors(c), claims(cl), bus(b), clock(clk), options(o), pool(o.workers), waiting_pool(o.waiting_workers) {}
   store::Store& store;
   store::CursorStore& cursors;
   store::ClaimStore& claims;
@@ -23,6 +24,7 @@ struct ExecutorHost::Shared {
   const Clock& clock;
   HostOptions options;
   WorkerPool pool;
+  WorkerPool waiting_pool;
   Watchdog watchdog;
   std::atomic<bool> stopping{false};
   // "<consumer id> <trigger key>" of the runs in flight, host-wide: a consumer replaced while its
@@ -58,20 +60,6 @@ model::Event EventFromRecord(const model::Breadcrumb& crumb, int64_t seq) {
 }
 
 bool Transient(StatusCode code) { return code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted; }
-
-// Runs `write` again while it fails with a full write queue (kResourceExhausted), a few times
-// with a growing pause: a claim or a response lost to a burst would otherwise wait for a restart.
-template <typename Fn>
-auto RetryWhenBusy(const std::atomic<bool>& stopping, Fn write) -> decltype(write()) {
-  auto result = write();
-  for (int attempt = 0; attempt < 6 && !result.ok() && result.status().code() == StatusCode::kResourceExhausted &&
-                        !stopping;
-       ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
-    result = write();
-  }
-  return result;
-}
 
 }  // namespace
 
@@ -209,7 +197,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       std::lock_guard lock(shared_->in_flight_mu);
       shared_->in_flight.insert(key);
     }
-    bool submitted = shared_->pool.Submit([self = shared_from_this(), current, event, key, live] {
+    WorkerPool& pool = current->spec.waits_on_executors ? shared_->waiting_pool : shared_->pool;
+    bool submitted = pool.Submit([self = shared_from_this(), current, event, key, live] {
       self->RunJob(*current, *event, key, live);
     });
     if (!submitted) Finish(key);
@@ -309,7 +298,12 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       ops.push_back(store::WriteOp::Create(std::move(result.response), std::move(key)));
     }
     if (spec.record_executions) {
-      ops.push_back(store::WriteOp::Create(ExecutionDraft(spec, event, times, result.failed, result.error_message)));
+      model::BreadcrumbDraft record = ExecutionDraft(spec, event, times, result.failed, result.error_message);
+      json::object& fields = record.context.as_object();
+      for (auto& [name, value] : result.execution_fields) {
+        if (!fields.contains(name)) fields[name] = std::move(value);
+      }
+      ops.push_back(store::WriteOp::Create(std::move(record)));
     }
     if (ops.empty()) return;
     auto written = RetryWhenBusy(shared_->stopping, [&] { return shared_->store.Apply(ctx, ops); });
@@ -525,6 +519,7 @@ void ExecutorHost::Stop() {
   for (auto& [id, consumer] : consumers) consumer->Stop();
   shared_->watchdog.Stop();  // cancels the runs in flight
   shared_->pool.Stop();
+  shared_->waiting_pool.Stop();
 }
 
 std::vector<std::string> ExecutorHost::ConsumerIds() {

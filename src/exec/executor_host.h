@@ -46,6 +46,7 @@ inline constexpr std::string_view kExecutionSchema = "agent.execution.v1";
 
 struct HostOptions {
   int workers = 16;          // the shared worker pool
+  int waiting_workers = 64;  // the pool of executors that wait on others (ExecutorSpec::waits_on_executors)
   int64_t max_depth = 16;    // a trigger whose trace.depth reaches this is refused
   int max_concurrency = 64;  // cap on any executor's own concurrency
   size_t read_batch = 256;   // events read from the bus at a time

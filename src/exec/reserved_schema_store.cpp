@@ -1,6 +1,7 @@
 #include "exec/reserved_schema_store.h"
 
 #include "exec/tools/builtin_tools.h"
+#include "model/agent_definition.h"
 #include "model/tool_definition.h"
 
 namespace cairn::exec {
@@ -17,6 +18,15 @@ Status ValidateReservedRecord(const std::optional<std::string>& schema_name, con
     std::string expected = model::ToolPath(def.name);
     if (path && *path != expected) {
       return Status::Validation("path", "a tool.v1 record lives at '" + expected + "' (or leave path out)");
+    }
+    path = expected;
+    return Status::Ok();
+  }
+  if (*schema_name == model::kAgentSchema) {
+    CAIRN_ASSIGN_OR_RETURN(model::AgentDefinition def, model::ParseAgentDefinition(context, limits));
+    std::string expected = model::AgentPath(def.agent_id);
+    if (path && *path != expected) {
+      return Status::Validation("path", "an agent.def.v1 record lives at '" + expected + "' (or leave path out)");
     }
     path = expected;
     return Status::Ok();

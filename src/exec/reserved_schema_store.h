@@ -3,6 +3,7 @@
 // run never reaches an executor:
 //   tool.v1          ParseToolDefinition + a known built-in; its path is tools/<name> (set when
 //                    absent, so tool names are unique per tenant; any other path is refused)
+//   agent.def.v1     ParseAgentDefinition; its path is agents/<agent_id> (set when absent)
 //   tool.request.v1  ValidateToolRequest
 //   tool.response.v1 {request_id: string, status: success|error, ...}
 // Updates are checked on the record they would produce. Everything else passes through.

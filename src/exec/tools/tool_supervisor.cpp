@@ -2,7 +2,6 @@
 
 #include <limits>
 
-#include "base/log.h"
 #include "exec/tools/tool_executor.h"
 #include "exec/tools/tool_factory.h"
 #include "model/tool_definition.h"
@@ -136,20 +135,9 @@ Status ToolSupervisor::RegisterBuiltinsOnce() {
   return cursors_.SaveCursor(kBuiltinMarker, 1);
 }
 
-Status ToolSupervisor::EnsureCursor(const std::string& consumer, int64_t start_seq) {
-  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> stored, cursors_.LoadCursor(consumer));
-  return stored ? Status::Ok() : cursors_.SaveCursor(consumer, start_seq);
-}
-
 Status ToolSupervisor::Start(bool run_executors, bool builtin_tools) {
-  run_executors_ = run_executors;
   if (builtin_tools) CAIRN_RETURN_IF_ERROR(RegisterBuiltinsOnce());
   int64_t start_seq = deps_.bus.LastSeq();
-  subscription_ = deps_.bus.Subscribe([this] {
-    std::lock_guard lock(mu_);
-    woken_ = true;
-    cv_.notify_all();
-  });
   auto responder = std::make_shared<UnknownToolResponder>(deps_.store, limits_);
   ExecutorSpec responder_spec = ResponderSpec();
   // The responder resumes at its cursor and learns the definitions written after it from the log,
@@ -160,154 +148,36 @@ Status ToolSupervisor::Start(bool run_executors, bool builtin_tools) {
     auto at_cursor = deps_.bus.Read(*responder_cursor, 1);  // the first event it has not judged
     if (at_cursor.ok() && !at_cursor->empty()) known_until = at_cursor->front()->at;
   }
-  model::BreadcrumbQuery query;
-  query.schema_name = std::string(model::kToolSchema);
-  query.include_context = true;
-  query.order = model::SortOrder::kOldestFirst;
-  query.limit = 500;
-  while (true) {
-    CAIRN_ASSIGN_OR_RETURN(store::Page page, deps_.store.List("default", query));
-    for (const auto& crumb : page.items) {
-      ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
-      if (crumb.created_at < known_until) responder->Know(crumb.id, crumb.context);
-    }
-    if (!page.next_cursor) break;
-    query.cursor = page.next_cursor;
-  }
-  if (run_executors_) {
+  DefinitionKind kind;
+  kind.schema_name = std::string(model::kToolSchema);
+  kind.label = "tool";
+  kind.build = [this](const std::string&, const json::value& context) -> Result<DefinitionKind::Built> {
+    CAIRN_ASSIGN_OR_RETURN(model::ToolDefinition def, model::ParseToolDefinition(context, limits_));
+    CAIRN_ASSIGN_OR_RETURN(std::unique_ptr<Tool> tool, MakeTool(def, deps_));
+    ExecutorSpec spec;
+    spec.actor = "tool:" + def.name;
+    spec.kind = "tool";
+    spec.name = def.name;
+    spec.subscriptions = def.subscriptions;
+    spec.concurrency = static_cast<int>(def.concurrency);
+    spec.timeout = std::chrono::milliseconds(def.timeout_ms);
+    return DefinitionKind::Built{std::move(spec), std::make_shared<ToolExecutor>(def, std::move(tool))};
+  };
+  kind.on_stored = [responder, known_until](const model::Breadcrumb& crumb) {
+    if (crumb.created_at < known_until) responder->Know(crumb.id, crumb.context);
+  };
+  definitions_ = std::make_unique<DefinitionSupervisor>(deps_.store, deps_.bus, cursors_, host_, std::move(kind));
+  CAIRN_RETURN_IF_ERROR(definitions_->Start(run_executors, start_seq));
+  if (run_executors) {
     CAIRN_RETURN_IF_ERROR(host_.Upsert(std::move(responder_spec), std::move(responder), start_seq));
   } else {
-    CAIRN_RETURN_IF_ERROR(EnsureCursor(responder_spec.consumer_id, start_seq));
+    CAIRN_RETURN_IF_ERROR(definitions_->EnsureCursor(responder_spec.consumer_id, start_seq));
   }
-  thread_ = std::thread([this, start_seq] { Loop(start_seq); });
   return Status::Ok();
 }
 
 void ToolSupervisor::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-  subscription_.reset();
-}
-
-bool ToolSupervisor::ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
-                                     const json::value& context, int64_t start_seq) {
-  std::lock_guard lock(apply_mu_);
-  auto it = loaded_.find(id);
-  if (it != loaded_.end() && it->second >= version) return true;
-  std::string consumer = "exec:" + id;
-  if (!run_executors_) {
-    if (Status ensured = EnsureCursor(consumer, start_seq); !ensured.ok()) {
-      CAIRN_LOG_WARN("tool definition {}: saving its first cursor failed: {}", id, ensured.message());
-      return true;
-    }
-    loaded_[id] = version;
-    return true;
-  }
-  auto def = model::ParseToolDefinition(context, limits_);
-  Result<std::unique_ptr<Tool>> tool = def.ok() ? MakeTool(*def, deps_) : Result<std::unique_ptr<Tool>>(def.status());
-  if (!tool.ok()) {
-    CAIRN_LOG_WARN("tool definition {} is not usable: {}", id, tool.status().message());
-    return false;
-  }
-  ExecutorSpec spec;
-  spec.consumer_id = consumer;
-  spec.actor = "tool:" + def->name;
-  spec.kind = "tool";
-  spec.name = def->name;
-  spec.owner_id = owner_id;
-  spec.definition_id = id;
-  spec.definition_version = version;
-  spec.subscriptions = def->subscriptions;
-  spec.concurrency = static_cast<int>(def->concurrency);
-  spec.timeout = std::chrono::milliseconds(def->timeout_ms);
-  Status started = host_.Upsert(std::move(spec), std::make_shared<ToolExecutor>(*def, std::move(tool).value()),
-                                start_seq, [this](const model::Event& event) { return Follow(event); });
-  if (!started.ok()) {
-    CAIRN_LOG_WARN("tool {}: starting its executor failed: {}", def->name, started.message());
-    return true;
-  }
-  CAIRN_LOG_INFO("tool {} {} (definition {} v{})", def->name, it == loaded_.end() ? "started" : "reloaded", id, version);
-  loaded_[id] = version;
-  return true;
-}
-
-bool ToolSupervisor::Follow(const model::Event& event) {
-  bool is_tool = event.schema_name && *event.schema_name == model::kToolSchema;
-  bool gone = !is_tool || event.type == "breadcrumb.deleted";
-  // The consumer reached its definition's change in its own event order: everything before it was
-  // handled with the old definition, everything after it is handled with the new one.
-  if (!gone && ApplyDefinition(event.breadcrumb_id, event.version, event.owner_id, event.context, event.seq)) {
-    return true;
-  }
-  {
-    std::lock_guard lock(apply_mu_);
-    retired_.emplace_back(event.breadcrumb_id, gone);
-  }
-  {
-    std::lock_guard lock(mu_);
-    woken_ = true;  // the loop removes the retired consumer (it cannot remove itself)
-  }
-  cv_.notify_all();
-  return false;
-}
-
-void ToolSupervisor::Loop(int64_t after) {
-  while (true) {
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || woken_; });
-      if (stop_) return;
-      woken_ = false;
-    }
-    while (true) {
-      auto events = deps_.bus.Read(after, 256);
-      if (!events.ok()) {
-        CAIRN_LOG_WARN("tool supervisor: reading events failed: {}", events.status().message());
-        break;
-      }
-      if (events->empty()) break;
-      for (const auto& event : *events) {
-        after = event->seq;
-        bool is_tool = event->schema_name && *event->schema_name == model::kToolSchema;
-        bool gone = !is_tool || event->type == "breadcrumb.deleted";
-        bool known;
-        {
-          std::lock_guard lock(apply_mu_);
-          known = loaded_.count(event->breadcrumb_id) > 0;
-        }
-        // A running executor follows its own definition (Follow); the loop only starts new ones.
-        if (!gone && !known) {
-          ApplyDefinition(event->breadcrumb_id, event->version, event->owner_id, event->context, event->seq);
-        } else if (gone && known && !run_executors_) {
-          {
-            std::lock_guard lock(apply_mu_);
-            loaded_.erase(event->breadcrumb_id);
-          }
-          if (Status deleted = cursors_.DeleteCursor("exec:" + event->breadcrumb_id); !deleted.ok()) {
-            CAIRN_LOG_WARN("tool definition {}: deleting its cursor failed", event->breadcrumb_id);
-          }
-        }
-      }
-    }
-    ReapRetired();
-  }
-}
-
-void ToolSupervisor::ReapRetired() {
-  std::vector<std::pair<std::string, bool>> retired;
-  {
-    std::lock_guard lock(apply_mu_);
-    retired.swap(retired_);
-    for (const auto& [id, gone] : retired) loaded_.erase(id);
-  }
-  for (const auto& [id, gone] : retired) {
-    host_.Remove("exec:" + id, /*forget_cursor=*/gone);
-    CAIRN_LOG_INFO("tool definition {} {}", id, gone ? "removed" : "stopped (not usable)");
-  }
+  if (definitions_) definitions_->Stop();
 }
 
 }  // namespace cairn::exec

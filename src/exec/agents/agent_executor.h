@@ -1,0 +1,69 @@
+// AgentExecutor: the execute step of an agent.def.v1 definition — an LLM loop with tools
+// (DESIGN.md §5, docs/agents.md). The ExecutorHost runs it like every executor (claim, guards,
+// context, one final write of the response and the execution record).
+//
+// One run:
+//   prompt (prompt.h) -> call the model -> for its tool calls, write tool.request.v1 records
+//   (requested_by = the agent, request_id derived from execution, step and call) -> wait for their
+//   tool.response.v1 answers (tool_response_waiter.h) -> tool messages -> call the model again,
+//   until a final answer, max_iterations, the token budget, or the same call with the same
+//   arguments asked 3 times (then the answer says why). Tool errors, unknown tools and arguments
+//   that are not JSON go back to the model as tool messages; they do not fail the run.
+//
+// Durable: after each model reply (in the same transaction as the tool requests it causes) and
+// after each tool answer it writes an agent.snapshot.v1 (AgentState) tagged execution:<id>. A run
+// that starts again after a crash (same trigger, same execution path, so the same execution id)
+// continues from its newest snapshot: a recorded reply is never requested again, a written
+// request never written again (its answer is awaited or read from the store).
+//
+// Streaming: each content delta is published as an ephemeral `agent.token` event (not stored).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "bus/ephemeral_hub.h"
+#include "bus/event_bus.h"
+#include "exec/executor.h"
+#include "exec/llm/llm_provider.h"
+#include "model/agent_definition.h"
+#include "store/store.h"
+
+namespace cairn::exec {
+
+// Where a model name goes: the provider and the model as that endpoint knows it.
+struct ModelTarget {
+  llm::LlmProvider* provider = nullptr;
+  std::string provider_name;
+  std::string model;
+};
+// Resolves an agent's `model` (docs/agents.md "Providers"); kFailedPrecondition with a message
+// saying how to configure a provider when there is none.
+using ModelResolver = std::function<Result<ModelTarget>(const std::string& model)>;
+
+struct AgentDeps {
+  store::Store& store;
+  bus::EventBus& bus;
+  bus::EphemeralHub* tokens;  // may be null: no token events
+  ModelResolver resolve_model;
+};
+
+// The execution id of a run: a stable 32-hex-digit id of (owner, execution path), the same for
+// every attempt of the run.
+std::string AgentExecutionId(const std::string& owner_id, const std::string& execution_path);
+
+class AgentExecutor final : public Executor {
+ public:
+  AgentExecutor(model::AgentDefinition definition, AgentDeps deps);
+  RunResult Run(const RunRequest& request) override;
+  RunResult Refuse(const RunRequest& request, const std::string& code, const std::string& message) override;
+
+  const model::AgentDefinition& definition() const { return definition_; }
+
+ private:
+  model::AgentDefinition definition_;
+  AgentDeps deps_;
+};
+
+}  // namespace cairn::exec

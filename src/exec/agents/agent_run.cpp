@@ -1,0 +1,347 @@
+#include "exec/agents/agent_run.h"
+
+#include <algorithm>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <cstdio>
+
+#include "base/log.h"
+#include "exec/agents/prompt.h"
+#include "exec/agents/tool_response_waiter.h"
+#include "exec/execution_record.h"
+#include "exec/retry.h"
+#include "model/json_schema.h"
+#include "model/tool_definition.h"
+
+namespace cairn::exec {
+namespace json = boost::json;
+namespace {
+
+constexpr int64_t kRepeatLimit = 3;
+
+std::string ErrorText(const std::string& code, const std::string& message) {
+  return json::serialize(json::object{{"error", json::object{{"code", code}, {"message", message}}}});
+}
+
+// The tool message for a tool.response.v1 context: the output (a string as it is, other JSON
+// compactly), or {"error": {code, message}}.
+std::string ToolResultText(const json::object& response) {
+  const json::value* status = response.if_contains("status");
+  if (status && *status == "success") {
+    const json::value* output = response.if_contains("output");
+    if (!output) return "null";
+    return output->is_string() ? std::string(output->as_string()) : json::serialize(*output);
+  }
+  const json::value* error = response.if_contains("error");
+  return json::serialize(json::object{{"error", error ? *error : json::value("the tool failed")}});
+}
+
+// The model's JSON answer: the whole text, or the inside of a ```json fence around it.
+Result<json::value> ParseJsonAnswer(std::string text) {
+  auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text.compare(first, 3, "```") == 0) {
+    auto body = text.find('\n', first);
+    auto fence = text.rfind("```");
+    if (body != std::string::npos && fence != std::string::npos && fence > body) text = text.substr(body + 1, fence - body - 1);
+  }
+  boost::system::error_code ec;
+  json::value parsed = json::parse(text, ec);
+  if (ec) return Status::InvalidArgument("the answer is not JSON (" + ec.message() + ")");
+  return parsed;
+}
+
+}  // namespace
+
+AgentRun::AgentRun(const model::AgentDefinition& definition, const AgentDeps& deps, const RunRequest& request)
+    : def_(definition),
+      deps_(deps),
+      request_(request),
+      execution_id_(AgentExecutionId(request.trigger_event.owner_id, request.execution_path)),
+      actor_("agent:" + definition.agent_id) {}
+
+AgentOutcome AgentRun::Error(std::string code, std::string message) {
+  AgentOutcome outcome;
+  outcome.kind = AgentOutcome::Kind::kError;
+  outcome.code = std::move(code);
+  outcome.message = std::move(message);
+  outcome.model = reported_model_.empty() ? def_.model : reported_model_;
+  outcome.state = std::move(state_);
+  return outcome;
+}
+
+AgentOutcome AgentRun::Stopped(std::string reason, std::string message) {
+  AgentOutcome outcome = Error("", std::move(message));
+  outcome.kind = AgentOutcome::Kind::kStopped;
+  outcome.stop_reason = std::move(reason);
+  return outcome;
+}
+
+Status AgentRun::LoadOrStart() {
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(model::kAgentSnapshotSchema);
+  query.all_tags = {"execution:" + execution_id_};
+  query.include_context = true;
+  query.limit = 1;
+  CAIRN_ASSIGN_OR_RETURN(store::Page found, deps_.store.List(request_.trigger_event.owner_id, query));
+  if (found.items.empty()) {
+    state_.messages = BuildPrompt(def_.system_prompt, request_.context);
+    return Status::Ok();
+  }
+  const json::value* state = found.items.front().context.is_object()
+                                 ? found.items.front().context.as_object().if_contains("state")
+                                 : nullptr;
+  if (!state) return Status::Internal("snapshot " + found.items.front().id + " has no state");
+  CAIRN_ASSIGN_OR_RETURN(state_, StateFromJson(*state));
+  state_.last_snapshot_id = found.items.front().id;
+  CAIRN_LOG_INFO("agent {}: execution {} resumes at step {}", def_.agent_id, execution_id_, state_.step);
+  return Status::Ok();
+}
+
+std::vector<std::string> AgentRun::SessionTags() const {
+  std::vector<std::string> tags;
+  for (const auto& tag : request_.trigger_event.tags) {
+    if (tag.rfind("session:", 0) == 0) tags.push_back(tag);
+  }
+  return tags;
+}
+
+std::vector<llm::ToolSpec> AgentRun::LoadTools() {
+  std::vector<llm::ToolSpec> specs;
+  for (const auto& name : def_.tools) {
+    model::BreadcrumbQuery query;
+    query.schema_name = std::string(model::kToolSchema);
+    query.path = model::ToolPath(name);
+    query.include_context = true;
+    query.limit = 1;
+    auto found = deps_.store.List(request_.trigger_event.owner_id, query);
+    if (!found.ok() || found->items.empty()) continue;  // offered no more; a call still gets an answer
+    auto tool = model::ParseToolDefinition(found->items.front().context, model::Limits{});
+    if (!tool.ok()) continue;
+    specs.push_back(llm::ToolSpec{tool->name, tool->description, tool->input_schema});
+  }
+  return specs;
+}
+
+Result<llm::ChatResponse> AgentRun::CallModel(const ModelTarget& target, const std::vector<llm::ToolSpec>& tools) {
+  llm::ChatRequest chat;
+  chat.model = target.model;
+  chat.messages = state_.messages;
+  chat.tools = tools;
+  chat.temperature = def_.temperature;
+  chat.max_tokens = def_.max_tokens;
+  chat.stream = def_.stream;
+  if (def_.output && tools.empty()) chat.response_format = json::object{{"type", "json_object"}};
+  llm::CallOptions options;
+  options.cancelled = &request_.cancelled;
+  if (deps_.tokens && def_.stream) {
+    std::vector<std::string> tags = SessionTags();
+    tags.push_back("execution:" + execution_id_);
+    tags.push_back("agent:" + def_.agent_id);
+    options.on_delta = [this, tags, step = state_.step + 1](std::string_view delta) {
+      auto event = std::make_shared<bus::EphemeralEvent>();
+      event->type = "agent.token";
+      event->owner_id = request_.trigger_event.owner_id;
+      event->tags = tags;
+      event->at = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+      event->data = json::object{{"execution_id", execution_id_}, {"agent_id", def_.agent_id}, {"step", step},
+                                 {"delta", delta}};
+      deps_.tokens->Publish(std::move(event));
+    };
+  }
+  return target.provider->Complete(chat, options);
+}
+
+Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests) {
+  AgentState next = state_;
+  ++next.snapshots;
+  char sequence[32];
+  std::snprintf(sequence, sizeof sequence, "%06lld", static_cast<long long>(next.snapshots));
+  model::BreadcrumbDraft snapshot;
+  snapshot.schema_name = std::string(model::kAgentSnapshotSchema);
+  snapshot.title = "agent " + def_.agent_id + " step " + std::to_string(next.step);
+  snapshot.path = "snapshots/" + execution_id_ + "/" + sequence;
+  snapshot.tags = {"snapshot", "execution:" + execution_id_, "agent:" + def_.agent_id};
+  snapshot.trace = ChildTrace(request_.trigger_event);
+  snapshot.context = json::object{{"execution_id", execution_id_},
+                                  {"execution_path", request_.execution_path},
+                                  {"agent_id", def_.agent_id},
+                                  {"step", next.step},
+                                  {"state", StateToJson(next)}};
+  std::vector<store::WriteOp> ops;
+  ops.push_back(store::WriteOp::Create(std::move(snapshot)));
+  for (auto& draft : requests) {
+    draft.trace = ChildTrace(request_.trigger_event);
+    ops.push_back(store::WriteOp::Create(std::move(draft)));
+  }
+  model::WriteContext ctx{request_.trigger_event.owner_id, actor_};
+  CAIRN_ASSIGN_OR_RETURN(auto written, RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, ops); }));
+  state_.snapshots = next.snapshots;
+  state_.last_snapshot_id = written.front().breadcrumb.id;
+  return Status::Ok();
+}
+
+std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
+  ++state_.step;
+  state_.usage.prompt += reply.usage.prompt;
+  state_.usage.completion += reply.usage.completion;
+  state_.usage.total += reply.usage.total;
+  if (!reply.model.empty()) reported_model_ = reply.model;
+  llm::ChatMessage& message = reply.message;
+  message.role = "assistant";
+  if (message.tool_calls.empty()) {
+    message.has_content = true;
+    std::string content = message.content;
+    state_.messages.push_back(std::move(message));
+    if (Status saved = WriteSnapshot({}); !saved.ok()) return Error("internal", "saving a snapshot failed: " + saved.message());
+    return FinishAnswer(content);
+  }
+  message.has_content = !message.content.empty();
+  std::vector<model::BreadcrumbDraft> requests;
+  std::string repeated;
+  for (size_t i = 0; i < message.tool_calls.size(); ++i) {
+    llm::ToolCallRequest& call = message.tool_calls[i];
+    if (call.id.empty()) call.id = "call_" + std::to_string(state_.step) + "_" + std::to_string(i);
+    if (++state_.call_counts[call.name + "\n" + call.arguments] >= kRepeatLimit) repeated = call.name;
+    PendingCall pending{call, "", std::nullopt};
+    boost::system::error_code ec;
+    json::value input = call.arguments.empty() ? json::value(json::object{}) : json::parse(call.arguments, ec);
+    if (std::find(def_.tools.begin(), def_.tools.end(), call.name) == def_.tools.end()) {
+      std::string offered;
+      for (const auto& name : def_.tools) offered += (offered.empty() ? "" : ", ") + name;
+      pending.result = ErrorText("unknown_tool", "there is no tool named '" + call.name + "' for this agent" +
+                                                     (offered.empty() ? " (it has no tools)" : "; its tools: " + offered));
+    } else if (ec) {
+      pending.result = ErrorText("invalid_arguments", "the arguments are not valid JSON (" + ec.message() + ")");
+    } else {
+      pending.request_id = execution_id_ + "-" + std::to_string(state_.step) + "-" + std::to_string(i);
+      model::BreadcrumbDraft draft;
+      draft.schema_name = std::string(model::kToolRequestSchema);
+      draft.title = call.name + " request";
+      draft.tags = {"tool:request", "request:" + pending.request_id, "agent:" + def_.agent_id};
+      for (const auto& tag : SessionTags()) draft.tags.push_back("session-activity:" + tag.substr(8));
+      draft.context = json::object{{"tool", call.name}, {"input", std::move(input)},
+                                   {"request_id", pending.request_id}, {"requested_by", actor_}};
+      requests.push_back(std::move(draft));
+    }
+    state_.pending.push_back(std::move(pending));
+  }
+  state_.messages.push_back(std::move(message));
+  if (!repeated.empty()) {
+    return Stopped("repeated_tool_call", "I stopped: the model asked for " + repeated + " with the same arguments " +
+                                             std::to_string(kRepeatLimit) + " times without reaching an answer.");
+  }
+  // The waiter notes the bus position before the requests exist, so no answer can slip past it.
+  waiter_ = std::make_unique<ToolResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
+  if (Status saved = WriteSnapshot(std::move(requests)); !saved.ok()) {
+    return Error("internal", "saving a snapshot failed: " + saved.message());
+  }
+  return std::nullopt;
+}
+
+Status AgentRun::CollectToolResults() {
+  std::set<std::string> waiting;
+  for (const auto& p : state_.pending) {
+    if (!p.result && !p.request_id.empty()) waiting.insert(p.request_id);
+  }
+  if (!waiting.empty()) {
+    // A resumed run may wait for requests written before the crash: their answers may be stored.
+    bool look_in_store = !waiter_;
+    if (!waiter_) waiter_ = std::make_unique<ToolResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
+    Status saving = Status::Ok();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(def_.tool_timeout_ms);
+    CAIRN_ASSIGN_OR_RETURN(
+        std::set<std::string> unanswered,
+        waiter_->Wait(waiting, look_in_store, deadline, request_.cancelled,
+                      [&](const std::string& id, const json::object& response) {
+                        for (auto& p : state_.pending) {
+                          if (p.request_id == id) p.result = ToolResultText(response);
+                        }
+                        if (saving.ok()) saving = WriteSnapshot({});
+                      }));
+    CAIRN_RETURN_IF_ERROR(saving);
+    if (request_.cancelled) return Status::Unavailable("cancelled");
+    for (auto& p : state_.pending) {
+      if (!p.result && unanswered.count(p.request_id)) {
+        p.result = ErrorText("timeout", "no response from " + p.call.name + " within " +
+                                            std::to_string(def_.tool_timeout_ms) + " ms");
+      }
+    }
+  }
+  waiter_.reset();
+  for (auto& p : state_.pending) {
+    state_.messages.push_back(llm::ChatMessage{"tool", p.result.value_or("null"), true, {}, p.call.id});
+  }
+  state_.pending.clear();
+  return Status::Ok();
+}
+
+std::optional<AgentOutcome> AgentRun::FinishAnswer(const std::string& content) {
+  AgentOutcome outcome;
+  outcome.message = content;
+  outcome.model = reported_model_.empty() ? def_.model : reported_model_;
+  if (def_.output) {
+    auto parsed = ParseJsonAnswer(content);
+    Status valid = parsed.ok() ? model::ValidateAgainstSchema(def_.output->schema, *parsed, "answer") : parsed.status();
+    if (valid.ok() && !parsed->is_object()) valid = Status::InvalidArgument("the answer must be a JSON object");
+    if (!valid.ok()) {
+      if (state_.repair_asked) {
+        return Error("invalid_output", "the model's answer does not satisfy the output schema of " + def_.agent_id +
+                                           " after a repair round: " + valid.message());
+      }
+      state_.repair_asked = true;
+      state_.messages.push_back(llm::ChatMessage{
+          "user",
+          "Your answer does not satisfy the required output: " + valid.message() +
+              ". Reply with only one JSON object that satisfies this JSON Schema: " +
+              json::serialize(def_.output->schema),
+          true, {}, ""});
+      if (Status saved = WriteSnapshot({}); !saved.ok()) return Error("internal", "saving a snapshot failed: " + saved.message());
+      return std::nullopt;
+    }
+    outcome.output = std::move(parsed).value();
+  }
+  outcome.state = std::move(state_);
+  return outcome;
+}
+
+AgentOutcome AgentRun::Execute() {
+  if (!deps_.resolve_model) return Error("provider_not_configured", "no LLM provider is configured");
+  Result<ModelTarget> target = deps_.resolve_model(def_.model);
+  if (!target.ok()) {
+    bool unconfigured = target.status().code() == StatusCode::kFailedPrecondition;
+    return Error(unconfigured ? "provider_not_configured" : "invalid_model", target.status().message());
+  }
+  if (Status loaded = LoadOrStart(); !loaded.ok()) return Error("internal", "loading the snapshot failed: " + loaded.message());
+  std::vector<llm::ToolSpec> tools = LoadTools();
+  while (true) {
+    if (request_.cancelled) return Error("cancelled", "the execution was cancelled");
+    if (!state_.pending.empty()) {
+      if (Status collected = CollectToolResults(); !collected.ok()) {
+        return request_.cancelled ? Error("cancelled", "the execution was cancelled")
+                                  : Error("internal", "waiting for tool responses failed: " + collected.message());
+      }
+    } else if (!state_.messages.empty() && state_.messages.back().role == "assistant") {
+      // Resumed after the final reply was recorded: answer with it, without asking again.
+      if (auto done = FinishAnswer(state_.messages.back().content)) return std::move(*done);
+      continue;
+    }
+    if (state_.step >= def_.max_iterations) {
+      return Stopped("max_iterations", "I stopped after " + std::to_string(state_.step) +
+                                           " model calls without a final answer (max_iterations is " +
+                                           std::to_string(def_.max_iterations) + ").");
+    }
+    if (state_.usage.total >= def_.max_tokens_per_execution) {
+      return Stopped("token_budget", "I stopped: this execution used " + std::to_string(state_.usage.total) +
+                                         " tokens, its budget is " + std::to_string(def_.max_tokens_per_execution) + ".");
+    }
+    auto reply = CallModel(*target, tools);
+    if (!reply.ok()) {
+      if (request_.cancelled) return Error("cancelled", "the execution was cancelled");
+      return Error("llm_error", reply.status().message());
+    }
+    if (auto done = TakeReply(std::move(reply).value())) return std::move(*done);
+  }
+}
+
+}  // namespace cairn::exec

@@ -1,0 +1,105 @@
+// The agent's pure parts: prompt rendering (prompt.h, llm_hints included), the snapshot state's
+// JSON round trip (agent_state.h) and execution ids.
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "exec/agents/agent_executor.h"
+#include "exec/agents/agent_state.h"
+#include "exec/agents/prompt.h"
+
+namespace cairn::exec {
+namespace {
+
+namespace json = boost::json;
+
+json::object Record(const char* text) { return json::parse(text).as_object(); }
+
+std::vector<std::string> Lines(const std::vector<llm::ChatMessage>& messages) {
+  std::vector<std::string> out;
+  for (const auto& m : messages) out.push_back(m.role + ": " + m.content);
+  return out;
+}
+
+TEST(PromptTest, SystemPromptThenTheUsersText) {
+  json::object context{{"trigger", Record(R"({"id": "t1", "title": "m", "schema_name": "user.message.v1",
+                                             "context": {"content": "What is 2+2?"}})")}};
+  EXPECT_EQ(Lines(BuildPrompt("Be brief.", context)),
+            (std::vector<std::string>{"system: Be brief.", "user: What is 2+2?"}));
+  EXPECT_EQ(Lines(BuildPrompt("", context)), (std::vector<std::string>{"user: What is 2+2?"}));
+}
+
+TEST(PromptTest, ContextKeysAreSectionsInOrderAndRecordsUseTheirHints) {
+  json::object context;
+  context["trigger"] = Record(R"({"id": "t1", "title": "ask", "schema_name": "user.message.v1",
+                                  "context": {"message": "Summarise the page"}})");
+  context["page"] = Record(R"({"id": "p", "title": "Docs", "schema_name": "browser.page.context.v1",
+      "context": {"url": "https://x", "secret": "s3", "body": "hello"},
+      "llm_hints": {"exclude": ["secret"]}})");
+  context["notes"] = json::array{
+      Record(R"({"id": "n1", "title": "Note", "schema_name": "note.v1", "context": {"text": "a"},
+                 "llm_hints": {"template": "NOTE: {{text}}"}})")};
+  auto messages = BuildPrompt("sys", context);
+  ASSERT_EQ(messages.size(), 3u);
+  EXPECT_EQ(messages[1].role, "system");
+  EXPECT_EQ(messages[1].content,
+            "Context:\n\n## page\nDocs [browser.page.context.v1]\n{\"url\":\"https://x\",\"body\":\"hello\"}"
+            "\n\n## notes\nNote [note.v1]\nNOTE: a");
+  EXPECT_EQ(messages[2].content, "Summarise the page");
+  // Deterministic: the same context gives the same prompt.
+  EXPECT_EQ(Lines(BuildPrompt("sys", context)), Lines(messages));
+}
+
+TEST(PromptTest, ATriggerWithoutTextIsRenderedAsTheUserMessage) {
+  json::object context{{"trigger", Record(R"({"id": "t", "title": "Order 7", "schema_name": "order.v1",
+                                             "context": {"total": 12}})")}};
+  auto messages = BuildPrompt("", context);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].content, "Order 7 [order.v1]\n{\"total\":12}");
+}
+
+TEST(PromptTest, ConversationRecordsBecomeTurnsOldestFirstWithoutTheTrigger) {
+  json::object context;
+  context["trigger"] = Record(R"({"id": "m3", "schema_name": "user.message.v1", "context": {"content": "third"}})");
+  context["history"] = json::array{  // newest first, as fetched
+      Record(R"({"id": "m3", "schema_name": "user.message.v1", "context": {"content": "third"}})"),
+      Record(R"({"id": "r1", "schema_name": "agent.response.v1", "context": {"status": "success", "message": "one"}})"),
+      Record(R"({"id": "e1", "schema_name": "agent.response.v1", "context": {"status": "error"}})"),
+      Record(R"({"id": "m1", "schema_name": "user.message.v1", "context": {"content": "first"}})")};
+  EXPECT_EQ(Lines(BuildPrompt("", context)),
+            (std::vector<std::string>{"user: first", "assistant: one", "user: third"}));
+}
+
+TEST(AgentStateTest, RoundTripsThroughJson) {
+  AgentState state;
+  state.step = 2;
+  state.messages = {llm::ChatMessage{"user", "hi", true, {}, ""},
+                    llm::ChatMessage{"assistant", "", false, {llm::ToolCallRequest{"c1", "echo", "{\"a\":1}"}}, ""},
+                    llm::ChatMessage{"tool", "{\"a\":1}", true, {}, "c1"}};
+  state.pending = {PendingCall{llm::ToolCallRequest{"c2", "sleep", "{}"}, "req-1", std::nullopt},
+                   PendingCall{llm::ToolCallRequest{"c3", "nope", "{}"}, "", std::string("{\"error\":1}")}};
+  state.usage = llm::Usage{10, 5, 15};
+  state.call_counts = {{"echo\n{\"a\":1}", 1}};
+  state.repair_asked = true;
+  state.snapshots = 4;
+  auto back = StateFromJson(json::parse(json::serialize(StateToJson(state))));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(json::serialize(StateToJson(*back)), json::serialize(StateToJson(state)));
+  EXPECT_EQ(back->messages, state.messages);
+  EXPECT_EQ(back->pending[0].request_id, "req-1");
+  EXPECT_FALSE(back->pending[0].result);
+  EXPECT_EQ(back->pending[1].result, "{\"error\":1}");
+  EXPECT_FALSE(StateFromJson(json::parse(R"({"messages": 3})")).ok());
+}
+
+TEST(AgentExecutionIdTest, StablePerRunAndDifferentAcrossRuns) {
+  std::string a = AgentExecutionId("default", "executions/exec:x/t1/1");
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(a, AgentExecutionId("default", "executions/exec:x/t1/1"));
+  EXPECT_NE(a, AgentExecutionId("default", "executions/exec:x/t1/2"));
+  EXPECT_NE(a, AgentExecutionId("acme", "executions/exec:x/t1/1"));
+}
+
+}  // namespace
+}  // namespace cairn::exec

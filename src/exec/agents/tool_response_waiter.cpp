@@ -1,0 +1,66 @@
+#include "exec/agents/tool_response_waiter.h"
+
+#include "model/tool_definition.h"
+
+namespace cairn::exec {
+namespace json = boost::json;
+namespace {
+
+// The request id of a tool.response.v1 context, or "".
+std::string AnsweredId(const json::value& context) {
+  const json::value* id = context.is_object() ? context.as_object().if_contains("request_id") : nullptr;
+  return id && id->is_string() ? std::string(id->as_string()) : "";
+}
+
+}  // namespace
+
+ToolResponseWaiter::ToolResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id)
+    : store_(store), bus_(bus), owner_id_(std::move(owner_id)), after_seq_(bus.LastSeq()) {
+  subscription_ = bus_.Subscribe([this] {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+    cv_.notify_all();
+  });
+}
+
+Result<std::set<std::string>> ToolResponseWaiter::Wait(
+    std::set<std::string> ids, bool look_in_store, std::chrono::steady_clock::time_point deadline,
+    const std::atomic<bool>& cancelled, const std::function<void(const std::string&, const json::object&)>& on_answer) {
+  auto take = [&](const json::value& context) {
+    std::string id = AnsweredId(context);
+    if (ids.erase(id) > 0) on_answer(id, context.as_object());
+  };
+  if (look_in_store) {
+    for (const std::string& id : std::set<std::string>(ids)) {
+      model::BreadcrumbQuery query;
+      query.schema_name = std::string(model::kToolResponseSchema);
+      query.all_tags = {"request:" + id};
+      query.include_context = true;
+      query.limit = 1;
+      CAIRN_ASSIGN_OR_RETURN(store::Page found, store_.List(owner_id_, query));
+      if (!found.items.empty()) take(found.items.front().context);
+    }
+  }
+  while (!ids.empty()) {
+    while (true) {
+      CAIRN_ASSIGN_OR_RETURN(auto events, bus_.Read(after_seq_, 256));
+      if (events.empty()) break;
+      for (const auto& event : events) {
+        after_seq_ = event->seq;
+        if (event->owner_id == owner_id_ && event->type == "breadcrumb.created" && event->schema_name &&
+            *event->schema_name == model::kToolResponseSchema && event->context.is_object()) {
+          take(event->context);
+        }
+      }
+    }
+    if (ids.empty() || cancelled || std::chrono::steady_clock::now() >= deadline) break;
+    std::unique_lock lock(mu_);
+    // The cancel flag has no wake-up of its own: look at it at least every 50 ms.
+    cv_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)),
+                   [this] { return woken_; });
+    woken_ = false;
+  }
+  return ids;
+}
+
+}  // namespace cairn::exec

@@ -1,0 +1,48 @@
+// ToolResponseWaiter: waits for the tool.response.v1 answers to an agent's tool requests,
+// event-driven (woken by the bus, never polling the store).
+//
+// Create it BEFORE writing the requests: it remembers the bus position and subscribes at once, so
+// an answer committed after that is read from the bus. Answers that may be older (a resumed
+// execution whose requests were written before a crash) are found with `look_in_store`.
+#pragma once
+
+#include <atomic>
+#include <boost/json/object.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "bus/event_bus.h"
+#include "store/store.h"
+
+namespace cairn::exec {
+
+class ToolResponseWaiter {
+ public:
+  ToolResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id);
+  ToolResponseWaiter(const ToolResponseWaiter&) = delete;
+  ToolResponseWaiter& operator=(const ToolResponseWaiter&) = delete;
+
+  // Calls `on_answer(request_id, response context)` for each of `request_ids` as its answer is
+  // found, until all are answered, the deadline passes or `cancelled` is set. Returns the ids
+  // still unanswered. Errors only from reading the bus or the store.
+  Result<std::set<std::string>> Wait(std::set<std::string> request_ids, bool look_in_store,
+                                     std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& cancelled,
+                                     const std::function<void(const std::string&, const boost::json::object&)>& on_answer);
+
+ private:
+  store::Store& store_;
+  bus::EventBus& bus_;
+  std::string owner_id_;
+  int64_t after_seq_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool woken_ = true;
+  std::unique_ptr<bus::Subscription> subscription_;
+};
+
+}  // namespace cairn::exec

@@ -1,0 +1,168 @@
+#include "exec/definition_supervisor.h"
+
+#include "base/log.h"
+
+namespace cairn::exec {
+namespace json = boost::json;
+
+DefinitionSupervisor::DefinitionSupervisor(store::Store& store, bus::EventBus& bus, store::CursorStore& cursors,
+                                           ExecutorHost& host, DefinitionKind kind)
+    : store_(store), bus_(bus), cursors_(cursors), host_(host), kind_(std::move(kind)) {}
+
+DefinitionSupervisor::~DefinitionSupervisor() { Stop(); }
+
+Status DefinitionSupervisor::EnsureCursor(const std::string& consumer, int64_t start_seq) {
+  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> stored, cursors_.LoadCursor(consumer));
+  return stored ? Status::Ok() : cursors_.SaveCursor(consumer, start_seq);
+}
+
+bool DefinitionSupervisor::IsDefinition(const model::Event& event) const {
+  return event.schema_name && *event.schema_name == kind_.schema_name && event.type != "breadcrumb.deleted";
+}
+
+Status DefinitionSupervisor::Start(bool run_executors, int64_t start_seq) {
+  run_executors_ = run_executors;
+  subscription_ = bus_.Subscribe([this] {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+    cv_.notify_all();
+  });
+  model::BreadcrumbQuery query;
+  query.schema_name = kind_.schema_name;
+  query.include_context = true;
+  query.order = model::SortOrder::kOldestFirst;
+  query.limit = 500;
+  while (true) {
+    CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List("default", query));
+    for (const auto& crumb : page.items) {
+      ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
+      if (kind_.on_stored) kind_.on_stored(crumb);
+    }
+    if (!page.next_cursor) break;
+    query.cursor = page.next_cursor;
+  }
+  thread_ = std::thread([this, start_seq] { Loop(start_seq); });
+  return Status::Ok();
+}
+
+void DefinitionSupervisor::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  subscription_.reset();
+}
+
+bool DefinitionSupervisor::ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
+                                           const json::value& context, int64_t start_seq) {
+  std::lock_guard lock(apply_mu_);
+  auto it = loaded_.find(id);
+  if (it != loaded_.end() && it->second >= version) return true;
+  std::string consumer = "exec:" + id;
+  if (!run_executors_) {
+    if (Status ensured = EnsureCursor(consumer, start_seq); !ensured.ok()) {
+      CAIRN_LOG_WARN("{} definition {}: saving its first cursor failed: {}", kind_.label, id, ensured.message());
+      return true;
+    }
+    loaded_[id] = version;
+    return true;
+  }
+  auto built = kind_.build(owner_id, context);
+  if (!built.ok()) {
+    CAIRN_LOG_WARN("{} definition {} is not usable: {}", kind_.label, id, built.status().message());
+    return false;
+  }
+  auto& [spec, executor] = *built;
+  spec.consumer_id = consumer;
+  spec.owner_id = owner_id;
+  spec.definition_id = id;
+  spec.definition_version = version;
+  std::string name = spec.name;
+  Status started = host_.Upsert(std::move(spec), std::move(executor), start_seq,
+                                [this](const model::Event& event) { return Follow(event); });
+  if (!started.ok()) {
+    CAIRN_LOG_WARN("{} {}: starting its executor failed: {}", kind_.label, name, started.message());
+    return true;
+  }
+  CAIRN_LOG_INFO("{} {} {} (definition {} v{})", kind_.label, name, it == loaded_.end() ? "started" : "reloaded", id,
+                 version);
+  loaded_[id] = version;
+  return true;
+}
+
+bool DefinitionSupervisor::Follow(const model::Event& event) {
+  bool gone = !IsDefinition(event);
+  // The consumer reached its definition's change in its own event order: everything before it was
+  // handled with the old definition, everything after it is handled with the new one.
+  if (!gone && ApplyDefinition(event.breadcrumb_id, event.version, event.owner_id, event.context, event.seq)) {
+    return true;
+  }
+  {
+    std::lock_guard lock(apply_mu_);
+    retired_.emplace_back(event.breadcrumb_id, gone);
+  }
+  {
+    std::lock_guard lock(mu_);
+    woken_ = true;  // the loop removes the retired consumer (it cannot remove itself)
+  }
+  cv_.notify_all();
+  return false;
+}
+
+void DefinitionSupervisor::Loop(int64_t after) {
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || woken_; });
+      if (stop_) return;
+      woken_ = false;
+    }
+    while (true) {
+      auto events = bus_.Read(after, 256);
+      if (!events.ok()) {
+        CAIRN_LOG_WARN("{} supervisor: reading events failed: {}", kind_.label, events.status().message());
+        break;
+      }
+      if (events->empty()) break;
+      for (const auto& event : *events) {
+        after = event->seq;
+        bool gone = !IsDefinition(*event);
+        bool known;
+        {
+          std::lock_guard lock(apply_mu_);
+          known = loaded_.count(event->breadcrumb_id) > 0;
+        }
+        // A running executor follows its own definition (Follow); the loop only starts new ones.
+        if (!gone && !known) {
+          ApplyDefinition(event->breadcrumb_id, event->version, event->owner_id, event->context, event->seq);
+        } else if (gone && known && !run_executors_) {
+          {
+            std::lock_guard lock(apply_mu_);
+            loaded_.erase(event->breadcrumb_id);
+          }
+          if (Status deleted = cursors_.DeleteCursor("exec:" + event->breadcrumb_id); !deleted.ok()) {
+            CAIRN_LOG_WARN("{} definition {}: deleting its cursor failed", kind_.label, event->breadcrumb_id);
+          }
+        }
+      }
+    }
+    ReapRetired();
+  }
+}
+
+void DefinitionSupervisor::ReapRetired() {
+  std::vector<std::pair<std::string, bool>> retired;
+  {
+    std::lock_guard lock(apply_mu_);
+    retired.swap(retired_);
+    for (const auto& [id, gone] : retired) loaded_.erase(id);
+  }
+  for (const auto& [id, gone] : retired) {
+    host_.Remove("exec:" + id, /*forget_cursor=*/gone);
+    CAIRN_LOG_INFO("{} definition {} {}", kind_.label, id, gone ? "removed" : "stopped (not usable)");
+  }
+}
+
+}  // namespace cairn::exec

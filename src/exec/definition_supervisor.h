@@ -1,0 +1,88 @@
+// DefinitionSupervisor: keeps one executor running per definition breadcrumb of one schema
+// (tool.v1, agent.def.v1; DESIGN.md §5 "definitions are data").
+//
+// - Start() starts an executor for every stored definition, then follows the schema's events: a
+//   create starts the new executor at once (after the event that created it, so it never answers
+//   older triggers); a running executor follows its own definition in its own event stream
+//   (ExecutorHost::DefinitionFollower): an update reloads it exactly between the triggers written
+//   before and after it, and a delete retires it there (everything written before is still
+//   answered), after which the supervisor removes it and forgets its cursor. A known definition
+//   resumes at its durable cursor.
+// - Without executors (`run_executors` false) it only gives every definition its starting cursor,
+//   so what is written meanwhile is processed when executors start.
+// Definitions are read for the "default" tenant.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "bus/event_bus.h"
+#include "exec/executor_host.h"
+#include "store/cursor_store.h"
+#include "store/store.h"
+
+namespace cairn::exec {
+
+struct DefinitionKind {
+  std::string schema_name;  // the definitions' schema, e.g. "tool.v1"
+  std::string label;        // for logs: "tool", "agent"
+  // The executor of a definition (spec.consumer_id, definition_id and definition_version are
+  // filled in by the supervisor). An error means the definition cannot be run (logged).
+  using Built = std::pair<ExecutorSpec, std::shared_ptr<Executor>>;
+  std::function<Result<Built>(const std::string& owner_id, const boost::json::value& context)> build;
+  // Optional: sees every stored definition at Start(), before executors start.
+  std::function<void(const model::Breadcrumb& definition)> on_stored;
+};
+
+class DefinitionSupervisor {
+ public:
+  // Everything passed in must outlive the supervisor.
+  DefinitionSupervisor(store::Store& store, bus::EventBus& bus, store::CursorStore& cursors, ExecutorHost& host,
+                       DefinitionKind kind);
+  ~DefinitionSupervisor();  // Stop()s
+  DefinitionSupervisor(const DefinitionSupervisor&) = delete;
+  DefinitionSupervisor& operator=(const DefinitionSupervisor&) = delete;
+
+  // Loads the stored definitions and follows the events after `start_seq` (the bus position
+  // taken before anything was read from the store).
+  Status Start(bool run_executors, int64_t start_seq);
+  // Stops following definitions (the host keeps running its executors until it stops). Idempotent.
+  void Stop();
+
+  // Gives `consumer` the cursor `start_seq` unless it has one.
+  Status EnsureCursor(const std::string& consumer, int64_t start_seq);
+
+ private:
+  bool ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
+                       const boost::json::value& context, int64_t start_seq);
+  bool Follow(const model::Event& event);
+  bool IsDefinition(const model::Event& event) const;
+  void Loop(int64_t after);
+  void ReapRetired();
+
+  store::Store& store_;
+  bus::EventBus& bus_;
+  store::CursorStore& cursors_;
+  ExecutorHost& host_;
+  DefinitionKind kind_;
+  bool run_executors_ = true;
+  std::mutex apply_mu_;                    // ApplyDefinition from the loop and from followers
+  std::map<std::string, int64_t> loaded_;  // definition id -> version applied (apply_mu_)
+  std::vector<std::pair<std::string, bool>> retired_;  // (definition id, deleted) to remove (apply_mu_)
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool woken_ = false;
+  std::unique_ptr<bus::Subscription> subscription_;
+  std::thread thread_;
+};
+
+}  // namespace cairn::exec
