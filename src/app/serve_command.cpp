@@ -10,12 +10,15 @@
 #include <iostream>
 #include <random>
 
+#include "app/llm_setup.h"
 #include "app/serve_settings.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/periodic_task.h"
 #include "bus/local_event_bus.h"
+#include "bus/ephemeral_hub.h"
+#include "exec/agents/agent_supervisor.h"
 #include "exec/executor_host.h"
 #include "exec/reserved_schema_store.h"
 #include "exec/tools/tool_supervisor.h"
@@ -190,9 +193,19 @@ int RunServe(const std::vector<std::string>& args) {
   if (Status started = deliverer.Start(); !started.ok()) return Fail(started);
 
   // Executors start after the bus and stop before it (and before the store closes).
+  auto providers = MakeProviderRegistry(settings);
+  if (!providers.ok()) return Fail(providers.status());
+  if ((*providers)->default_provider().empty()) {
+    CAIRN_LOG_WARN("no LLM provider is configured: agents answer with an error until one is. Set CAIRN_LLM_BASE_URL "
+                   "(and CAIRN_LLM_API_KEY, CAIRN_LLM_MODEL) for any OpenAI-compatible endpoint, or OPENAI_API_KEY / "
+                   "OPENROUTER_API_KEY; see docs/agents.md");
+  }
+  CAIRN_LOG_INFO("LLM providers: {}", (*providers)->Describe());
+  bus::EphemeralHub token_hub;
   exec::HostOptions host_options;
   host_options.workers = static_cast<int>(settings.GetInt("executor_workers"));
   host_options.max_depth = settings.GetInt("executor_max_depth");
+  host_options.waiting_workers = static_cast<int>(settings.GetInt("agent_workers"));
   exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, host_options, &metrics);
   exec::BuiltinToolOptions builtin_options;
   builtin_options.http_allow_list = SplitList(settings.GetString("http_allow"));
@@ -200,13 +213,19 @@ int RunServe(const std::vector<std::string>& args) {
   builtin_options.limits = LimitsFrom(settings);
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
-  // Executors call back into the supervisor (definition followers): on every way out, the host
-  // stops first.
+  exec::AgentSupervisor agents(cursor_store, executor_host,
+                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers)},
+                               LimitsFrom(settings));
+  // Executors call back into the supervisors (definition followers) and use the providers and
+  // the token hub: on every way out, the host stops first.
   struct StopExecutorsFirst {
     exec::ExecutorHost& host;
     ~StopExecutorsFirst() { host.Stop(); }
   } stop_executors_first{executor_host};
   if (Status started = tools.Start(settings.GetBool("run_executors"), settings.GetBool("builtin_tools")); !started.ok()) return Fail(started);
+  if (Status started = agents.Start(settings.GetBool("run_executors"), settings.GetBool("default_agent")); !started.ok()) {
+    return Fail(started);
+  }
 
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
@@ -233,7 +252,7 @@ int RunServe(const std::vector<std::string>& args) {
   http.sse_max_queued_frames = static_cast<size_t>(settings.GetInt("sse_max_queued_frames"));
   http.sse_stall_timeout_ms = settings.GetInt("sse_stall_timeout_ms");
   http.event_context_max_bytes = static_cast<size_t>(settings.GetInt("event_context_max_bytes"));
-  server::HttpServer server(http, router, metrics, event_bus.get());
+  server::HttpServer server(http, router, metrics, event_bus.get(), &token_hub);
   auto port = server.Listen();
   if (!port.ok()) return Fail(port.status());
   if (!settings.GetString("port_file").empty()) {
@@ -250,6 +269,7 @@ int RunServe(const std::vector<std::string>& args) {
   });
   server.Run();
   sweeper.Stop();
+  agents.Stop();
   tools.Stop();
   executor_host.Stop();  // runs in flight are cancelled; they run again after the next start
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions

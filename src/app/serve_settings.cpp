@@ -1,5 +1,7 @@
 #include "app/serve_settings.h"
 
+#include "exec/llm/provider_registry.h"
+
 namespace cairn::app {
 
 std::vector<SettingSpec> ServeSettingSpecs() {
@@ -39,6 +41,17 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"run_executors", K::kBool, "true", "Run tools (and later agents and workflows) on the event stream; false serves the API only, and triggers wait for a server that runs them."},
       {"executor_workers", K::kInt, "32", "Threads shared by all executor runs (each executor is further bounded by its own concurrency).", 1, 1024},
       {"executor_max_depth", K::kInt, "16", "A trigger whose trace depth reaches this is answered with a depth_exceeded error instead of running (stops executor loops).", 1, 1000},
+      {"agent_workers", K::kInt, "64", "Threads for agent runs, apart from executor_workers: agents wait for tools, which must always find a free worker.", 1, 1024},
+      {"default_agent", K::kBool, "true", "Install the default agent (default-chat-assistant, answering user.message.v1) as an agent.def.v1 record at the first start."},
+      {"llm_providers", K::kString, exec::llm::DefaultProviderList(), "The LLM providers, a JSON array of {name, base_url, api_key_env, default_model}; an agent's model \"name/model\" picks one."},
+      {"llm_default_provider", K::kString, "", "The provider of models named without one; empty: the custom endpoint if set, else the first provider whose API key variable is set."},
+      {"llm_base_url", K::kString, "", "An OpenAI-compatible endpoint (e.g. http://localhost:8000/v1); when set it is the provider \"custom\" and the default."},
+      {"llm_api_key", K::kString, "", "The API key of the llm_base_url endpoint (sent as a Bearer token; never logged)."},
+      {"llm_model", K::kString, "", "The model used on the llm_base_url endpoint when an agent names none."},
+      {"llm_request_timeout_ms", K::kInt, "120000", "Time limit of one non-streaming model request.", 100, kMaxInt},
+      {"llm_stream_idle_timeout_ms", K::kInt, "60000", "A streaming model reply that sends nothing for this long fails (and is retried if nothing was streamed yet).", 100, kMaxInt},
+      {"llm_max_attempts", K::kInt, "4", "Attempts per model request on connection errors, 429 and 5xx (with backoff, jitter and Retry-After).", 1, 20},
+      {"llm_backoff_base_ms", K::kInt, "500", "Wait after a model request's first failed attempt; doubles per attempt, with jitter.", 1, kMaxInt},
       {"http_allow", K::kString, "", "Comma-separated URL prefixes or host patterns the http_request tool may call ('*' allows all; empty allows none)."},
       {"http_tool_max_response_bytes", K::kInt, "1048576", "Largest response body the http_request tool accepts.", 1024, 1LL << 30},
       {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs, old idempotency keys and events past retention are removed.", 100, kMaxInt},
