@@ -17,6 +17,7 @@ CommandSpec HistorySpec();
 CommandSpec TailSpec();
 CommandSpec ToolsSpec();
 CommandSpec CallSpec();
+CommandSpec ChatSpec();
 
 int RunPut(CommandRun& run);      // write_commands.cpp
 int RunUpdate(CommandRun& run);   // write_commands.cpp
@@ -27,6 +28,7 @@ int RunHistory(CommandRun& run);  // read_commands.cpp
 int RunTail(CommandRun& run);     // tail_command.cpp
 int RunTools(CommandRun& run);    // tool_commands.cpp
 int RunCall(CommandRun& run);     // tool_commands.cpp
+int RunChat(CommandRun& run);     // chat_command.cpp
 
 // kInvalidArgument for an empty id: "/breadcrumbs/" would silently address the list route.
 Status CheckId(std::string_view id);
