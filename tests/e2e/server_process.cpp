@@ -122,7 +122,7 @@ bool ServerProcess::Start(std::chrono::milliseconds timeout) {
   const std::string binary = CairnBinary();
   std::vector<std::string> args = {binary,       "serve",     "--listen",   "127.0.0.1:0",
                                    "--data-dir", data_dir_,   "--port-file", port_file_,
-                                   "--log-level", "warn", "--builtin-tools=false"};
+                                   "--log-level", "warn", "--builtin-tools=false", "--default-agent=false"};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -31,7 +31,7 @@ std::string CairnBinary();
 class ServerProcess {
  public:
   // `extra_args` are appended to `serve --listen 127.0.0.1:0 --data-dir D --port-file F
-  // --log-level warn --builtin-tools=false`, e.g. {"--max-body-bytes", "4096"} (a later flag wins:
+  // --log-level warn --builtin-tools=false --default-agent=false`, e.g. {"--max-body-bytes", "4096"} (a later flag wins:
   // tests of tools pass --builtin-tools=true; the others start with an empty store).
   explicit ServerProcess(std::vector<std::string> extra_args = {});
   ~ServerProcess();
