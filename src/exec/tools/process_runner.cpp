@@ -539,8 +539,10 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec, const std::atomic<bool
       result.result.append(buffer.data(), std::min(n, room));
       if (n > room) {
         result.result_truncated = true;
-        res.read.Reset();  // the child's further writes fail with EPIPE while it dies
+        // Kill before closing: a child whose write failed with EPIPE first could exit on its own
+        // (status 1 with SIGPIPE ignored) and the result would not read as killed.
         if (!exited) child.KillGroup();
+        res.read.Reset();
       }
     }
 
