@@ -52,12 +52,18 @@ Result<json::value> ParseJsonAnswer(std::string text) {
 
 }  // namespace
 
-AgentRun::AgentRun(const model::AgentDefinition& definition, const AgentDeps& deps, const RunRequest& request)
+AgentRun::AgentRun(const model::AgentDefinition& definition, const AgentDeps& deps, const RunRequest& request,
+                   AgentRunOptions options)
     : def_(definition),
       deps_(deps),
       request_(request),
-      execution_id_(AgentExecutionId(request.trigger_event.owner_id, request.execution_path)),
-      actor_("agent:" + definition.agent_id) {}
+      options_(std::move(options)),
+      execution_id_(options_.execution_id.empty()
+                        ? AgentExecutionId(request.trigger_event.owner_id, request.execution_path)
+                        : options_.execution_id),
+      actor_("agent:" + definition.agent_id) {
+  if (options_.agent_name.empty()) options_.agent_name = def_.agent_id;
+}
 
 AgentOutcome AgentRun::Error(std::string code, std::string message) {
   AgentOutcome outcome;
@@ -76,25 +82,45 @@ AgentOutcome AgentRun::Stopped(std::string reason, std::string message) {
   return outcome;
 }
 
+namespace {
+
+class StoreSnapshotReader final : public SnapshotReader {
+ public:
+  StoreSnapshotReader(store::Store& store, std::string owner) : store_(store), owner_(std::move(owner)) {}
+  Result<json::object> Context(const std::string& id) override {
+    CAIRN_ASSIGN_OR_RETURN(auto crumb, store_.GetShared(owner_, id));
+    if (!crumb->context.is_object()) return Status::Internal("snapshot " + id + " has no context object");
+    return crumb->context.as_object();
+  }
+
+ private:
+  store::Store& store_;
+  std::string owner_;
+};
+
+}  // namespace
+
 Status AgentRun::LoadOrStart() {
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kAgentSnapshotSchema);
   query.all_tags = {"execution:" + execution_id_};
-  query.include_context = true;
   query.limit = 1;
-  CAIRN_ASSIGN_OR_RETURN(store::Page found, deps_.store.List(request_.trigger_event.owner_id, query));
+  const std::string& owner = request_.trigger_event.owner_id;
+  CAIRN_ASSIGN_OR_RETURN(store::Page found, deps_.store.List(owner, query));
   if (found.items.empty()) {
     state_.messages = BuildPrompt(def_.system_prompt, request_.context);
     return Status::Ok();
   }
-  const json::value* state = found.items.front().context.is_object()
-                                 ? found.items.front().context.as_object().if_contains("state")
-                                 : nullptr;
-  if (!state) return Status::Internal("snapshot " + found.items.front().id + " has no state");
-  CAIRN_ASSIGN_OR_RETURN(state_, StateFromJson(*state));
-  state_.last_snapshot_id = found.items.front().id;
+  StoreSnapshotReader reader(deps_.store, owner);
+  CAIRN_ASSIGN_OR_RETURN(state_, LoadFullState(reader, found.items.front().id));
   CAIRN_LOG_INFO("agent {}: execution {} resumes at step {}", def_.agent_id, execution_id_, state_.step);
   return Status::Ok();
+}
+
+std::vector<store::WriteOp> AgentRun::Observe(AgentEvent::Type type, const PendingCall* call, llm::Usage usage) {
+  if (!options_.observer) return {};
+  int64_t step = type == AgentEvent::Type::kStepStarted ? state_.step + 1 : state_.step;
+  return options_.observer->OnEvent(AgentEvent{type, step, call, usage});
 }
 
 std::vector<std::string> AgentRun::SessionTags() const {
@@ -118,6 +144,11 @@ std::vector<llm::ToolSpec> AgentRun::LoadTools() {
     auto tool = model::ParseToolDefinition(found->items.front().context, model::Limits{});
     if (!tool.ok()) continue;
     specs.push_back(llm::ToolSpec{tool->name, tool->description, tool->input_schema});
+  }
+  if (options_.user_input) {
+    specs.push_back(llm::ToolSpec{
+        std::string(kUserInputTool), "Ask the user a question and wait for the answer.",
+        json::parse(R"({"type":"object","properties":{"question":{"type":"string"}},"required":["question"]})")});
   }
   return specs;
 }
@@ -152,9 +183,11 @@ Result<llm::ChatResponse> AgentRun::CallModel(const ModelTarget& target, const s
   return target.provider->Complete(chat, options);
 }
 
-Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests) {
+Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std::vector<store::WriteOp> extra) {
   AgentState next = state_;
   ++next.snapshots;
+  bool full = state_.last_snapshot_id.empty() || (next.snapshots - 1) % kFullSnapshotEvery == 0;
+  size_t from = full ? 0 : std::min(state_.snapshot_messages, state_.messages.size());
   char sequence[32];
   std::snprintf(sequence, sizeof sequence, "%06lld", static_cast<long long>(next.snapshots));
   model::BreadcrumbDraft snapshot;
@@ -163,21 +196,28 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests) {
   snapshot.path = "snapshots/" + execution_id_ + "/" + sequence;
   snapshot.tags = {"snapshot", "execution:" + execution_id_, "agent:" + def_.agent_id};
   snapshot.trace = ChildTrace(request_.trigger_event);
-  snapshot.context = json::object{{"execution_id", execution_id_},
-                                  {"execution_path", request_.execution_path},
-                                  {"agent_id", def_.agent_id},
-                                  {"step", next.step},
-                                  {"state", StateToJson(next)}};
+  snapshot.context = json::object{
+      {"agent_execution_id", execution_id_},
+      {"execution_path", request_.execution_path},
+      {"parent_snapshot_id", state_.last_snapshot_id.empty() ? json::value(nullptr) : json::value(state_.last_snapshot_id)},
+      {"agent_id", def_.agent_id},
+      {"agent_name", options_.agent_name},
+      {"step_number", next.step},
+      {"is_final", false},
+      {"debug_mode", options_.debug_snapshots},
+      {"state", StateToJson(next, from)}};
   std::vector<store::WriteOp> ops;
   ops.push_back(store::WriteOp::Create(std::move(snapshot)));
   for (auto& draft : requests) {
     draft.trace = ChildTrace(request_.trigger_event);
     ops.push_back(store::WriteOp::Create(std::move(draft)));
   }
+  for (auto& op : extra) ops.push_back(std::move(op));
   model::WriteContext ctx{request_.trigger_event.owner_id, actor_};
   CAIRN_ASSIGN_OR_RETURN(auto written, RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, ops); }));
   state_.snapshots = next.snapshots;
   state_.last_snapshot_id = written.front().breadcrumb.id;
+  state_.snapshot_messages = state_.messages.size();
   return Status::Ok();
 }
 
@@ -186,6 +226,7 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
   state_.usage.prompt += reply.usage.prompt;
   state_.usage.completion += reply.usage.completion;
   state_.usage.total += reply.usage.total;
+  step_usage_ = reply.usage;
   if (!reply.model.empty()) reported_model_ = reply.model;
   llm::ChatMessage& message = reply.message;
   message.role = "assistant";
@@ -193,7 +234,9 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
     message.has_content = true;
     std::string content = message.content;
     state_.messages.push_back(std::move(message));
-    if (Status saved = WriteSnapshot({}); !saved.ok()) return Error("internal", "saving a snapshot failed: " + saved.message());
+    if (Status saved = WriteSnapshot({}, Observe(AgentEvent::Type::kStepCompleted, nullptr, step_usage_)); !saved.ok()) {
+      return Error("internal", "saving a snapshot failed: " + saved.message());
+    }
     return FinishAnswer(content);
   }
   message.has_content = !message.content.empty();
@@ -206,7 +249,8 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
     PendingCall pending{call, "", std::nullopt};
     boost::system::error_code ec;
     json::value input = call.arguments.empty() ? json::value(json::object{}) : json::parse(call.arguments, ec);
-    if (std::find(def_.tools.begin(), def_.tools.end(), call.name) == def_.tools.end()) {
+    bool user_input = options_.user_input && call.name == kUserInputTool;
+    if (!user_input && std::find(def_.tools.begin(), def_.tools.end(), call.name) == def_.tools.end()) {
       std::string offered;
       for (const auto& name : def_.tools) offered += (offered.empty() ? "" : ", ") + name;
       pending.result = ErrorText("unknown_tool", "there is no tool named '" + call.name + "' for this agent" +
@@ -215,14 +259,17 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
       pending.result = ErrorText("invalid_arguments", "the arguments are not valid JSON (" + ec.message() + ")");
     } else {
       pending.request_id = execution_id_ + "-" + std::to_string(state_.step) + "-" + std::to_string(i);
-      model::BreadcrumbDraft draft;
-      draft.schema_name = std::string(model::kToolRequestSchema);
-      draft.title = call.name + " request";
-      draft.tags = {"tool:request", "request:" + pending.request_id, "agent:" + def_.agent_id};
-      for (const auto& tag : SessionTags()) draft.tags.push_back("session-activity:" + tag.substr(8));
-      draft.context = json::object{{"tool", call.name}, {"input", std::move(input)},
-                                   {"request_id", pending.request_id}, {"requested_by", actor_}};
-      requests.push_back(std::move(draft));
+      // user_input is answered by the user (a tool.response.v1 the session writes), not by a tool.
+      if (!user_input) {
+        model::BreadcrumbDraft draft;
+        draft.schema_name = std::string(model::kToolRequestSchema);
+        draft.title = call.name + " request";
+        draft.tags = {"tool:request", "request:" + pending.request_id, "agent:" + def_.agent_id};
+        for (const auto& tag : SessionTags()) draft.tags.push_back("session-activity:" + tag.substr(8));
+        draft.context = json::object{{"tool", call.name}, {"input", std::move(input)},
+                                     {"request_id", pending.request_id}, {"requested_by", actor_}};
+        requests.push_back(std::move(draft));
+      }
     }
     state_.pending.push_back(std::move(pending));
   }
@@ -231,19 +278,54 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
     return Stopped("repeated_tool_call", "I stopped: the model asked for " + repeated + " with the same arguments " +
                                              std::to_string(kRepeatLimit) + " times without reaching an answer.");
   }
+  std::vector<store::WriteOp> events;
+  bool all_answered = true;
+  for (const auto& p : state_.pending) {
+    for (auto& op : Observe(AgentEvent::Type::kToolCalled, &p)) events.push_back(std::move(op));
+    if (p.result) {
+      for (auto& op : Observe(AgentEvent::Type::kToolCompleted, &p)) events.push_back(std::move(op));
+    }
+    all_answered = all_answered && p.result.has_value();
+  }
+  if (all_answered) {
+    for (auto& op : Observe(AgentEvent::Type::kStepCompleted, nullptr, step_usage_)) events.push_back(std::move(op));
+  }
   // The waiter notes the bus position before the requests exist, so no answer can slip past it.
   waiter_ = std::make_unique<ToolResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
-  if (Status saved = WriteSnapshot(std::move(requests)); !saved.ok()) {
+  if (Status saved = WriteSnapshot(std::move(requests), std::move(events)); !saved.ok()) {
     return Error("internal", "saving a snapshot failed: " + saved.message());
   }
   return std::nullopt;
 }
 
-Status AgentRun::CollectToolResults() {
+Result<bool> AgentRun::CollectToolResults() {
   std::set<std::string> waiting;
+  bool awaits_user = false;
   for (const auto& p : state_.pending) {
-    if (!p.result && !p.request_id.empty()) waiting.insert(p.request_id);
+    if (p.result || p.request_id.empty()) continue;
+    if (options_.user_input && p.call.name == kUserInputTool) {
+      awaits_user = true;
+    } else {
+      waiting.insert(p.request_id);
+    }
   }
+  // The answer to a question is stored by the session before the run resumes.
+  if (awaits_user) {
+    for (auto& p : state_.pending) {
+      if (p.result || p.call.name != kUserInputTool) continue;
+      CAIRN_ASSIGN_OR_RETURN(auto answer, ToolResponseWaiter::FindStored(deps_.store, request_.trigger_event.owner_id,
+                                                                          p.request_id));
+      if (answer) p.result = ToolResultText(*answer);
+    }
+  }
+  auto answered = [&](std::vector<store::WriteOp> events, const PendingCall& call) {
+    for (auto& op : Observe(AgentEvent::Type::kToolCompleted, &call)) events.push_back(std::move(op));
+    bool step_done = std::all_of(state_.pending.begin(), state_.pending.end(), [](const PendingCall& p) { return p.result.has_value(); });
+    if (step_done) {
+      for (auto& op : Observe(AgentEvent::Type::kStepCompleted, nullptr, step_usage_)) events.push_back(std::move(op));
+    }
+    return events;
+  };
   if (!waiting.empty()) {
     // A resumed run may wait for requests written before the crash: their answers may be stored.
     bool look_in_store = !waiter_;
@@ -255,9 +337,10 @@ Status AgentRun::CollectToolResults() {
         waiter_->Wait(waiting, look_in_store, deadline, request_.cancelled,
                       [&](const std::string& id, const json::object& response) {
                         for (auto& p : state_.pending) {
-                          if (p.request_id == id) p.result = ToolResultText(response);
+                          if (p.request_id != id) continue;
+                          p.result = ToolResultText(response);
+                          if (saving.ok()) saving = WriteSnapshot({}, answered({}, p));
                         }
-                        if (saving.ok()) saving = WriteSnapshot({});
                       }));
     CAIRN_RETURN_IF_ERROR(saving);
     if (request_.cancelled) return Status::Unavailable("cancelled");
@@ -265,15 +348,35 @@ Status AgentRun::CollectToolResults() {
       if (!p.result && unanswered.count(p.request_id)) {
         p.result = ErrorText("timeout", "no response from " + p.call.name + " within " +
                                             std::to_string(def_.tool_timeout_ms) + " ms");
+        CAIRN_RETURN_IF_ERROR(WriteSnapshot({}, answered({}, p)));
       }
     }
   }
   waiter_.reset();
+  for (const auto& p : state_.pending) {
+    if (!p.result) return false;  // a question for the user is open: pause
+  }
   for (auto& p : state_.pending) {
-    state_.messages.push_back(llm::ChatMessage{"tool", p.result.value_or("null"), true, {}, p.call.id});
+    state_.messages.push_back(llm::ChatMessage{"tool", *p.result, true, {}, p.call.id});
   }
   state_.pending.clear();
-  return Status::Ok();
+  return true;
+}
+
+AgentOutcome AgentRun::Paused() {
+  AgentOutcome outcome = Error("", "");
+  outcome.kind = AgentOutcome::Kind::kPaused;
+  for (const auto& p : state_.pending) {
+    if (p.result || p.call.name != kUserInputTool) continue;
+    boost::system::error_code ec;
+    json::value args = json::parse(p.call.arguments, ec);
+    const json::value* question = !ec && args.is_object() ? args.as_object().if_contains("question") : nullptr;
+    outcome.question = question && question->is_string() ? std::string(question->as_string()) : p.call.arguments;
+    outcome.input_request_id = p.request_id;
+    break;
+  }
+  outcome.message = outcome.question;
+  return outcome;
 }
 
 std::optional<AgentOutcome> AgentRun::FinishAnswer(const std::string& content) {
@@ -317,10 +420,12 @@ AgentOutcome AgentRun::Execute() {
   while (true) {
     if (request_.cancelled) return Error("cancelled", "the execution was cancelled");
     if (!state_.pending.empty()) {
-      if (Status collected = CollectToolResults(); !collected.ok()) {
+      auto collected = CollectToolResults();
+      if (!collected.ok()) {
         return request_.cancelled ? Error("cancelled", "the execution was cancelled")
-                                  : Error("internal", "waiting for tool responses failed: " + collected.message());
+                                  : Error("internal", "waiting for tool responses failed: " + collected.status().message());
       }
+      if (!*collected) return Paused();
     } else if (!state_.messages.empty() && state_.messages.back().role == "assistant") {
       // Resumed after the final reply was recorded: answer with it, without asking again.
       if (auto done = FinishAnswer(state_.messages.back().content)) return std::move(*done);
@@ -334,6 +439,11 @@ AgentOutcome AgentRun::Execute() {
     if (state_.usage.total >= def_.max_tokens_per_execution) {
       return Stopped("token_budget", "I stopped: this execution used " + std::to_string(state_.usage.total) +
                                          " tokens, its budget is " + std::to_string(def_.max_tokens_per_execution) + ".");
+    }
+    if (auto started = Observe(AgentEvent::Type::kStepStarted); !started.empty()) {
+      model::WriteContext ctx{request_.trigger_event.owner_id, actor_};
+      auto written = RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, started); });
+      if (!written.ok()) return Error("internal", "recording the step failed: " + written.status().message());
     }
     auto reply = CallModel(*target, tools);
     if (!reply.ok()) {

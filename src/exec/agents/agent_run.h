@@ -1,5 +1,6 @@
-// AgentRun: one execution of an agent's loop (internal to agent_executor.cpp; the behaviour is
-// described in agent_executor.h).
+// AgentRun: one execution of an agent's loop (the behaviour is described in agent_executor.h).
+// Used by the AgentExecutor (agents triggered by events) and by the session worker
+// (src/sessions), which adds an observer, the user_input tool and its own execution ids.
 #pragma once
 
 #include <atomic>
@@ -16,21 +17,53 @@
 
 namespace cairn::exec {
 
+inline constexpr std::string_view kUserInputTool = "user_input";
+
+// What happens during a run, for an observer that records it (the session worker writes info
+// messages). The write ops it returns are committed in the same transaction as the run's own
+// write for that moment (none for kStepStarted: they are written on their own).
+struct AgentEvent {
+  enum class Type { kStepStarted, kStepCompleted, kToolCalled, kToolCompleted };
+  Type type;
+  int64_t step = 0;
+  const PendingCall* call = nullptr;  // kToolCalled, kToolCompleted
+  llm::Usage usage;                   // kStepCompleted: this step's
+};
+
+class AgentRunObserver {
+ public:
+  virtual ~AgentRunObserver() = default;
+  virtual std::vector<store::WriteOp> OnEvent(const AgentEvent& event) = 0;
+};
+
+struct AgentRunOptions {
+  std::string execution_id;              // empty: derived from the execution path (AgentExecutionId)
+  AgentRunObserver* observer = nullptr;  // may be null
+  // Offer and honour the user_input tool {question}: the run pauses (kPaused) until a
+  // tool.response.v1 answers the call's request id.
+  bool user_input = false;
+  bool debug_snapshots = false;          // step snapshots marked debug_mode
+  std::string agent_name;                // for snapshots; default the agent id
+};
+
 // How a run ended, for the response the executor writes.
 struct AgentOutcome {
-  enum class Kind { kAnswer, kStopped, kError };
+  enum class Kind { kAnswer, kStopped, kError, kPaused };
   Kind kind = Kind::kAnswer;
   std::string message;           // the answer, why it stopped, or the error message
   std::string code;              // kError: "llm_error", "provider_not_configured", "invalid_output", ...
   std::string stop_reason;       // kStopped: "max_iterations", "token_budget", "repeated_tool_call"
   boost::json::value output;     // with definition.output: the validated JSON answer
+  std::string question;          // kPaused: what the agent asked the user
+  std::string input_request_id;  // kPaused: the request id the answer must carry
   std::string model;             // as the endpoint reported it (else as configured)
   AgentState state;
 };
 
 class AgentRun {
  public:
-  AgentRun(const model::AgentDefinition& definition, const AgentDeps& deps, const RunRequest& request);
+  AgentRun(const model::AgentDefinition& definition, const AgentDeps& deps, const RunRequest& request,
+           AgentRunOptions options = {});
   AgentOutcome Execute();
 
   const std::string& execution_id() const { return execution_id_; }
@@ -42,9 +75,16 @@ class AgentRun {
   std::optional<AgentOutcome> TakeReply(llm::ChatResponse reply);
   // The final answer (checked against the output schema; one repair round). nullopt: go on.
   std::optional<AgentOutcome> FinishAnswer(const std::string& content);
-  // Waits for the answers of the pending calls, then turns them into tool messages.
-  Status CollectToolResults();
-  Status WriteSnapshot(std::vector<model::BreadcrumbDraft> requests);
+  // Waits for the answers of the pending calls, then turns them into tool messages. false: a
+  // user_input question is not answered yet (the run pauses).
+  Result<bool> CollectToolResults();
+  AgentOutcome Paused();
+  // Writes a snapshot (a delta of the messages, or the full state every kFullSnapshotEvery), the
+  // tool requests of the step and the observer's `extra` writes in one transaction.
+  Status WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std::vector<store::WriteOp> extra = {});
+  std::vector<store::WriteOp> Observe(AgentEvent::Type type, const PendingCall* call = nullptr, llm::Usage usage = {});
+  // The paused outcome when a user_input call has no answer yet; nullopt otherwise.
+  std::optional<AgentOutcome> AwaitingInput();
   std::vector<llm::ToolSpec> LoadTools();
   std::vector<std::string> SessionTags() const;
   AgentOutcome Error(std::string code, std::string message);
@@ -53,11 +93,13 @@ class AgentRun {
   const model::AgentDefinition& def_;
   const AgentDeps& deps_;
   const RunRequest& request_;
+  AgentRunOptions options_;
   std::string execution_id_;
   std::string actor_;
   AgentState state_;
   std::unique_ptr<ToolResponseWaiter> waiter_;  // set before a step's requests are written
   std::string reported_model_;
+  llm::Usage step_usage_;  // of the last model reply
 };
 
 }  // namespace cairn::exec

@@ -14,6 +14,7 @@ json::object UsageToJson(const llm::Usage& usage) {
 
 int64_t IntOr0(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
+  if (v && v->is_uint64()) return static_cast<int64_t>(std::min<uint64_t>(v->as_uint64(), INT64_MAX));
   return v && v->is_int64() ? v->as_int64() : 0;
 }
 
@@ -24,9 +25,9 @@ std::string StringOrEmpty(const json::object& o, std::string_view key) {
 
 }  // namespace
 
-json::object StateToJson(const AgentState& state) {
+json::object StateToJson(const AgentState& state, size_t messages_from) {
   json::array messages;
-  for (const auto& m : state.messages) messages.push_back(llm::MessageToJson(m));
+  for (size_t i = messages_from; i < state.messages.size(); ++i) messages.push_back(llm::MessageToJson(state.messages[i]));
   json::array pending;
   for (const auto& p : state.pending) {
     json::object item{{"id", p.call.id}, {"name", p.call.name}, {"arguments", p.call.arguments},
@@ -37,6 +38,7 @@ json::object StateToJson(const AgentState& state) {
   json::object counts;
   for (const auto& [signature, n] : state.call_counts) counts[signature] = n;
   return json::object{{"step", state.step},
+                      {"messages_from", static_cast<int64_t>(messages_from)},
                       {"messages", std::move(messages)},
                       {"pending", std::move(pending)},
                       {"usage", UsageToJson(state.usage)},
@@ -45,10 +47,17 @@ json::object StateToJson(const AgentState& state) {
                       {"snapshots", state.snapshots}};
 }
 
-Result<AgentState> StateFromJson(const json::value& value) {
+Result<AgentState> StateFromJson(const json::value& value, size_t* messages_from) {
   const json::object* o = value.if_object();
   if (!o) return Status::Internal("agent snapshot state is not an object");
   AgentState state;
+  int64_t from = IntOr0(*o, "messages_from");
+  if (from < 0) return Status::Internal("agent snapshot state has a negative messages_from");
+  if (messages_from) {
+    *messages_from = static_cast<size_t>(from);
+  } else if (from != 0) {
+    return Status::Internal("agent snapshot state is a delta; read it with LoadFullState");
+  }
   state.step = IntOr0(*o, "step");
   state.snapshots = IntOr0(*o, "snapshots");
   const json::value* messages = o->if_contains("messages");
@@ -85,6 +94,39 @@ Result<AgentState> StateFromJson(const json::value& value) {
     state.repair_asked = repair->as_bool();
   }
   return state;
+}
+
+Result<AgentState> LoadFullState(SnapshotReader& reader, const std::string& snapshot_id) {
+  std::vector<std::pair<std::string, json::object>> chain;  // newest first
+  std::string id = snapshot_id;
+  while (true) {
+    if (chain.size() > static_cast<size_t>(kFullSnapshotEvery) * 4) {
+      return Status::Internal("snapshot " + snapshot_id + ": its chain of deltas does not end");
+    }
+    CAIRN_ASSIGN_OR_RETURN(json::object context, reader.Context(id));
+    const json::value* state = context.if_contains("state");
+    if (!state || !state->is_object()) return Status::Internal("snapshot " + id + " has no state");
+    bool delta = IntOr0(state->as_object(), "messages_from") > 0;
+    std::string parent = StringOrEmpty(context, "parent_snapshot_id");
+    chain.emplace_back(id, std::move(context));
+    if (!delta) break;
+    if (parent.empty()) return Status::Internal("snapshot " + id + " is a delta without a parent");
+    id = parent;
+  }
+  std::vector<llm::ChatMessage> messages;
+  AgentState newest;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    size_t from = 0;
+    CAIRN_ASSIGN_OR_RETURN(AgentState part, StateFromJson(it->second.at("state"), &from));
+    if (from > messages.size()) return Status::Internal("snapshot " + it->first + " starts past its parent's messages");
+    messages.resize(from);
+    for (auto& m : part.messages) messages.push_back(std::move(m));
+    newest = std::move(part);
+  }
+  newest.messages = std::move(messages);
+  newest.snapshot_messages = newest.messages.size();
+  newest.last_snapshot_id = snapshot_id;
+  return newest;
 }
 
 }  // namespace cairn::exec

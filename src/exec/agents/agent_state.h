@@ -35,10 +35,26 @@ struct AgentState {
   bool repair_asked = false;                   // the one output repair round was used
   int64_t snapshots = 0;                       // snapshots written so far
   std::string last_snapshot_id;
+  size_t snapshot_messages = 0;  // messages covered by the snapshots written so far (not stored)
 };
 
-boost::json::object StateToJson(const AgentState& state);
-// kInternal when `json` is not what StateToJson wrote.
-Result<AgentState> StateFromJson(const boost::json::value& json);
+// Snapshots store the messages added since the previous snapshot ("messages_from" > 0, a delta)
+// and the whole state every kFullSnapshotEvery snapshots, so a long run does not write O(n²).
+inline constexpr int64_t kFullSnapshotEvery = 8;
+
+// The state; `messages_from` > 0 stores only messages[messages_from..] (and says so).
+boost::json::object StateToJson(const AgentState& state, size_t messages_from = 0);
+// kInternal when `json` is not what StateToJson wrote. A delta's messages are only those stored
+// in it; `messages_from` says where they start.
+Result<AgentState> StateFromJson(const boost::json::value& json, size_t* messages_from = nullptr);
+
+// The full state of the snapshot record `snapshot_id` (deltas resolved through
+// parent_snapshot_id), with its id as last_snapshot_id.
+class SnapshotReader {
+ public:
+  virtual ~SnapshotReader() = default;
+  virtual Result<boost::json::object> Context(const std::string& snapshot_id) = 0;  // the record's context
+};
+Result<AgentState> LoadFullState(SnapshotReader& reader, const std::string& snapshot_id);
 
 }  // namespace cairn::exec

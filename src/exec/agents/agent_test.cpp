@@ -9,6 +9,8 @@
 #include "exec/agents/agent_state.h"
 #include "exec/agents/prompt.h"
 
+#include <map>
+
 namespace cairn::exec {
 namespace {
 
@@ -91,6 +93,50 @@ TEST(AgentStateTest, RoundTripsThroughJson) {
   EXPECT_FALSE(back->pending[0].result);
   EXPECT_EQ(back->pending[1].result, "{\"error\":1}");
   EXPECT_FALSE(StateFromJson(json::parse(R"({"messages": 3})")).ok());
+}
+
+class MapReader final : public SnapshotReader {
+ public:
+  std::map<std::string, json::object> records;
+  Result<json::object> Context(const std::string& id) override {
+    auto it = records.find(id);
+    if (it == records.end()) return Status::NotFound(id);
+    return it->second;
+  }
+};
+
+TEST(AgentStateTest, DeltasResolveToTheFullState) {
+  AgentState state;
+  MapReader reader;
+  std::string parent;
+  // Ten snapshots, one message more each; full at 1 and 9, deltas between.
+  for (int n = 1; n <= 10; ++n) {
+    state.messages.push_back(llm::ChatMessage{"user", "m" + std::to_string(n), true, {}, ""});
+    bool full = (n - 1) % kFullSnapshotEvery == 0;
+    size_t from = full ? 0 : state.messages.size() - 1;
+    state.step = n;
+    json::object context{{"parent_snapshot_id", parent.empty() ? json::value(nullptr) : json::value(parent)},
+                         {"state", StateToJson(state, from)}};
+    std::string id = "s" + std::to_string(n);
+    reader.records[id] = context;
+    parent = id;
+  }
+  EXPECT_EQ(reader.records["s5"].at("state").at("messages").as_array().size(), 1u);  // a delta stores one message
+  auto full = LoadFullState(reader, "s10");
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ(full->messages, state.messages);
+  EXPECT_EQ(full->step, 10);
+  EXPECT_EQ(full->last_snapshot_id, "s10");
+  EXPECT_EQ(full->snapshot_messages, 10u);
+  auto middle = LoadFullState(reader, "s6");
+  ASSERT_TRUE(middle.ok());
+  EXPECT_EQ(middle->messages.size(), 6u);
+  EXPECT_EQ(middle->messages.back().content, "m6");
+  // A delta whose parent is gone cannot be read.
+  reader.records.erase("s3");
+  EXPECT_FALSE(LoadFullState(reader, "s5").ok());
+  // Reading a delta as a whole state is refused, not silently short.
+  EXPECT_FALSE(StateFromJson(reader.records["s5"].at("state")).ok());
 }
 
 TEST(AgentExecutionIdTest, StablePerRunAndDifferentAcrossRuns) {

@@ -14,6 +14,22 @@ std::string AnsweredId(const json::value& context) {
 
 }  // namespace
 
+Result<std::optional<json::object>> ToolResponseWaiter::FindStored(store::Store& store, const std::string& owner_id,
+                                                                   const std::string& request_id) {
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(model::kToolResponseSchema);
+  query.all_tags = {"request:" + request_id};
+  query.include_context = true;
+  query.limit = 1;
+  CAIRN_ASSIGN_OR_RETURN(store::Page found, store.List(owner_id, query));
+  for (const auto& crumb : found.items) {
+    if (crumb.context.is_object() && AnsweredId(crumb.context) == request_id) {
+      return std::optional<json::object>(crumb.context.as_object());
+    }
+  }
+  return std::optional<json::object>();
+}
+
 ToolResponseWaiter::ToolResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id)
     : store_(store), bus_(bus), owner_id_(std::move(owner_id)), after_seq_(bus.LastSeq()) {
   subscription_ = bus_.Subscribe([this] {
@@ -32,13 +48,8 @@ Result<std::set<std::string>> ToolResponseWaiter::Wait(
   };
   if (look_in_store) {
     for (const std::string& id : std::set<std::string>(ids)) {
-      model::BreadcrumbQuery query;
-      query.schema_name = std::string(model::kToolResponseSchema);
-      query.all_tags = {"request:" + id};
-      query.include_context = true;
-      query.limit = 1;
-      CAIRN_ASSIGN_OR_RETURN(store::Page found, store_.List(owner_id_, query));
-      if (!found.items.empty()) take(found.items.front().context);
+      CAIRN_ASSIGN_OR_RETURN(auto found, FindStored(store_, owner_id_, id));
+      if (found) take(*found);
     }
   }
   while (!ids.empty()) {

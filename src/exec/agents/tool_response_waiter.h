@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -26,6 +27,10 @@ class ToolResponseWaiter {
   ToolResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id);
   ToolResponseWaiter(const ToolResponseWaiter&) = delete;
   ToolResponseWaiter& operator=(const ToolResponseWaiter&) = delete;
+
+  // The stored answer (tool.response.v1 context) to `request_id`, if there is one.
+  static Result<std::optional<boost::json::object>> FindStored(store::Store& store, const std::string& owner_id,
+                                                              const std::string& request_id);
 
   // Calls `on_answer(request_id, response context)` for each of `request_ids` as its answer is
   // found, until all are answered, the deadline passes or `cancelled` is set. Returns the ids
