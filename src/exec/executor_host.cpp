@@ -31,6 +31,7 @@ struct ExecutorHost::Shared {
   // runs go on (Remove then Upsert) must not take them over as if their process had died.
   std::mutex in_flight_mu;
   std::set<std::string> in_flight;
+  std::multimap<std::string, std::atomic<bool>*> cancel_flags;  // trigger breadcrumb id -> runs (in_flight_mu)
   Counter* completed = nullptr;
   Counter* failed = nullptr;
   Counter* skipped = nullptr;
@@ -250,6 +251,18 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     auto started = std::chrono::steady_clock::now();
     json::object trigger = TriggerView(event);
     std::atomic<bool> cancelled{false};
+    struct CancelRegistration {
+      Shared& shared;
+      std::multimap<std::string, std::atomic<bool>*>::iterator it;
+      CancelRegistration(Shared& s, const std::string& id, std::atomic<bool>* flag) : shared(s) {
+        std::lock_guard lock(shared.in_flight_mu);
+        it = shared.cancel_flags.emplace(id, flag);
+      }
+      ~CancelRegistration() {
+        std::lock_guard lock(shared.in_flight_mu);
+        shared.cancel_flags.erase(it);
+      }
+    } registration(*shared_, event.breadcrumb_id, &cancelled);
     json::object context;
     RunRequest request{ExecutionPath(spec, event), event, trigger, context, cancelled};
     RunResult result;
@@ -520,6 +533,14 @@ void ExecutorHost::Stop() {
   shared_->watchdog.Stop();  // cancels the runs in flight
   shared_->pool.Stop();
   shared_->waiting_pool.Stop();
+}
+
+size_t ExecutorHost::CancelRunsOf(const std::string& trigger_id) {
+  std::lock_guard lock(shared_->in_flight_mu);
+  auto [begin, end] = shared_->cancel_flags.equal_range(trigger_id);
+  size_t n = 0;
+  for (auto it = begin; it != end; ++it, ++n) it->second->store(true);
+  return n;
 }
 
 std::vector<std::string> ExecutorHost::ConsumerIds() {

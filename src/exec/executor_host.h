@@ -85,6 +85,11 @@ class ExecutorHost {
 
   std::vector<std::string> ConsumerIds();
 
+  // Cancels the runs in flight whose trigger is breadcrumb `trigger_id` (a tool request whose
+  // requester gave up): their cancel flag is set and they answer as they do when cancelled.
+  // Returns how many runs were told.
+  size_t CancelRunsOf(const std::string& trigger_id);
+
  private:
   class Consumer;
   struct Shared;

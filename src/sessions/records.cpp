@@ -1,0 +1,118 @@
+#include "sessions/records.h"
+
+#include "base/time_format.h"
+#include "sessions/session_service.h"
+
+namespace cairn::sessions {
+namespace json = boost::json;
+
+std::string SessionPath(const std::string& session_id) { return "sessions/" + session_id; }
+std::string ExecutionPath(const std::string& execution_id) { return "session-executions/" + execution_id; }
+std::string SessionTag(const std::string& session_id) { return "session:" + session_id; }
+
+std::string Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : "";
+}
+
+namespace {
+
+json::object WithTimes(const model::Breadcrumb& crumb) {
+  json::object view = crumb.context.is_object() ? crumb.context.as_object() : json::object{};
+  view["created_at"] = FormatRfc3339Micros(crumb.created_at);
+  view["updated_at"] = FormatRfc3339Micros(crumb.updated_at);
+  return view;
+}
+
+}  // namespace
+
+json::object SessionView(const model::Breadcrumb& crumb) { return WithTimes(crumb); }
+
+json::object MessageView(const model::Breadcrumb& crumb) {
+  json::object view = WithTimes(crumb);
+  view.erase("updated_at");
+  return view;
+}
+
+json::object ExecutionView(const model::Breadcrumb& crumb) { return WithTimes(crumb); }
+
+json::object SnapshotView(const model::Breadcrumb& crumb) {
+  const json::object* c = crumb.context.if_object();
+  auto get = [&](std::string_view key) { return c && c->contains(key) ? c->at(key) : json::value(nullptr); };
+  return json::object{{"id", crumb.id},
+                      {"agent_execution_id", get("agent_execution_id")},
+                      {"parent_snapshot_id", get("parent_snapshot_id")},
+                      {"agent_id", get("agent_id")},
+                      {"agent_name", get("agent_name")},
+                      {"step_number", get("step_number")},
+                      {"is_final", get("is_final")},
+                      {"debug_mode", get("debug_mode")},
+                      {"created_at", FormatRfc3339Micros(crumb.created_at)}};
+}
+
+model::BreadcrumbDraft MessageDraft(const std::string& session_id, const std::string& message_id,
+                                    const std::string& role, const std::string& content,
+                                    const std::string& execution_id, const std::string& event_type,
+                                    json::object metadata, json::object extra) {
+  if (!event_type.empty()) metadata["event_type"] = event_type;
+  json::object context{{"id", message_id},
+                       {"session_id", session_id},
+                       {"role", role},
+                       {"content", content},
+                       {"agent_execution_id", execution_id.empty() ? json::value(nullptr) : json::value(execution_id)},
+                       {"related_type", nullptr},
+                       {"related_id", nullptr},
+                       {"context_url", nullptr},
+                       {"metadata", std::move(metadata)}};
+  for (auto& [key, value] : extra) context[key] = std::move(value);
+  model::BreadcrumbDraft draft;
+  draft.schema_name = std::string(kMessageSchema);
+  draft.title = role + " message";
+  draft.tags = {SessionTag(session_id), "role:" + role};
+  if (!execution_id.empty()) draft.tags.push_back("execution:" + execution_id);
+  draft.context = std::move(context);
+  return draft;
+}
+
+bool IsExecutionStatus(std::string_view s) {
+  return s == "pending" || s == "running" || s == "paused" || s == "completed" || s == "failed" || s == "cancelled";
+}
+
+bool IsActive(std::string_view s) { return s == "pending" || s == "running" || s == "paused"; }
+
+bool CanMove(std::string_view from, std::string_view to) {
+  if (from == "pending") return to == "running" || to == "cancelled" || to == "failed";
+  if (from == "running") {
+    return to == "running" || to == "paused" || to == "completed" || to == "failed" || to == "cancelled";
+  }
+  if (from == "paused") return to == "running" || to == "cancelled" || to == "failed";
+  return false;  // completed, failed and cancelled are final
+}
+
+model::BreadcrumbPatch ExecutionPatch(const model::Breadcrumb& current, const json::object& changes) {
+  json::object context = current.context.is_object() ? current.context.as_object() : json::object{};
+  for (const auto& [key, value] : changes) context[key] = value;
+  std::vector<std::string> tags;
+  for (const auto& tag : current.tags) {
+    if (tag.rfind("status:", 0) != 0) tags.push_back(tag);
+  }
+  tags.push_back("status:" + Str(context, "status"));
+  model::BreadcrumbPatch patch;
+  patch.context.Set(std::move(context));
+  patch.tags.Set(std::move(tags));
+  return patch;
+}
+
+Result<model::Breadcrumb> FindAt(store::Store& store, const std::string& owner_id, std::string_view schema,
+                                 const std::string& path, const std::string& what) {
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(schema);
+  query.path = path;
+  query.include_context = true;
+  query.limit = 1;
+  CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(owner_id, query));
+  if (page.items.empty()) return Status::NotFound(what + " not found");
+  return std::move(page.items.front());
+}
+
+}  // namespace cairn::sessions
