@@ -44,6 +44,24 @@ Status ValidateReservedRecord(const std::optional<std::string>& schema_name, con
   return Status::Ok();
 }
 
+namespace {
+
+bool IsDefinitionSchema(const std::optional<std::string>& schema) {
+  return schema && (*schema == model::kToolSchema || *schema == model::kAgentSchema);
+}
+
+// Executors act on what models and tools produce: they must not define tools (a process tool
+// runs a command) or agents. Definitions come from users and the system only.
+Status CheckDefinitionWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {
+  if (!IsDefinitionSchema(schema)) return Status::Ok();
+  if (ctx.actor.rfind("agent:", 0) == 0 || ctx.actor.rfind("tool:", 0) == 0) {
+    return Status::Validation("schema_name", *schema + " records cannot be written by an executor (" + ctx.actor + ")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 ReservedSchemaStore::ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits)
     : inner_(std::move(inner)), limits_(limits) {}
 
@@ -67,9 +85,18 @@ Result<store::CreateResult> ReservedSchemaStore::Create(const model::WriteContex
                                                         const model::BreadcrumbDraft& draft,
                                                         const std::string& idempotency_key) {
   if (!draft.schema_name) return inner_->Create(ctx, draft, idempotency_key);
+  CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, draft.schema_name));
   model::BreadcrumbDraft checked = draft;
   CAIRN_RETURN_IF_ERROR(CheckDraft(checked));
   return inner_->Create(ctx, checked, idempotency_key);
+}
+
+Status ReservedSchemaStore::CheckExecutorPatch(const model::WriteContext& ctx, const std::string& id,
+                                               const model::BreadcrumbPatch& patch) {
+  if (ctx.actor.rfind("agent:", 0) != 0 && ctx.actor.rfind("tool:", 0) != 0) return Status::Ok();
+  if (patch.schema_name.set) CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, patch.schema_name.value));
+  CAIRN_ASSIGN_OR_RETURN(auto current, inner_->GetShared(ctx.owner_id, id));
+  return CheckDefinitionWriter(ctx, current->schema_name);
 }
 
 Result<model::Breadcrumb> ReservedSchemaStore::Get(const std::string& owner_id, const std::string& id) {
@@ -85,12 +112,14 @@ Result<model::Breadcrumb> ReservedSchemaStore::Update(const model::WriteContext&
                                                       const model::BreadcrumbPatch& patch,
                                                       std::optional<int64_t> expected_version) {
   model::BreadcrumbPatch checked = patch;
+  CAIRN_RETURN_IF_ERROR(CheckExecutorPatch(ctx, id, checked));
   CAIRN_RETURN_IF_ERROR(CheckPatch(ctx.owner_id, id, checked));
   return inner_->Update(ctx, id, checked, expected_version);
 }
 
 Status ReservedSchemaStore::Delete(const model::WriteContext& ctx, const std::string& id,
                                    std::optional<int64_t> expected_version) {
+  CAIRN_RETURN_IF_ERROR(CheckExecutorPatch(ctx, id, model::BreadcrumbPatch{}));
   return inner_->Delete(ctx, id, expected_version);
 }
 
@@ -99,9 +128,16 @@ Result<std::vector<store::WriteOutcome>> ReservedSchemaStore::Apply(const model:
   std::vector<store::WriteOp> checked = ops;
   for (size_t i = 0; i < checked.size(); ++i) {
     store::WriteOp& op = checked[i];
-    Status status = op.kind == store::WriteOp::Kind::kCreate ? CheckDraft(op.draft)
-                    : op.kind == store::WriteOp::Kind::kUpdate ? CheckPatch(ctx.owner_id, op.id, op.patch)
-                                                               : Status::Ok();
+    Status status = Status::Ok();
+    if (op.kind == store::WriteOp::Kind::kCreate) {
+      status = CheckDefinitionWriter(ctx, op.draft.schema_name);
+      if (status.ok()) status = CheckDraft(op.draft);
+    } else if (op.kind == store::WriteOp::Kind::kUpdate) {
+      status = CheckExecutorPatch(ctx, op.id, op.patch);
+      if (status.ok()) status = CheckPatch(ctx.owner_id, op.id, op.patch);
+    } else {
+      status = CheckExecutorPatch(ctx, op.id, op.patch);
+    }
     if (!status.ok()) {
       return Status(status.code(), "write " + std::to_string(i) + " of the batch: " + status.message(), status.field());
     }

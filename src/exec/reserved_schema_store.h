@@ -4,6 +4,8 @@
 //   tool.v1          ParseToolDefinition + a known built-in; its path is tools/<name> (set when
 //                    absent, so tool names are unique per tenant; any other path is refused)
 //   agent.def.v1     ParseAgentDefinition; its path is agents/<agent_id> (set when absent)
+// tool.v1 and agent.def.v1 records are never written (created, changed or deleted) by an
+// executor (actor agent:* or tool:*): a model's output must not be able to define a process tool.
 //   tool.request.v1  ValidateToolRequest
 //   tool.response.v1 {request_id: string, status: success|error, ...}
 // Updates are checked on the record they would produce. Everything else passes through.
@@ -36,6 +38,8 @@ class ReservedSchemaStore final : public store::Store {
   void Close() override;
 
  private:
+  // Executors (actors agent:* and tool:*) may not change tool.v1 or agent.def.v1 records.
+  Status CheckExecutorPatch(const model::WriteContext& ctx, const std::string& id, const model::BreadcrumbPatch& patch);
   // Checks (and for tool.v1 completes) a draft.
   Status CheckDraft(model::BreadcrumbDraft& draft);
   // Checks the record `patch` would make of `id`; may add the tool path to the patch.

@@ -2,6 +2,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "model/breadcrumb_codec.h"
 #include "model/definition_fields.h"
 #include "model/json_schema.h"
 
@@ -29,6 +30,12 @@ Result<AgentOutput> ParseOutput(const json::value& value, const std::string& fie
     std::string at = field + "." + std::string(key);
     if (key == "schema_name") {
       CAIRN_ASSIGN_OR_RETURN(out.schema_name, RequireString(item, at, limits.max_schema_name_bytes));
+      CAIRN_RETURN_IF_ERROR(ValidateSchemaName(at, out.schema_name, limits));
+      // The model's JSON must not become a tool request, a definition or a session record.
+      if (out.schema_name.rfind("tool.", 0) == 0 || out.schema_name.rfind("agent.", 0) == 0 ||
+          out.schema_name == kUserMessageSchema) {
+        return Status::Validation(at, "'" + out.schema_name + "' is reserved; name a schema of your own");
+      }
       has_schema_name = !out.schema_name.empty();
     } else if (key == "tags") {
       CAIRN_ASSIGN_OR_RETURN(out.tags, RequireStrings(item, at, false));

@@ -62,6 +62,7 @@ TEST(AgentDefinitionTest, MistakesAreNamed) {
       {R"({"agent_id": "a", "tools": ["ok", "not ok"]})", "context.tools[1]"},
       {R"({"agent_id": "a", "stream": 1})", "context.stream"},
       {R"({"agent_id": "a", "output": {"tags": []}})", "context.output.schema_name"},
+      {R"({"agent_id": "a", "output": {"schema_name": "tool.request.v1"}})", "context.output.schema_name"},
       {R"({"agent_id": "a", "output": {"schema_name": "x.v1", "schema": {"type": "nonsense"}}})", "context.output.schema.type"},
       {R"({"agent_id": "a", "subscriptions": {"selectors": [{"schema_name": "x.v1", "role": "context"}]}})",
        "context.subscriptions.selectors"},

@@ -220,6 +220,31 @@ TEST_F(e2e_agents, TokenBudgetStopsTheLoop) {
   EXPECT_EQ(LlmRequests().size(), 2u);
 }
 
+TEST_F(e2e_agents, AnAgentCannotDefineToolsOrAgents) {
+  // The model tries to define a process tool through breadcrumb_create: refused, told to the model.
+  json::object tool_def{{"title", "evil"}, {"schema_name", "tool.v1"},
+                        {"context", json::object{{"name", "evil"}, {"runtime", "process"},
+                                                 {"command", json::array{"sh", "-c", "id"}}}}};
+  Script({Rule(Match({{"last_role", "user"}}), ToolCallsReply({{"breadcrumb_create", tool_def}})),
+          Rule(Match({{"last_role", "tool"}}), Text("{{last_tool_content}}"))});
+  Agent("writer", json::object{{"tools", json::array{"breadcrumb_create"}}});
+  json::object answer = AwaitAnswer(Say("define a tool", "writer"));
+  EXPECT_NE(MessageOf(answer).find("cannot be written by an executor"), std::string::npos) << JsonText(answer);
+  EXPECT_TRUE(ListIds("schema_name=tool.v1&path=tools/evil").empty());
+}
+
+TEST_F(e2e_agents, AReplyCutOffAtTheTokenLimitSaysSo) {
+  json::object reply = Text("The answer is forty");
+  reply["finish_reason"] = "length";
+  Script({Rule(Match({}), reply)});
+  Agent("terse", json::object{{"max_tokens", 5}});
+  json::object answer = AwaitAnswer(Say("count", "terse"));
+  EXPECT_EQ(StringAt(ContextOf(answer), "stop_reason"), "length") << JsonText(answer);
+  EXPECT_EQ(MessageOf(answer).rfind("The answer is forty", 0), 0u);
+  EXPECT_NE(MessageOf(answer).find("cut off"), std::string::npos);
+  EXPECT_EQ(IntAt(LlmRequests().at(0), "max_tokens"), 5);
+}
+
 TEST_F(e2e_agents, StructuredOutputWithOneRepairRound) {
   json::object schema = json::parse(R"({"type": "object", "required": ["priority"],
       "properties": {"priority": {"type": "string", "enum": ["low", "high"]}}})").as_object();
@@ -230,6 +255,12 @@ TEST_F(e2e_agents, StructuredOutputWithOneRepairRound) {
   std::string good = Say("good ticket", "triage");
   json::object output = AwaitAnswer(good, "ticket.triage.v1");
   EXPECT_EQ(ContextOf(output).at("priority"), "high") << JsonText(output);
+  // The model is told the schema, and asked for a JSON object.
+  auto first = LlmRequests().at(0);
+  EXPECT_EQ(first.at("response_format"), json::parse(R"({"type": "json_object"})"));
+  bool told = false;
+  for (const auto& m : MessagesOf(first)) told = told || StringAt(m.as_object(), "content").find("\"enum\":[\"low\",\"high\"]") != std::string::npos;
+  EXPECT_TRUE(told);
   EXPECT_TRUE(HasTag(output, "triage"));
   EXPECT_EQ(LlmRequests().size(), 2u);
 

@@ -18,6 +18,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr int64_t kRepeatLimit = 3;
+constexpr size_t kMaxToolCallsPerStep = 16;  // more in one reply are answered with an error
 
 std::string ErrorText(const std::string& code, const std::string& message) {
   return json::serialize(json::object{{"error", json::object{{"code", code}, {"message", message}}}});
@@ -84,18 +85,27 @@ AgentOutcome AgentRun::Stopped(std::string reason, std::string message) {
 
 namespace {
 
+// Reads only snapshots the run itself wrote (its actor, its path): a record anyone could write
+// must not be able to put words in the agent's mouth.
 class StoreSnapshotReader final : public SnapshotReader {
  public:
-  StoreSnapshotReader(store::Store& store, std::string owner) : store_(store), owner_(std::move(owner)) {}
+  StoreSnapshotReader(store::Store& store, std::string owner, std::string actor, std::string path_prefix)
+      : store_(store), owner_(std::move(owner)), actor_(std::move(actor)), prefix_(std::move(path_prefix)) {}
   Result<json::object> Context(const std::string& id) override {
     CAIRN_ASSIGN_OR_RETURN(auto crumb, store_.GetShared(owner_, id));
-    if (!crumb->context.is_object()) return Status::Internal("snapshot " + id + " has no context object");
+    if (!Trusted(*crumb) || !crumb->context.is_object()) {
+      return Status::Internal("snapshot " + id + " was not written by this run");
+    }
     return crumb->context.as_object();
+  }
+  bool Trusted(const model::Breadcrumb& crumb) const {
+    return crumb.schema_name == model::kAgentSnapshotSchema && crumb.created_by == actor_ && crumb.path &&
+           crumb.path->rfind(prefix_, 0) == 0;
   }
 
  private:
   store::Store& store_;
-  std::string owner_;
+  std::string owner_, actor_, prefix_;
 };
 
 }  // namespace
@@ -104,15 +114,28 @@ Status AgentRun::LoadOrStart() {
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kAgentSnapshotSchema);
   query.all_tags = {"execution:" + execution_id_};
-  query.limit = 1;
+  query.path_prefix = "snapshots/" + execution_id_;
+  query.limit = 8;
   const std::string& owner = request_.trigger_event.owner_id;
-  CAIRN_ASSIGN_OR_RETURN(store::Page found, deps_.store.List(owner, query));
-  if (found.items.empty()) {
+  CAIRN_ASSIGN_OR_RETURN(store::Page page, deps_.store.List(owner, query));
+  StoreSnapshotReader reader(deps_.store, owner, actor_, "snapshots/" + execution_id_ + "/");
+  std::vector<model::Breadcrumb> trusted;
+  for (auto& crumb : page.items) {
+    if (reader.Trusted(crumb)) trusted.push_back(std::move(crumb));
+  }
+  if (trusted.empty()) {
     state_.messages = BuildPrompt(def_.system_prompt, request_.context);
+    if (def_.output) {
+      // Also what OpenAI requires before it accepts response_format json_object.
+      state_.messages.insert(state_.messages.end() - 1,
+                             llm::ChatMessage{"system",
+                                              "Give your final answer as one JSON object (no other text) that satisfies "
+                                              "this JSON Schema: " + json::serialize(def_.output->schema),
+                                              true, {}, ""});
+    }
     return Status::Ok();
   }
-  StoreSnapshotReader reader(deps_.store, owner);
-  CAIRN_ASSIGN_OR_RETURN(state_, LoadFullState(reader, found.items.front().id));
+  CAIRN_ASSIGN_OR_RETURN(state_, LoadFullState(reader, trusted.front().id));
   CAIRN_LOG_INFO("agent {}: execution {} resumes at step {}", def_.agent_id, execution_id_, state_.step);
   return Status::Ok();
 }
@@ -168,7 +191,11 @@ Result<llm::ChatResponse> AgentRun::CallModel(const ModelTarget& target, const s
     std::vector<std::string> tags = SessionTags();
     tags.push_back("execution:" + execution_id_);
     tags.push_back("agent:" + def_.agent_id);
-    options.on_delta = [this, tags, step = state_.step + 1](std::string_view delta) {
+    const json::value* asked = request_.trigger_event.context.is_object()
+                                   ? request_.trigger_event.context.as_object().if_contains("request_id")
+                                   : nullptr;
+    std::string request_id = asked && asked->is_string() ? std::string(asked->as_string()) : request_.trigger_event.breadcrumb_id;
+    options.on_delta = [this, tags, request_id, step = state_.step + 1](std::string_view delta) {
       auto event = std::make_shared<bus::EphemeralEvent>();
       event->type = "agent.token";
       event->owner_id = request_.trigger_event.owner_id;
@@ -176,7 +203,7 @@ Result<llm::ChatResponse> AgentRun::CallModel(const ModelTarget& target, const s
       event->at = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count();
       event->data = json::object{{"execution_id", execution_id_}, {"agent_id", def_.agent_id}, {"step", step},
-                                 {"delta", delta}};
+                                 {"request_id", request_id}, {"delta", delta}};
       deps_.tokens->Publish(std::move(event));
     };
   }
@@ -233,6 +260,13 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
   if (message.tool_calls.empty()) {
     message.has_content = true;
     std::string content = message.content;
+    if (reply.finish_reason == "length" || reply.finish_reason == "content_filter") {
+      state_.messages.push_back(std::move(message));
+      bool length = reply.finish_reason == "length";
+      return Stopped(reply.finish_reason, content + (content.empty() ? "" : "\n\n") +
+                                              (length ? "[the reply was cut off: the model reached its token limit]"
+                                                      : "[the reply was stopped by the provider's content filter]"));
+    }
     state_.messages.push_back(std::move(message));
     if (Status saved = WriteSnapshot({}, Observe(AgentEvent::Type::kStepCompleted, nullptr, step_usage_)); !saved.ok()) {
       return Error("internal", "saving a snapshot failed: " + saved.message());
@@ -245,6 +279,12 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
   for (size_t i = 0; i < message.tool_calls.size(); ++i) {
     llm::ToolCallRequest& call = message.tool_calls[i];
     if (call.id.empty()) call.id = "call_" + std::to_string(state_.step) + "_" + std::to_string(i);
+    if (i >= kMaxToolCallsPerStep) {
+      state_.pending.push_back(PendingCall{call, "", ErrorText("too_many_tool_calls",
+                                                               "at most " + std::to_string(kMaxToolCallsPerStep) +
+                                                                   " tool calls are run per reply; this one was not")});
+      continue;
+    }
     if (++state_.call_counts[call.name + "\n" + call.arguments] >= kRepeatLimit) repeated = call.name;
     PendingCall pending{call, "", std::nullopt};
     boost::system::error_code ec;

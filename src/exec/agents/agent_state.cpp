@@ -32,7 +32,9 @@ json::object StateToJson(const AgentState& state, size_t messages_from) {
   for (const auto& p : state.pending) {
     json::object item{{"id", p.call.id}, {"name", p.call.name}, {"arguments", p.call.arguments},
                       {"request_id", p.request_id}};
-    item["result"] = p.result ? json::value(*p.result) : json::value(nullptr);
+    // An answered request's result is its tool.response.v1, read again on resume: storing it in
+    // every snapshot of the step would grow with the square of the answers.
+    item["result"] = p.result && p.request_id.empty() ? json::value(*p.result) : json::value(nullptr);
     pending.push_back(std::move(item));
   }
   json::object counts;

@@ -23,7 +23,8 @@ namespace cairn::exec {
 struct PendingCall {
   llm::ToolCallRequest call;
   std::string request_id;             // empty: answered without a request
-  std::optional<std::string> result;  // the tool message's content, once known
+  std::optional<std::string> result;  // the tool message's content, once known (snapshots keep it
+                                      // only for calls answered without a request)
 };
 
 struct AgentState {

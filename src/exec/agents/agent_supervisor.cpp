@@ -23,7 +23,7 @@ json::object DefaultAgentDefinition() {
       {"role": "context", "key": "history", "fetch": {"method": "recent", "limit": 20},
        "same_tag_prefix": "session:"}
     ]},
-    "tools": ["echo", "sleep", "breadcrumb_create", "breadcrumb_get", "breadcrumb_query", "breadcrumb_update", "wait_for"]
+    "tools": ["echo", "sleep", "breadcrumb_get", "breadcrumb_query", "wait_for", "user_input"]
   })").as_object();
 }
 

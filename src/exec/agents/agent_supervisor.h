@@ -4,8 +4,8 @@
 //
 // The default agent, `default-chat-assistant` (docs/agents.md), triggers on user.message.v1
 // addressed to it or to no agent in particular, keeps the last 20 messages of the same session
-// as `history`, and may call the built-in tools that do not reach outside (echo, sleep,
-// breadcrumb_*, wait_for). It is written once, at the first start with `default_agent` on (a
+// as `history`, and may call the built-in tools that only read (echo, sleep, breadcrumb_get,
+// breadcrumb_query, wait_for) and, in sessions, user_input. It is written once, at the first start with `default_agent` on (a
 // marker in the CursorStore); the user may change or delete it afterwards.
 #pragma once
 

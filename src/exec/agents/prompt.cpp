@@ -21,11 +21,6 @@ bool IsConversationRecord(const json::value& item) {
   return schema == model::kUserMessageSchema || schema == model::kAgentResponseSchema;
 }
 
-bool IsConversation(const json::value& value) {
-  return value.is_array() && !value.as_array().empty() &&
-         std::all_of(value.as_array().begin(), value.as_array().end(), IsConversationRecord);
-}
-
 std::string RenderValue(const json::value& value) {
   if (value.is_array()) {
     std::string out;
@@ -84,11 +79,16 @@ std::vector<llm::ChatMessage> BuildPrompt(const std::string& system_prompt, cons
   std::vector<llm::ChatMessage> turns;
   for (const auto& [key, value] : context) {
     if (key == "trigger") continue;
-    if (IsConversation(value)) {
-      AppendTurns(value.as_array(), trigger_id, turns);
-      continue;
+    json::value rest = value;
+    if (value.is_array()) {
+      // Messages and answers become turns; anything else fetched with them stays a section.
+      json::array conversation, others;
+      for (const auto& item : value.as_array()) (IsConversationRecord(item) ? conversation : others).push_back(item);
+      AppendTurns(conversation, trigger_id, turns);
+      if (!conversation.empty() && others.empty()) continue;
+      rest = std::move(others);
     }
-    sections += (sections.empty() ? "" : "\n\n") + ("## " + std::string(key) + "\n") + RenderValue(value);
+    sections += (sections.empty() ? "" : "\n\n") + ("## " + std::string(key) + "\n") + RenderValue(rest);
   }
   if (!sections.empty()) messages.push_back(llm::ChatMessage{"system", "Context:\n\n" + sections, true, {}, ""});
   for (auto& turn : turns) messages.push_back(std::move(turn));

@@ -6,9 +6,9 @@
 //      trigger, in subscription order (omitted when there are none). A breadcrumb renders as a heading
 //      "<title> [<schema_name>]" and its context: through its llm_hints (include/exclude, then
 //      the template's text) when it has valid ones, else compact JSON. An array renders each
-//      item. Conversation keys (arrays of user.message.v1 / agent.response.v1 records, e.g. the
-//      default agent's `history`) are not sections: they become user/assistant turns, oldest
-//      first, the trigger itself left out;
+//      item. user.message.v1 / agent.response.v1 records in an array (e.g. the default agent's
+//      `history`) are not rendered there: they become user/assistant turns, oldest first, the
+//      trigger itself left out (the array's other records stay in its section);
 //   3. the conversation turns;
 //   4. user: the trigger — its `content` (or `message`) when that is a string, else the whole
 //      record rendered as above (the trigger is the last message, so the model answers it).

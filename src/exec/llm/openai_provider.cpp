@@ -333,7 +333,7 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
     return out;
   }
   if (http_status >= 300) {
-    std::string text = Redact(ErrorBodyText(ex.body));
+    std::string text = ErrorBodyText(Redact(std::string(ex.body)));  // redact before cutting: no key prefix survives
     std::string reason(ReasonPhrase(http_status));
     std::string head = where + " answered " + std::to_string(http_status) + (reason.empty() ? "" : " " + reason) +
                        (text.empty() ? "" : ": " + text);
