@@ -26,6 +26,9 @@ struct EphemeralEvent {
   std::vector<std::string> tags;  // matched by stream selectors like a breadcrumb's tags
   int64_t at = 0;                 // microseconds since the epoch
   boost::json::object data;       // the payload, e.g. {execution_id, agent_id, delta}
+  // Streams send it only after the stored event with this seq (0: no condition), so a token is
+  // never seen before the stored event that announced its step.
+  int64_t after_seq = 0;
 };
 
 using EphemeralPtr = std::shared_ptr<const EphemeralEvent>;

@@ -5,6 +5,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
 #include <algorithm>
+#include <charconv>
 #include <vector>
 
 #include "base/clock.h"
@@ -31,12 +32,47 @@ constexpr const char* kHeader =
     "\r\n"
     ": stream open\n\n";  // a first comment, so proxies and clients see bytes at once
 
-// A frame that carries no event (no id): pings and the dropped notice.
+// A frame that carries no stored event (no id): pings, the dropped notice, ephemeral views.
 std::shared_ptr<const std::string> ControlFrame(const json::object& payload) {
   return std::make_shared<const std::string>("data: " + json::serialize(payload) + "\n\n");
 }
 
+// The frame of a stored event in a stream's own view (not shared: see SseSpec::stored_view).
+std::shared_ptr<const std::string> ViewFrame(int64_t seq, const json::object& payload) {
+  return std::make_shared<const std::string>("id: " + std::to_string(seq) + "\ndata: " + json::serialize(payload) +
+                                             "\n\n");
+}
+
 }  // namespace
+
+Result<int64_t> StreamResumePoint(const HttpRequest& request, bus::EventBus& bus) {
+  std::optional<std::string_view> text = request.Header("last-event-id");
+  std::string from = "Last-Event-ID";
+  if (!text) {
+    for (const auto& [name, value] : request.query) {
+      if (name == "since") text = value;
+    }
+    from = "since";
+  }
+  int64_t newest = bus.LastSeq();
+  if (!text) return newest;
+  int64_t seq = 0;
+  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), seq);
+  if (text->empty() || ec != std::errc() || ptr != text->data() + text->size() || seq < 0) {
+    return Status::InvalidArgument(from + " must be an event seq (a whole number >= 0), got '" + std::string(*text) + "'");
+  }
+  CAIRN_ASSIGN_OR_RETURN(store::EventLogBounds bounds, bus.Bounds());
+  if (seq > bounds.last_seq) {
+    return Status::InvalidArgument(from + " " + std::to_string(seq) + " is ahead of the newest event (" +
+                                   std::to_string(bounds.last_seq) + ")");
+  }
+  if (seq < bounds.first_seq - 1) {
+    return Status(StatusCode::kGone, "events after " + std::to_string(seq) +
+                                         " are no longer retained; the oldest retained event is " +
+                                         std::to_string(bounds.first_seq) + " (resume from there or re-read state)");
+  }
+  return seq;
+}
 
 bool EphemeralMatches(const SseSpec& spec, const bus::EphemeralEvent& event) {
   if (event.owner_id != spec.owner_id) return false;
@@ -157,8 +193,14 @@ void SseStream::OnEvents(Result<std::vector<bus::EventPtr>> events) {
     if (queue_.size() >= ctx_.options.sse_max_queued_frames) break;  // the rest is read again later
     cursor_ = event->seq;
     if (event->owner_id != spec_->owner_id || !model::Matches(spec_->selector, *event)) continue;
-    queue_.push_back(Frame{ctx_.sse_frames.FrameFor(event), event->seq});
+    if (!spec_->stored_view) {
+      queue_.push_back(Frame{ctx_.sse_frames.FrameFor(event), event->seq});
+      continue;
+    }
+    std::optional<json::object> view = spec_->stored_view(*event);
+    if (view) queue_.push_back(Frame{ViewFrame(event->seq, *view), event->seq});
   }
+  ReleaseHeldEphemeral();
   if (!writing_) WriteNext();  // the whole batch in one gathered write
   // More may have arrived while this batch was read (a wake during a pump is not lost).
   if (cursor_ < ctx_.bus->LastSeq() && queue_.size() < ctx_.options.sse_max_queued_frames) {
@@ -168,12 +210,39 @@ void SseStream::OnEvents(Result<std::vector<bus::EventPtr>> events) {
 
 void SseStream::OnEphemeral(const bus::EphemeralPtr& event) {
   if (closed_ || closing_) return;
+  std::optional<json::object> view;
+  if (spec_->ephemeral_view) {
+    view = spec_->ephemeral_view(*event);
+    if (!view) return;  // not for this stream: neither sent nor counted as dropped
+  }
+  auto bytes = view ? ControlFrame(*view) : std::make_shared<const std::string>(EphemeralFrame(*event));
+  if (wants_stored_ && (event->after_seq > cursor_ || !held_ephemeral_.empty())) {
+    // Its step's stored event has not been sent yet: keep it until the cursor passes it.
+    if (held_ephemeral_.size() >= ctx_.options.sse_max_queued_frames) {
+      ctx_.sse_ephemeral_dropped.Increment();
+      return;
+    }
+    held_ephemeral_.emplace_back(event->after_seq, std::move(bytes));
+    Pump();
+    return;
+  }
+  EnqueueEphemeral(std::move(bytes));
+}
+
+void SseStream::EnqueueEphemeral(std::shared_ptr<const std::string> bytes) {
   if (queue_.size() >= ctx_.options.sse_max_queued_frames) {  // best effort: never wait, never grow
     ctx_.sse_ephemeral_dropped.Increment();
     return;
   }
   ++ephemeral_queued_;
-  Enqueue(Frame{std::make_shared<const std::string>(EphemeralFrame(*event)), 0, true});
+  Enqueue(Frame{std::move(bytes), 0, true});
+}
+
+void SseStream::ReleaseHeldEphemeral() {
+  while (!held_ephemeral_.empty() && held_ephemeral_.front().first <= cursor_) {
+    EnqueueEphemeral(std::move(held_ephemeral_.front().second));
+    held_ephemeral_.pop_front();
+  }
 }
 
 void SseStream::Enqueue(Frame frame) {

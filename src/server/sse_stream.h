@@ -23,15 +23,24 @@
 // stopped reading: it is sent a final stream.dropped frame saying where to resume, and the
 // connection is closed.
 // A client that disconnects ends the stream.
+//
+// Views: by default a stored event goes out as its event view (model::EventView, serialised once
+// per event by the shared SseFrameCache) and an ephemeral one as EphemeralFrame. A spec may
+// instead give its own views (e.g. GET /sessions/{id}/events, server/session_handlers.h): the
+// frames of such a stream are serialised by the stream itself, never taken from or put into the
+// shared cache; the id line, flow control, stall drop and heartbeats are the same.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/json/object.hpp>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "bus/ephemeral_hub.h"
@@ -42,12 +51,27 @@
 
 namespace cairn::server {
 
-// The accepted request of an event stream, produced by the /events/stream handler.
+// The accepted request of an event stream, produced by the /events/stream handler (and by other
+// event-stream routes).
 struct SseSpec final : EventStreamSpec {
+  // The `data:` JSON of one event in place of its default view; nullopt: the event is not sent
+  // (for a stored event the cursor still moves past it). Called on the stream's strand, for the
+  // events of `owner_id` that `selector` matched; must not block or throw.
+  using StoredView = std::function<std::optional<boost::json::object>(const model::Event&)>;
+  using EphemeralView = std::function<std::optional<boost::json::object>(const bus::EphemeralEvent&)>;
+
   model::Selector selector;
   std::string owner_id;
   int64_t after_seq = 0;  // deliver events with seq > after_seq
+  StoredView stored_view;        // empty: the shared event view (id: <seq> either way)
+  EphemeralView ephemeral_view;  // empty: EphemeralFrame (no id line either way)
 };
+
+// Where a stream request starts: the seq after which events are delivered. `Last-Event-ID` (sent
+// by reconnecting EventSource clients) wins over the query parameter `since`; neither: the newest
+// event of `bus` (only what follows is sent). Malformed or ahead of the newest event:
+// kInvalidArgument; older than the retained log: kGone naming the oldest retained seq.
+Result<int64_t> StreamResumePoint(const HttpRequest& request, bus::EventBus& bus);
 
 // Whether the ephemeral `event` goes to a stream of `spec`: same owner, and the selector matches it
 // as described above. Thread-safe (called on the publisher's thread).
@@ -75,6 +99,8 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   void OnEvents(Result<std::vector<bus::EventPtr>> events);
   void OnEphemeral(const bus::EphemeralPtr& event);
   void Enqueue(Frame frame);
+  void EnqueueEphemeral(std::shared_ptr<const std::string> bytes);
+  void ReleaseHeldEphemeral();
   void WriteNext();
   void Drop();
   void Close();
@@ -92,6 +118,8 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   std::array<char, 512> discard_{};
   std::deque<Frame> queue_;
   size_t ephemeral_queued_ = 0;  // frames of queue_ that are ephemeral
+  // Ephemeral frames waiting for the cursor to pass their event's after_seq (bounded).
+  std::deque<std::pair<int64_t, std::shared_ptr<const std::string>>> held_ephemeral_;
   int64_t cursor_ = 0;          // last seq examined
   int64_t delivered_seq_ = 0;   // last seq whose frame was fully written
   std::chrono::steady_clock::time_point last_progress_;  // the last completed write

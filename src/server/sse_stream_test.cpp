@@ -1,5 +1,6 @@
-// GET /events/stream with ephemeral events (agent.token), in process: a real HttpServer on port 0
-// with a scripted bus and an EphemeralHub, read by a raw-socket client.
+// GET /events/stream with ephemeral events (agent.token), and the session stream's own views
+// (GET /sessions/{id}/events, session_handlers.h), in process: a real HttpServer on port 0 with a
+// scripted bus and an EphemeralHub, read by a raw-socket client.
 //
 // Waiting is always for bytes from the socket (a blocking read with a deadline), never for time.
 // To prove a stream received nothing else, each check ends with a "sentinel" that the stream does
@@ -22,11 +23,15 @@
 #include "base/time_format.h"
 #include "server/event_handlers.h"
 #include "server/http_server.h"
+#include "server/session_handlers.h"
+#include "sessions/session_service.h"
 
 namespace cairn::server {
 namespace {
 
 namespace json = boost::json;
+
+constexpr int64_t kStoredAt = 1'800'000'000'000'000;
 
 // A bus whose events the test appends; wakes its subscribers on each append.
 class ScriptedBus final : public bus::EventBus {
@@ -52,9 +57,10 @@ class ScriptedBus final : public bus::EventBus {
     return std::make_unique<Handle>(this, id);
   }
 
-  // Commits a breadcrumb.created event with the next seq; returns the seq.
+  // Commits a breadcrumb.created event with the next seq (breadcrumb id "b<seq>", at kStoredAt +
+  // seq); returns the seq.
   int64_t Append(const std::vector<std::string>& tags, const std::string& schema = "note.v1",
-                 const std::string& owner = "default") {
+                 const std::string& owner = "default", json::object context = {}) {
     auto event = std::make_shared<model::Event>();
     event->type = "breadcrumb.created";
     event->breadcrumb_id = "b";
@@ -64,10 +70,11 @@ class ScriptedBus final : public bus::EventBus {
     event->tags = tags;
     event->owner_id = owner;
     event->created_by = "test";
-    event->context = json::object{};
+    event->context = std::move(context);
     std::lock_guard lock(mu_);
     event->seq = events_.empty() ? 1 : events_.back()->seq + 1;
     event->breadcrumb_id = "b" + std::to_string(event->seq);
+    event->at = kStoredAt + event->seq;
     events_.push_back(event);
     for (auto& [id, wake] : wakes_) wake();
     return event->seq;
@@ -137,10 +144,11 @@ struct Frame {
   }
 };
 
-// A raw-socket client of GET /events/stream.
+// A raw-socket client of GET /events/stream (or of another stream at `path`).
 class StreamClient {
  public:
-  StreamClient(uint16_t port, const std::string& query) {
+  StreamClient(uint16_t port, const std::string& query, const std::string& path = "/events/stream",
+               const std::string& extra_headers = "") {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     timeval timeout{20, 0};  // a read that waits longer than this fails the test
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
@@ -149,8 +157,8 @@ class StreamClient {
     addr.sin_port = htons(port);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    std::string request = "GET /events/stream" + (query.empty() ? "" : "?" + query) +
-                          " HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n";
+    std::string request = "GET " + path + (query.empty() ? "" : "?" + query) +
+                          " HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n" + extra_headers + "\r\n";
     if (connected_) connected_ = send(fd_, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size());
   }
   ~StreamClient() { Close(); }
@@ -241,6 +249,14 @@ class SseEphemeralTest : public ::testing::Test {
  protected:
   SseEphemeralTest() {
     AddEventRoutes(router_, bus_, store_, model::Limits{});
+    // The session stream as GET /sessions/{id}/events builds it, minus the session lookup (the
+    // route itself is tested in session_handlers_test.cpp).
+    router_.Add("GET", "/sessions/{id}/events", Dispatch::kWorker, [this](const HttpRequest& req) -> Result<HttpResponse> {
+      CAIRN_ASSIGN_OR_RETURN(int64_t after_seq, StreamResumePoint(req, bus_));
+      HttpResponse response;
+      response.event_stream = SessionStreamSpec("default", req.path_params[0], after_seq);
+      return response;
+    });
     HttpServerOptions options;
     options.port = 0;
     options.io_threads = 2;
@@ -262,6 +278,19 @@ class SseEphemeralTest : public ::testing::Test {
     std::string error;
     EXPECT_TRUE(client->Open(&error)) << query << ": " << error;
     return client;
+  }
+  std::unique_ptr<StreamClient> OpenSession(const std::string& session_id, const std::string& query = "",
+                                            const std::string& headers = "") {
+    auto client = std::make_unique<StreamClient>(port_, query, "/sessions/" + session_id + "/events", headers);
+    std::string error;
+    EXPECT_TRUE(client->Open(&error)) << session_id << ": " << error;
+    return client;
+  }
+  // A session message as the sessions facade stores it.
+  int64_t AppendMessage(const std::string& session_id, json::object context) {
+    std::string role = context.contains("role") ? std::string(context.at("role").as_string()) : "user";
+    return bus_.Append({"session:" + session_id, "role:" + role}, std::string(sessions::kMessageSchema), "default",
+                       std::move(context));
   }
 
   ScriptedBus bus_;
@@ -370,6 +399,101 @@ TEST_F(SseEphemeralTest, AClosedStreamUnsubscribesFromTheHub) {
   }
   EXPECT_EQ(hub_.subscriber_count(), 0u);
   hub_.Publish(Token("after close"));  // nothing to deliver to, nothing to crash on
+}
+
+TEST_F(SseEphemeralTest, TheSessionStreamSendsMessagesAsSessionPayloadsWithTheirSeq) {
+  auto stream = OpenSession("s1");
+  int64_t seq = AppendMessage("s1", {{"id", "m1"}, {"session_id", "s1"}, {"role", "user"}, {"content", "Find me a train"},
+                                     {"agent_execution_id", "x1"}, {"metadata", {{"k", "v"}}}});
+  auto frame = stream->Next();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ(frame->id, std::to_string(seq));
+  EXPECT_TRUE(frame->raw.starts_with("id: " + std::to_string(seq) + "\ndata: {")) << frame->raw;
+  EXPECT_EQ(frame->Json(), (json::object{{"session_id", "s1"},
+                                         {"message_id", "m1"},
+                                         {"execution_id", "x1"},
+                                         {"event_type", "message.created"},
+                                         {"role", "user"},
+                                         {"content", "Find me a train"},
+                                         {"metadata", {{"k", "v"}}},
+                                         {"timestamp", kStoredAt + seq}}))
+      << frame->raw;
+
+  seq = AppendMessage("s1", {{"role", "info"}, {"content", "Execution queued"}, {"agent_execution_id", "x1"},
+                             {"metadata", {{"event_type", "execution.queued"}}}});
+  frame = stream->Next();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ(frame->id, std::to_string(seq));
+  EXPECT_EQ(frame->Json().at("event_type"), "execution.queued") << frame->raw;
+  EXPECT_EQ(frame->Json().at("role"), "info") << frame->raw;
+}
+
+TEST_F(SseEphemeralTest, TheSessionStreamSendsTokensAsSessionPayloadsWithoutId) {
+  auto stream = OpenSession("s1");
+  auto token = std::make_shared<bus::EphemeralEvent>(*Token("Hel", {"session:s1", "execution:x1"}));
+  token->data["step"] = 2;
+  hub_.Publish(token);
+  auto frame = stream->Next();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ(frame->id, "");
+  EXPECT_TRUE(frame->raw.starts_with("data: {")) << frame->raw;
+  EXPECT_EQ(frame->Json(), (json::object{{"session_id", "s1"},
+                                         {"message_id", ""},
+                                         {"execution_id", "x1"},
+                                         {"event_type", "agent.token"},
+                                         {"role", "assistant"},
+                                         {"content", "Hel"},
+                                         {"metadata", {{"step", 2}}},
+                                         {"timestamp", 1'800'000'000'123'456}}))
+      << frame->raw;
+}
+
+TEST_F(SseEphemeralTest, TheSessionStreamSendsOnlyItsOwnSessionsMessages) {
+  auto stream = OpenSession("s1");
+  AppendMessage("s2", {{"role", "user"}, {"content", "another session"}});
+  hub_.Publish(Token("another session", {"session:s2"}));
+  hub_.Publish(Token("another tenant", {"session:s1"}, "acme"));
+  bus_.Append({"session:s1"}, std::string(sessions::kSessionSchema));    // the session record
+  bus_.Append({"session:s1"}, std::string(sessions::kExecutionSchema));  // an execution
+  bus_.Append({"session:s1"}, std::string(sessions::kMessageSchema), "acme", {{"role", "user"}});
+  int64_t sentinel = AppendMessage("s1", {{"role", "user"}, {"content", "mine"}});
+  auto frame = stream->Next();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ(frame->id, std::to_string(sentinel)) << frame->raw;
+  EXPECT_EQ(frame->Json().at("content"), "mine") << frame->raw;
+}
+
+TEST_F(SseEphemeralTest, TheSessionStreamResumesAfterLastEventIdOrSince) {
+  int64_t first = AppendMessage("s1", {{"role", "user"}, {"content", "one"}});
+  int64_t second = AppendMessage("s1", {{"role", "assistant"}, {"content", "two"}});
+  auto by_header = OpenSession("s1", "since=0", "Last-Event-ID: " + std::to_string(first) + "\r\n");
+  auto frame = by_header->Next();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ(frame->id, std::to_string(second)) << frame->raw;
+  auto by_since = OpenSession("s1", "since=0");
+  frame = by_since->Next();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ(frame->id, std::to_string(first)) << frame->raw;
+  EXPECT_EQ(frame->Json().at("content"), "one");
+}
+
+TEST_F(SseEphemeralTest, RawAndSessionStreamsOfTheSameEventGetTheirOwnFrames) {
+  // The shared frame cache holds raw event views; a session stream never takes from or adds to it.
+  auto raw = Open("any_tags=session:s1");
+  auto session = OpenSession("s1");
+  int64_t seq = AppendMessage("s1", {{"role", "user"}, {"content", "both"}});
+  auto raw_frame = raw->Next();
+  auto session_frame = session->Next();
+  ASSERT_TRUE(raw_frame.has_value() && session_frame.has_value());
+  EXPECT_EQ(raw_frame->id, std::to_string(seq));
+  EXPECT_EQ(raw_frame->Json().at("type"), "breadcrumb.created") << raw_frame->raw;
+  EXPECT_EQ(session_frame->id, std::to_string(seq));
+  EXPECT_EQ(session_frame->Json().at("event_type"), "message.created") << session_frame->raw;
+  // Opened after both frames were built: still the raw view from the cache.
+  auto late_raw = Open("any_tags=session:s1&since=" + std::to_string(seq - 1));
+  auto late_frame = late_raw->Next();
+  ASSERT_TRUE(late_frame.has_value());
+  EXPECT_EQ(late_frame->Json().at("type"), "breadcrumb.created") << late_frame->raw;
 }
 
 TEST(EphemeralFrameTest, OneDataLineWithTheEnvelopeFirst) {

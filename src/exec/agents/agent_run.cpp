@@ -195,7 +195,10 @@ Result<llm::ChatResponse> AgentRun::CallModel(const ModelTarget& target, const s
                                    ? request_.trigger_event.context.as_object().if_contains("request_id")
                                    : nullptr;
     std::string request_id = asked && asked->is_string() ? std::string(asked->as_string()) : request_.trigger_event.breadcrumb_id;
-    options.on_delta = [this, tags, request_id, step = state_.step + 1](std::string_view delta) {
+    // Tokens follow the stored events written so far (the step's start) on every stream.
+    auto bounds = deps_.bus.Bounds();
+    int64_t after_seq = bounds.ok() ? bounds->last_seq : 0;
+    options.on_delta = [this, tags, request_id, after_seq, step = state_.step + 1](std::string_view delta) {
       auto event = std::make_shared<bus::EphemeralEvent>();
       event->type = "agent.token";
       event->owner_id = request_.trigger_event.owner_id;
@@ -204,6 +207,7 @@ Result<llm::ChatResponse> AgentRun::CallModel(const ModelTarget& target, const s
                       std::chrono::system_clock::now().time_since_epoch()).count();
       event->data = json::object{{"execution_id", execution_id_}, {"agent_id", def_.agent_id}, {"step", step},
                                  {"request_id", request_id}, {"delta", delta}};
+      event->after_seq = after_seq;
       deps_.tokens->Publish(std::move(event));
     };
   }
@@ -404,18 +408,20 @@ Result<bool> AgentRun::CollectToolResults() {
 }
 
 AgentOutcome AgentRun::Paused() {
-  AgentOutcome outcome = Error("", "");
-  outcome.kind = AgentOutcome::Kind::kPaused;
+  std::string question, request_id;
   for (const auto& p : state_.pending) {
     if (p.result || p.call.name != kUserInputTool) continue;
     boost::system::error_code ec;
     json::value args = json::parse(p.call.arguments, ec);
-    const json::value* question = !ec && args.is_object() ? args.as_object().if_contains("question") : nullptr;
-    outcome.question = question && question->is_string() ? std::string(question->as_string()) : p.call.arguments;
-    outcome.input_request_id = p.request_id;
+    const json::value* asked = !ec && args.is_object() ? args.as_object().if_contains("question") : nullptr;
+    question = asked && asked->is_string() ? std::string(asked->as_string()) : p.call.arguments;
+    request_id = p.request_id;
     break;
   }
-  outcome.message = outcome.question;
+  AgentOutcome outcome = Error("", question);  // takes the state: read it first
+  outcome.kind = AgentOutcome::Kind::kPaused;
+  outcome.question = std::move(question);
+  outcome.input_request_id = std::move(request_id);
   return outcome;
 }
 

@@ -1,0 +1,385 @@
+#include "server/session_handlers.h"
+
+#include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+
+#include "server/request_support.h"
+#include "server/sse_stream.h"
+
+namespace cairn::server {
+namespace json = boost::json;
+namespace {
+
+using Names = std::vector<std::string_view>;
+
+const Names kSessionStatuses = {"active", "archived", "closed"};
+const Names kExecutionStatuses = {"pending", "running", "paused", "completed", "failed", "cancelled"};
+const Names kRoles = {"user", "assistant", "info", "notification"};
+constexpr size_t kDefaultLimit = 50;
+constexpr size_t kDefaultMessageLimit = 100;
+
+std::string JoinNames(const Names& names, std::string_view separator) {
+  std::string out;
+  for (std::string_view name : names) {
+    if (!out.empty()) out += separator;
+    out += name;
+  }
+  return out;
+}
+
+bool Contains(const Names& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Every parameter must be one of `allowed` and given once; values are checked by the readers below.
+Status CheckQuery(const QueryParams& query, const Names& allowed) {
+  std::vector<std::string_view> seen;
+  for (const auto& [name, value] : query) {
+    if (!Contains(allowed, name)) {
+      return Status::Validation(name, allowed.size() == 0
+                                          ? "unknown query parameter: this route takes none"
+                                          : "unknown query parameter (allowed: " + JoinNames(allowed, ", ") + ")");
+    }
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      return Status::Validation(name, "query parameter given more than once");
+    }
+    seen.push_back(name);
+  }
+  return Status::Ok();
+}
+
+const std::string* Find(const QueryParams& query, std::string_view name) {
+  for (const auto& [key, value] : query) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
+// An optional non-empty text parameter.
+Result<std::optional<std::string>> Text(const QueryParams& query, std::string_view name) {
+  const std::string* value = Find(query, name);
+  if (!value) return std::optional<std::string>();
+  if (value->empty()) return Status::Validation(std::string(name), "must not be empty");
+  return std::optional<std::string>(*value);
+}
+
+// An optional parameter whose value is one of `values`.
+Result<std::optional<std::string>> OneOf(const QueryParams& query, std::string_view name,
+                                         const Names& values) {
+  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> value, Text(query, name));
+  if (value && !Contains(values, *value)) {
+    return Status::Validation(std::string(name), "must be one of " + JoinNames(values, ", ") + ", got '" + *value + "'");
+  }
+  return value;
+}
+
+Result<size_t> Limit(const QueryParams& query, size_t fallback, const model::Limits& limits) {
+  const std::string* text = Find(query, "limit");
+  if (!text) return fallback;
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (text->empty() || ec != std::errc() || ptr != text->data() + text->size() || value < 1 ||
+      value > static_cast<int64_t>(limits.max_list_limit)) {
+    return Status::Validation("limit", "must be a whole number from 1 to " + std::to_string(limits.max_list_limit) +
+                                           ", got '" + *text + "'");
+  }
+  return static_cast<size_t>(value);
+}
+
+Result<sessions::Caller> CallerOf(const HttpRequest& req) {
+  CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+  return sessions::Caller{ctx.owner_id, ctx.actor};
+}
+
+// A JSON object body (Content-Type, depth and, at the server, size as for every body).
+Result<json::value> ObjectBody(const HttpRequest& req, const model::Limits& limits) {
+  CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
+  if (!body.is_object()) return Status::Validation("body", "must be a JSON object");
+  return body;
+}
+
+// Routes that take no body: none, or an empty JSON object.
+Status NoBody(const HttpRequest& req, const model::Limits& limits) {
+  if (req.body.empty()) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
+  if (!body.get_object().empty()) {
+    return Status::Validation(std::string(body.get_object().begin()->key()), "unknown field: this route takes no body");
+  }
+  return Status::Ok();
+}
+
+HttpResponse ObjectResponse(int status, const json::object& object) {
+  return HttpResponse::Json(status, json::serialize(object));
+}
+
+HttpResponse ListingResponse(const sessions::Listing& listing) {
+  json::array items;
+  items.reserve(listing.items.size());
+  for (const auto& item : listing.items) items.emplace_back(item);
+  json::object out{{"items", std::move(items)},
+                   {"next_cursor", listing.next_cursor ? json::value(*listing.next_cursor) : json::value(nullptr)}};
+  return ObjectResponse(200, out);
+}
+
+HttpResponse AcceptedResponse(const sessions::Accepted& accepted) {
+  json::object out{{"session_id", accepted.session_id},
+                   {"message_id", accepted.message_id},
+                   {"execution_id", accepted.execution_id.empty() ? json::value(nullptr) : json::value(accepted.execution_id)}};
+  return ObjectResponse(202, out);
+}
+
+const json::value* Field(const json::value& object, std::string_view key) {
+  const json::object* o = object.if_object();
+  return o ? o->if_contains(key) : nullptr;
+}
+
+json::value ValueOr(const json::value* value, json::value fallback) { return value ? *value : std::move(fallback); }
+
+}  // namespace
+
+Result<sessions::SessionFilter> ParseSessionFilter(const QueryParams& query, const model::Limits& limits) {
+  CAIRN_RETURN_IF_ERROR(
+      CheckQuery(query, {"status", "user_id", "agent_id", "related_type", "related_id", "limit", "cursor"}));
+  sessions::SessionFilter filter;
+  CAIRN_ASSIGN_OR_RETURN(filter.status, OneOf(query, "status", kSessionStatuses));
+  CAIRN_ASSIGN_OR_RETURN(filter.user_id, Text(query, "user_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.agent_id, Text(query, "agent_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.related_type, Text(query, "related_type"));
+  CAIRN_ASSIGN_OR_RETURN(filter.related_id, Text(query, "related_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.limit, Limit(query, kDefaultLimit, limits));
+  CAIRN_ASSIGN_OR_RETURN(filter.cursor, Text(query, "cursor"));
+  return filter;
+}
+
+Result<sessions::MessageFilter> ParseMessageFilter(const QueryParams& query, const model::Limits& limits) {
+  CAIRN_RETURN_IF_ERROR(CheckQuery(query, {"after", "limit", "roles", "fold_info"}));
+  sessions::MessageFilter filter;
+  CAIRN_ASSIGN_OR_RETURN(filter.after, Text(query, "after"));
+  CAIRN_ASSIGN_OR_RETURN(filter.limit, Limit(query, kDefaultMessageLimit, limits));
+  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> roles, Text(query, "roles"));
+  if (roles) {
+    std::string_view rest = *roles;
+    while (true) {
+      size_t comma = rest.find(',');
+      std::string_view role = rest.substr(0, comma);
+      if (!Contains(kRoles, role)) {
+        return Status::Validation("roles", "must be a comma list of " + JoinNames(kRoles, ", ") + ", got '" +
+                                               std::string(role) + "'");
+      }
+      if (std::find(filter.roles.begin(), filter.roles.end(), role) == filter.roles.end()) {
+        filter.roles.emplace_back(role);
+      }
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> fold, OneOf(query, "fold_info", {"true", "false"}));
+  filter.fold_info = fold == "true";
+  return filter;
+}
+
+Result<sessions::ExecutionFilter> ParseExecutionFilter(const QueryParams& query, const model::Limits& limits) {
+  CAIRN_RETURN_IF_ERROR(CheckQuery(query, {"session_id", "status", "agent_id", "user_id", "limit", "cursor"}));
+  sessions::ExecutionFilter filter;
+  CAIRN_ASSIGN_OR_RETURN(filter.session_id, Text(query, "session_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.status, OneOf(query, "status", kExecutionStatuses));
+  CAIRN_ASSIGN_OR_RETURN(filter.agent_id, Text(query, "agent_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.user_id, Text(query, "user_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.limit, Limit(query, kDefaultLimit, limits));
+  CAIRN_ASSIGN_OR_RETURN(filter.cursor, Text(query, "cursor"));
+  return filter;
+}
+
+std::optional<json::object> SessionMessagePayload(const std::string& session_id, const model::Event& event) {
+  if (event.type != "breadcrumb.created" || event.schema_name != sessions::kMessageSchema) return std::nullopt;
+  const json::value* role = Field(event.context, "role");
+  const json::value* metadata = Field(event.context, "metadata");
+  const json::value* execution_id = Field(event.context, "agent_execution_id");
+  std::string_view event_type = "message.created";
+  if (role && role->is_string() && (role->get_string() == "info" || role->get_string() == "notification") &&
+      metadata) {
+    const json::value* named = Field(*metadata, "event_type");
+    if (named && named->is_string()) event_type = named->get_string();
+  }
+  bool has_execution = execution_id && execution_id->is_string() && !execution_id->get_string().empty();
+  // The message's API id (context.id, what POST .../messages answered and GET .../messages lists)
+  // is not the breadcrumb's id: the store names the breadcrumb itself.
+  const json::value* id = Field(event.context, "id");
+  bool has_id = id && id->is_string() && !id->get_string().empty();
+  return json::object{{"session_id", session_id},
+                      {"message_id", has_id ? *id : json::value(event.breadcrumb_id)},
+                      {"execution_id", has_execution ? *execution_id : json::value(nullptr)},
+                      {"event_type", event_type},
+                      {"role", ValueOr(role, nullptr)},
+                      {"content", ValueOr(Field(event.context, "content"), nullptr)},
+                      {"metadata", ValueOr(metadata, json::object{})},
+                      {"timestamp", event.at}};
+}
+
+json::object SessionTokenPayload(const std::string& session_id, const bus::EphemeralEvent& event) {
+  auto data = [&](std::string_view key) { return ValueOr(event.data.if_contains(key), nullptr); };
+  return json::object{{"session_id", session_id},
+                      {"message_id", ""},
+                      {"execution_id", data("execution_id")},
+                      {"event_type", model::kAgentTokenEventType},
+                      {"role", "assistant"},
+                      {"content", ValueOr(event.data.if_contains("delta"), "")},
+                      {"metadata", json::object{{"step", data("step")}}},
+                      {"timestamp", event.at}};
+}
+
+std::shared_ptr<SseSpec> SessionStreamSpec(const std::string& owner_id, const std::string& session_id,
+                                           int64_t after_seq) {
+  auto spec = std::make_shared<SseSpec>();
+  spec->owner_id = owner_id;
+  spec->after_seq = after_seq;
+  // No schema_name condition: it would never match a token (sse_stream.h). The stored view keeps
+  // only the messages among the session's events (the session and its executions carry the tag too).
+  spec->selector.all_tags = {"session:" + session_id};
+  spec->selector.types = {"breadcrumb.created", std::string(model::kAgentTokenEventType)};
+  spec->stored_view = [session_id](const model::Event& event) { return SessionMessagePayload(session_id, event); };
+  spec->ephemeral_view = [session_id](const bus::EphemeralEvent& event) -> std::optional<json::object> {
+    if (event.type != model::kAgentTokenEventType) return std::nullopt;
+    return SessionTokenPayload(session_id, event);
+  };
+  return spec;
+}
+
+void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::EventBus& bus,
+                      const model::Limits& limits) {
+  using sessions::Caller;
+  auto& svc = service;
+
+  // --- Sessions ---
+  router.Add("POST", "/sessions", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(json::object session, svc.CreateSession(caller, body));
+    HttpResponse response = ObjectResponse(201, session);
+    if (const json::value* id = session.if_contains("id"); id && id->is_string()) {
+      response.headers.emplace_back("Location", "/sessions/" + std::string(id->get_string()));
+    }
+    return response;
+  });
+
+  router.Add("GET", "/sessions", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_ASSIGN_OR_RETURN(sessions::SessionFilter filter, ParseSessionFilter(req.query, limits));
+    CAIRN_ASSIGN_OR_RETURN(sessions::Listing listing, svc.ListSessions(caller, filter));
+    return ListingResponse(listing);
+  });
+
+  // Before /sessions/{id}: a literal segment is registered ahead of the placeholder at its place.
+  router.Add("POST", "/sessions/messages", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(sessions::Accepted accepted, svc.PostFirstMessage(caller, body));
+    return AcceptedResponse(accepted);
+  });
+
+  router.Add("GET", "/sessions/{id}", Dispatch::kWorker, [&svc](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_ASSIGN_OR_RETURN(json::object session, svc.GetSession(caller, req.path_params[0]));
+    return ObjectResponse(200, session);
+  });
+
+  router.Add("PATCH", "/sessions/{id}", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(json::object session, svc.UpdateSession(caller, req.path_params[0], body));
+    return ObjectResponse(200, session);
+  });
+
+  // --- Messages ---
+  router.Add("POST", "/sessions/{id}/messages", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(sessions::Accepted accepted, svc.PostMessage(caller, req.path_params[0], body));
+    return AcceptedResponse(accepted);
+  });
+
+  router.Add("GET", "/sessions/{id}/messages", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_ASSIGN_OR_RETURN(sessions::MessageFilter filter, ParseMessageFilter(req.query, limits));
+    CAIRN_ASSIGN_OR_RETURN(sessions::Listing listing, svc.ListMessages(caller, req.path_params[0], filter));
+    return ListingResponse(listing);
+  });
+
+  // --- The session's event stream ---
+  router.Add("GET", "/sessions/{id}/events", Dispatch::kWorker, [&svc, &bus](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {"since"}));
+    const std::string& id = req.path_params[0];
+    CAIRN_RETURN_IF_ERROR(svc.GetSession(caller, id).status());  // 404 before the stream starts
+    CAIRN_ASSIGN_OR_RETURN(int64_t after_seq, StreamResumePoint(req, bus));
+    HttpResponse response;
+    response.event_stream = SessionStreamSpec(caller.owner_id, id, after_seq);
+    return response;
+  });
+
+  // --- Executions ---
+  router.Add("GET", "/executions", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_ASSIGN_OR_RETURN(sessions::ExecutionFilter filter, ParseExecutionFilter(req.query, limits));
+    CAIRN_ASSIGN_OR_RETURN(sessions::Listing listing, svc.ListExecutions(caller, filter));
+    return ListingResponse(listing);
+  });
+
+  router.Add("GET", "/executions/{id}", Dispatch::kWorker, [&svc](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.GetExecution(caller, req.path_params[0]));
+    return ObjectResponse(200, execution);
+  });
+
+  router.Add("POST", "/executions/{id}/cancel", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.CancelExecution(caller, req.path_params[0]));
+    return ObjectResponse(200, execution);
+  });
+
+  router.Add("POST", "/executions/{id}/resume", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.ResumeExecution(caller, req.path_params[0]));
+    return ObjectResponse(200, execution);
+  });
+
+  router.Add("POST", "/executions/{id}/input", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.AnswerExecution(caller, req.path_params[0], body));
+    return ObjectResponse(200, execution);
+  });
+
+  // --- Snapshots ---
+  router.Add("GET", "/executions/{id}/snapshots", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {"limit", "cursor"}));
+    CAIRN_ASSIGN_OR_RETURN(size_t limit, Limit(req.query, kDefaultLimit, limits));
+    CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> cursor, Text(req.query, "cursor"));
+    CAIRN_ASSIGN_OR_RETURN(sessions::Listing listing, svc.ListSnapshots(caller, req.path_params[0], limit, cursor));
+    return ListingResponse(listing);
+  });
+
+  router.Add("GET", "/snapshots/{id}", Dispatch::kWorker, [&svc](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_ASSIGN_OR_RETURN(json::object snapshot, svc.GetSnapshot(caller, req.path_params[0]));
+    return ObjectResponse(200, snapshot);
+  });
+}
+
+}  // namespace cairn::server
