@@ -21,10 +21,13 @@
 #include "exec/agents/agent_supervisor.h"
 #include "exec/executor_host.h"
 #include "exec/reserved_schema_store.h"
+#include "sessions/session_service.h"
+#include "sessions/session_worker.h"
 #include "exec/tools/tool_supervisor.h"
 #include "server/breadcrumb_handlers.h"
 #include "server/event_handlers.h"
 #include "server/selector_handlers.h"
+#include "server/session_handlers.h"
 #include "server/http_server.h"
 #include "server/system_handlers.h"
 #include "server/webhooks/curl_webhook_sender.h"
@@ -226,6 +229,18 @@ int RunServe(const std::vector<std::string>& args) {
   if (Status started = agents.Start(settings.GetBool("run_executors"), settings.GetBool("default_agent")); !started.ok()) {
     return Fail(started);
   }
+  // Sessions: the facade the routes call and the worker that runs their executions.
+  sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
+  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers)},
+                                         &executor_host, clock, LimitsFrom(settings),
+                                         static_cast<int>(settings.GetInt("session_workers")));
+  session_service.SetNotify([&session_worker](const std::string& owner, const std::string& session) {
+    session_worker.Schedule(owner, session);
+  });
+  session_service.SetCancelRunning([&session_worker](const std::string& id) { return session_worker.Cancel(id); });
+  if (settings.GetBool("run_executors")) {
+    if (Status started = session_worker.Start(); !started.ok()) return Fail(started);
+  }
 
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
@@ -238,6 +253,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddWebhookRoutes(router, webhook_store, webhook_sender, [&deliverer] { return deliverer.Refresh(); },
                            webhook_routes);
   server::AddSelectorRoutes(router, *store, LimitsFrom(settings));
+  server::AddSessionRoutes(router, session_service, *event_bus, LimitsFrom(settings));
 
   server::HttpServerOptions http;
   http.host = listen->host;
@@ -269,6 +285,7 @@ int RunServe(const std::vector<std::string>& args) {
   });
   server.Run();
   sweeper.Stop();
+  session_worker.Stop();  // runs in flight stay running; they continue after the next start
   agents.Stop();
   tools.Stop();
   executor_host.Stop();  // runs in flight are cancelled; they run again after the next start

@@ -42,6 +42,7 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"executor_workers", K::kInt, "32", "Threads shared by all executor runs (each executor is further bounded by its own concurrency).", 1, 1024},
       {"executor_max_depth", K::kInt, "16", "A trigger whose trace depth reaches this is answered with a depth_exceeded error instead of running (stops executor loops).", 1, 1000},
       {"agent_workers", K::kInt, "64", "Threads for agent runs, apart from executor_workers: agents wait for tools, which must always find a free worker.", 1, 1024},
+      {"session_workers", K::kInt, "16", "Threads running session executions (one execution per session at a time).", 1, 1024},
       {"default_agent", K::kBool, "true", "Install the default agent (default-chat-assistant, answering user.message.v1) as an agent.def.v1 record at the first start."},
       {"llm_providers", K::kString, exec::llm::DefaultProviderList(), "The LLM providers, a JSON array of {name, base_url, api_key_env, default_model}; an agent's model \"name/model\" picks one."},
       {"llm_default_provider", K::kString, "", "The provider of models named without one; empty: the custom endpoint if set, else the first provider whose API key variable is set."},

@@ -1,6 +1,8 @@
 #include "exec/executor_host.h"
 
+#include <algorithm>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <set>
 #include <thread>
@@ -32,6 +34,8 @@ struct ExecutorHost::Shared {
   std::mutex in_flight_mu;
   std::set<std::string> in_flight;
   std::multimap<std::string, std::atomic<bool>*> cancel_flags;  // trigger breadcrumb id -> runs (in_flight_mu)
+  // Triggers cancelled before their run started (bounded, oldest forgotten first; in_flight_mu).
+  std::deque<std::string> cancel_early;
   Counter* completed = nullptr;
   Counter* failed = nullptr;
   Counter* skipped = nullptr;
@@ -257,6 +261,11 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       CancelRegistration(Shared& s, const std::string& id, std::atomic<bool>* flag) : shared(s) {
         std::lock_guard lock(shared.in_flight_mu);
         it = shared.cancel_flags.emplace(id, flag);
+        auto early = std::find(shared.cancel_early.begin(), shared.cancel_early.end(), id);
+        if (early != shared.cancel_early.end()) {
+          flag->store(true);
+          shared.cancel_early.erase(early);
+        }
       }
       ~CancelRegistration() {
         std::lock_guard lock(shared.in_flight_mu);
@@ -540,6 +549,11 @@ size_t ExecutorHost::CancelRunsOf(const std::string& trigger_id) {
   auto [begin, end] = shared_->cancel_flags.equal_range(trigger_id);
   size_t n = 0;
   for (auto it = begin; it != end; ++it, ++n) it->second->store(true);
+  if (n == 0) {
+    // Not started yet (its consumer has not reached it): cancelled as soon as it starts.
+    shared_->cancel_early.push_back(trigger_id);
+    if (shared_->cancel_early.size() > 1024) shared_->cancel_early.pop_front();
+  }
   return n;
 }
 

@@ -86,8 +86,9 @@ class ExecutorHost {
   std::vector<std::string> ConsumerIds();
 
   // Cancels the runs in flight whose trigger is breadcrumb `trigger_id` (a tool request whose
-  // requester gave up): their cancel flag is set and they answer as they do when cancelled.
-  // Returns how many runs were told.
+  // requester gave up): their cancel flag is set and they answer as they do when cancelled. A
+  // trigger whose run has not started yet is remembered (the latest 1,024) and its run starts
+  // cancelled. Returns how many runs in flight were told.
   size_t CancelRunsOf(const std::string& trigger_id);
 
  private:

@@ -249,17 +249,31 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   };
   // Moves the execution (as last read) to `to` with `changes` and `also`, in one transaction.
   model::Breadcrumb current = execution;
-  auto move = [&](const std::string& to, json::object changes, std::vector<store::WriteOp> also) -> Status {
-    CAIRN_ASSIGN_OR_RETURN(current, FindAt(store_, owner_id, kExecutionSchema, ExecutionPath(execution_id), "execution"));
-    std::string from = Str(current.context.as_object(), "status");
-    if (!CanMove(from, to)) return Status::Conflict("execution " + execution_id + " is " + from);
+  // An end (`totals`) also updates the session's last_* fields and token totals, in the same
+  // transaction; a concurrent change of either record (a PATCH) makes it read both again.
+  auto move = [&](const std::string& to, json::object changes, std::vector<store::WriteOp> also,
+                  bool totals = false) -> Status {
     changes["status"] = to;
-    std::vector<store::WriteOp> ops;
-    ops.push_back(store::WriteOp::Update(current.id, ExecutionPatch(current, changes), current.version));
-    for (auto& op : also) ops.push_back(std::move(op));
-    CAIRN_ASSIGN_OR_RETURN(auto written, exec::RetryWhenBusy(running->cancelled, [&] { return store_.Apply(ctx, ops); }));
-    current = written.front().breadcrumb;
-    return Status::Ok();
+    for (int attempt = 0;; ++attempt) {
+      CAIRN_ASSIGN_OR_RETURN(current, FindAt(store_, owner_id, kExecutionSchema, ExecutionPath(execution_id), "execution"));
+      std::string from = Str(current.context.as_object(), "status");
+      if (!CanMove(from, to)) return Status::Conflict("execution " + execution_id + " is " + from);
+      std::vector<store::WriteOp> ops;
+      ops.push_back(store::WriteOp::Update(current.id, ExecutionPatch(current, changes), current.version));
+      for (const auto& op : also) ops.push_back(op);
+      if (totals) {
+        json::object ended = current.context.as_object();
+        for (const auto& [key, value] : changes) ended[key] = value;
+        CAIRN_ASSIGN_OR_RETURN(store::WriteOp session_op, SessionTotals(owner_id, session_id, ended));
+        ops.push_back(std::move(session_op));
+      }
+      auto written = exec::RetryWhenBusy(running->cancelled, [&] { return store_.Apply(ctx, ops); });
+      if (written.ok()) {
+        current = written->front().breadcrumb;
+        return Status::Ok();
+      }
+      if (written.status().code() != StatusCode::kFailedPrecondition || attempt == 4) return written.status();
+    }
   };
 
   bool resumed = Str(fields, "status") == "running";
@@ -279,12 +293,8 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
     Status moved = move("failed", json::object{{"error_message", why},
                                               {"completed_at", FormatRfc3339Micros(clock_.NowMicros())},
                                               {"token_usage", UsageJson(usage)}},
-                        std::move(also));
+                        std::move(also), /*totals=*/true);
     if (!moved.ok()) CAIRN_LOG_WARN("session execution {}: recording the failure failed: {}", execution_id, moved.message());
-    if (moved.ok()) {
-      Status totals = AddToSession(owner_id, session_id, current);
-      if (!totals.ok()) CAIRN_LOG_WARN("session {}: updating its totals failed: {}", session_id, totals.message());
-    }
     return true;
   };
   auto session = FindAt(store_, owner_id, kSessionSchema, SessionPath(session_id), "session " + session_id);
@@ -313,16 +323,18 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   json::object trigger;
   model::Event trigger_event;
   json::array history;
-  bool before_trigger = false;
-  for (const auto& crumb : recent->items) {  // newest first
+  // Newest first. User messages newer than this one belong to executions queued after it; the
+  // answers of earlier executions may be newer (written while this one waited) and belong in.
+  bool seen_trigger = false;
+  for (const auto& crumb : recent->items) {
     const json::object& message = crumb.context.as_object();
     if (Str(message, "id") == message_id) {
       trigger = TurnRecord(message);
       trigger["title"] = crumb.title;
       trigger_event.breadcrumb_id = crumb.id;
       trigger_event.trace = crumb.trace;
-      before_trigger = true;
-    } else if (before_trigger && history.size() < kHistoryMessages) {
+      seen_trigger = true;
+    } else if ((seen_trigger || Str(message, "role") == "assistant") && history.size() < kHistoryMessages) {
       history.push_back(TurnRecord(message));
     }
   }
@@ -365,7 +377,7 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
     end["completed_at"] = FormatRfc3339Micros(clock_.NowMicros());
     std::vector<store::WriteOp> also;
     also.push_back(info("Execution cancelled", "execution.cancelled"));
-    ended = move("cancelled", std::move(end), std::move(also));
+    ended = move("cancelled", std::move(end), std::move(also), /*totals=*/true);
   } else if (timed_out) {
     return fail("timed out after " + std::to_string(definition->timeout_ms) + " ms", state.usage);
   } else if (outcome.kind == exec::AgentOutcome::Kind::kError) {
@@ -424,50 +436,32 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
         }
       }
     }
-    ended = move("completed", std::move(end), std::move(also));
+    ended = move("completed", std::move(end), std::move(also), /*totals=*/true);
   }
-  if (!ended.ok()) {
-    CAIRN_LOG_WARN("session execution {}: recording its end failed: {}", execution_id, ended.message());
-    return true;
-  }
-  if (Status totals = AddToSession(owner_id, session_id, current); !totals.ok()) {
-    CAIRN_LOG_WARN("session {}: updating its totals failed: {}", session_id, totals.message());
-  }
+  if (!ended.ok()) CAIRN_LOG_WARN("session execution {}: recording its end failed: {}", execution_id, ended.message());
   return true;
 }
 
-Status SessionWorker::AddToSession(const std::string& owner_id, const std::string& session_id,
-                                   const model::Breadcrumb& execution) {
-  const json::object& fields = execution.context.as_object();
-  const json::value* usage = fields.if_contains("token_usage");
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb session,
-                           FindAt(store_, owner_id, kSessionSchema, SessionPath(session_id), "session"));
-    json::object context = session.context.as_object();
-    context["last_execution_id"] = fields.at("id");
-    if (fields.contains("last_snapshot_id") && !fields.at("last_snapshot_id").is_null()) {
-      context["last_snapshot_id"] = fields.at("last_snapshot_id");
-    }
-    json::object totals = context.contains("token_usage") && context.at("token_usage").is_object()
-                              ? context.at("token_usage").as_object()
-                              : json::object{};
-    for (const char* key : {"input", "output", "total"}) {
-      int64_t before = totals.contains(key) && totals.at(key).is_int64() ? totals.at(key).as_int64() : 0;
-      int64_t add = usage && usage->is_object() && usage->as_object().contains(key) && usage->as_object().at(key).is_int64()
-                        ? usage->as_object().at(key).as_int64()
-                        : 0;
-      totals[key] = before + add;
-    }
-    context["token_usage"] = std::move(totals);
-    model::BreadcrumbPatch patch;
-    patch.context.Set(std::move(context));
-    auto updated = store_.Update(model::WriteContext{owner_id, kActor}, session.id, patch, session.version);
-    if (updated.ok()) return Status::Ok();
-    if (updated.status().code() != StatusCode::kFailedPrecondition && updated.status().code() != StatusCode::kConflict) {
-      return updated.status();
-    }
+Result<store::WriteOp> SessionWorker::SessionTotals(const std::string& owner_id, const std::string& session_id,
+                                                    const json::object& execution) {
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb session, FindAt(store_, owner_id, kSessionSchema, SessionPath(session_id), "session"));
+  json::object context = session.context.as_object();
+  context["last_execution_id"] = execution.at("id");
+  if (execution.contains("last_snapshot_id") && !execution.at("last_snapshot_id").is_null()) {
+    context["last_snapshot_id"] = execution.at("last_snapshot_id");
   }
-  return Status::Conflict("the session kept changing");
+  auto number = [](const json::value* usage, const char* key) -> int64_t {
+    const json::value* v = usage && usage->is_object() ? usage->as_object().if_contains(key) : nullptr;
+    return v && v->is_int64() ? v->as_int64() : 0;
+  };
+  const json::value* before = context.if_contains("token_usage");
+  const json::value* added = execution.if_contains("token_usage");
+  json::object totals;
+  for (const char* key : {"input", "output", "total"}) totals[key] = number(before, key) + number(added, key);
+  context["token_usage"] = std::move(totals);
+  model::BreadcrumbPatch patch;
+  patch.context.Set(std::move(context));
+  return store::WriteOp::Update(session.id, std::move(patch), session.version);
 }
 
 }  // namespace cairn::sessions

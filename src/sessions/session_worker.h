@@ -60,8 +60,10 @@ class SessionWorker {
   void RunSession(const std::string& owner_id, const std::string& session_id);
   // Runs one execution to its end (or pause); false when the worker is stopping.
   bool RunExecution(const std::string& owner_id, const model::Breadcrumb& execution);
-  // The session's last_execution_id, last_snapshot_id and token totals after `execution` ended.
-  Status AddToSession(const std::string& owner_id, const std::string& session_id, const model::Breadcrumb& execution);
+  // The update of the session's last_execution_id, last_snapshot_id and token totals after an
+  // execution (its context as it ends) ended; guarded by the session's version.
+  Result<store::WriteOp> SessionTotals(const std::string& owner_id, const std::string& session_id,
+                                       const boost::json::object& execution);
 
   store::Store& store_;
   exec::AgentDeps deps_;
