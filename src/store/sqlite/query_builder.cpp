@@ -153,8 +153,19 @@ Result<BuiltQuery> BuildListQuery(const std::string& columns, const std::string&
   std::string where = "b.owner_id = " + b.Param(owner_id) + " AND (b.expires_at IS NULL OR b.expires_at > " +
                       b.Param(now_micros) + ")";
   if (query.schema_name) where += " AND b.schema_name = " + b.Param(*query.schema_name);
-  for (const auto& tag : query.all_tags) {
-    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag = " + b.Param(tag) + ")";
+  // With a tag, the scan is driven by that tag's rows in rid order (the (tag, rid) primary key),
+  // so a page costs about its size instead of reading and sorting every record with the tag.
+  const bool tag_driven = !query.all_tags.empty() && !query.path;
+  std::string from = "breadcrumbs b";
+  std::string order_rid = "b.rid";
+  for (size_t i = 0; i < query.all_tags.size(); ++i) {
+    if (i == 0 && tag_driven) {
+      from = "breadcrumb_tags t JOIN breadcrumbs b ON b.rid = t.rid";
+      order_rid = "t.rid";
+      where += " AND t.tag = " + b.Param(query.all_tags[i]);
+      continue;
+    }
+    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag = " + b.Param(query.all_tags[i]) + ")";
   }
   if (!query.any_tags.empty()) {
     std::string list;
@@ -172,9 +183,9 @@ Result<BuiltQuery> BuildListQuery(const std::string& columns, const std::string&
   if (query.cursor) {
     auto rid = DecodeCursor(*query.cursor);
     if (!rid) return Status::InvalidArgument("cursor is not one this server issued");
-    where += std::string(newest_first ? " AND b.rid < " : " AND b.rid > ") + b.Param(*rid);
+    where += " AND " + order_rid + (newest_first ? " < " : " > ") + b.Param(*rid);
   }
-  out.sql = "SELECT " + columns + " FROM breadcrumbs b WHERE " + where + " ORDER BY b.rid " +
+  out.sql = "SELECT " + columns + " FROM " + from + " WHERE " + where + " ORDER BY " + order_rid + " " +
             (newest_first ? "DESC" : "ASC") + " LIMIT " + b.Param(static_cast<int64_t>(query.limit + 1));
   return out;
 }

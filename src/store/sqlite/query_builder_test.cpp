@@ -149,7 +149,7 @@ TEST(BuildListQueryTest, PlaceholdersAndBindsAgree) {
   EXPECT_EQ(BindAfter(*built, "b.rid < "), SqlValue(int64_t{1000}));
   EXPECT_EQ(BindAfter(*built, "LIMIT "), SqlValue(int64_t{11}));  // one more than a page
   EXPECT_EQ(BindAfter(*built, "json_type(b.context, "), SqlValue(std::string("$.n")));
-  EXPECT_NE(built->sql.find("ORDER BY b.rid DESC"), std::string::npos);
+  EXPECT_NE(built->sql.find("ORDER BY b.rid DESC"), std::string::npos);  // an exact path drives the scan
 
   // Every tag and rule value is bound somewhere (nothing is spliced into the SQL text).
   auto bound = [&](const SqlValue& v) {
@@ -166,6 +166,19 @@ TEST(BuildListQueryTest, PlaceholdersAndBindsAgree) {
   EXPECT_TRUE(bound(SqlValue(int64_t{1})));
   EXPECT_EQ(built->sql.find("note.v1"), std::string::npos);
   EXPECT_EQ(built->sql.find("owner-1"), std::string::npos);
+}
+
+TEST(BuildListQueryTest, ATagDrivesTheScanInRidOrder) {
+  model::BreadcrumbQuery q;
+  q.all_tags = {"first", "second"};
+  q.cursor = EncodeCursor(77);
+  auto built = BuildListQuery("b.rid", "o", q, kNow);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_NE(built->sql.find("FROM breadcrumb_tags t JOIN breadcrumbs b ON b.rid = t.rid"), std::string::npos) << built->sql;
+  EXPECT_EQ(BindAfter(*built, "t.tag = "), SqlValue(std::string("first")));
+  EXPECT_NE(built->sql.find("b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag = "), std::string::npos) << built->sql;
+  EXPECT_EQ(BindAfter(*built, "t.rid < "), SqlValue(int64_t{77}));
+  EXPECT_NE(built->sql.find("ORDER BY t.rid DESC"), std::string::npos) << built->sql;
 }
 
 TEST(BuildListQueryTest, OldestFirstCursorAndNoFilters) {
