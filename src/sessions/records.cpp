@@ -9,6 +9,8 @@ namespace json = boost::json;
 std::string SessionPath(const std::string& session_id) { return "sessions/" + session_id; }
 std::string ExecutionPath(const std::string& execution_id) { return "session-executions/" + execution_id; }
 std::string SessionTag(const std::string& session_id) { return "session:" + session_id; }
+std::string TurnTag(const std::string& session_id) { return "turn:" + session_id; }
+std::string ActiveTag(const std::string& session_id) { return "active:" + session_id; }
 
 std::string Str(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
@@ -69,6 +71,7 @@ model::BreadcrumbDraft MessageDraft(const std::string& session_id, const std::st
   draft.schema_name = std::string(kMessageSchema);
   draft.title = role + " message";
   draft.tags = {SessionTag(session_id), "role:" + role};
+  if (role == "user" || role == "assistant") draft.tags.push_back(TurnTag(session_id));
   if (!execution_id.empty()) draft.tags.push_back("execution:" + execution_id);
   draft.context = std::move(context);
   return draft;
@@ -94,9 +97,11 @@ model::BreadcrumbPatch ExecutionPatch(const model::Breadcrumb& current, const js
   for (const auto& [key, value] : changes) context[key] = value;
   std::vector<std::string> tags;
   for (const auto& tag : current.tags) {
-    if (tag.rfind("status:", 0) != 0) tags.push_back(tag);
+    if (tag.rfind("status:", 0) != 0 && tag.rfind("active:", 0) != 0) tags.push_back(tag);
   }
-  tags.push_back("status:" + Str(context, "status"));
+  std::string status = Str(context, "status");
+  tags.push_back("status:" + status);
+  if (IsActive(status)) tags.push_back(ActiveTag(Str(context, "session_id")));
   model::BreadcrumbPatch patch;
   patch.context.Set(std::move(context));
   patch.tags.Set(std::move(tags));
@@ -105,13 +110,14 @@ model::BreadcrumbPatch ExecutionPatch(const model::Breadcrumb& current, const js
 
 Result<model::Breadcrumb> FindAt(store::Store& store, const std::string& owner_id, std::string_view schema,
                                  const std::string& path, const std::string& what) {
+  // By path alone: the unique path index finds it at once (with the schema too, SQLite may pick the
+  // schema index and scan every record of the schema).
   model::BreadcrumbQuery query;
-  query.schema_name = std::string(schema);
   query.path = path;
   query.include_context = true;
   query.limit = 1;
   CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(owner_id, query));
-  if (page.items.empty()) return Status::NotFound(what + " not found");
+  if (page.items.empty() || page.items.front().schema_name != schema) return Status::NotFound(what + " not found");
   return std::move(page.items.front());
 }
 

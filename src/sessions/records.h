@@ -18,6 +18,11 @@ namespace cairn::sessions {
 std::string SessionPath(const std::string& session_id);     // sessions/<id>
 std::string ExecutionPath(const std::string& execution_id);  // session-executions/<id>
 std::string SessionTag(const std::string& session_id);      // session:<id>
+// The tags that keep the per-message and per-run queries small (a tag query reads every record
+// with the tag): turn:<sid> on user and assistant messages (the history), active:<sid> on
+// executions while pending, running or paused.
+std::string TurnTag(const std::string& session_id);
+std::string ActiveTag(const std::string& session_id);
 
 // The API views: the record's context with created_at / updated_at (RFC 3339, microseconds).
 boost::json::object SessionView(const model::Breadcrumb& crumb);

@@ -218,8 +218,7 @@ Result<std::vector<model::Breadcrumb>> SessionService::ActiveExecutions(const st
                                                                         const std::string& session_id) {
   model::BreadcrumbQuery query;
   query.schema_name = std::string(kExecutionSchema);
-  query.all_tags = {SessionTag(session_id), "session-execution"};
-  query.any_tags = {"status:pending", "status:running", "status:paused"};
+  query.all_tags = {ActiveTag(session_id)};
   query.include_context = true;
   query.order = model::SortOrder::kOldestFirst;
   query.limit = 100;
@@ -278,7 +277,8 @@ Result<Accepted> SessionService::PostMessage(const Caller& caller, const std::st
   execution.schema_name = std::string(kExecutionSchema);
   execution.title = "execution of " + Str(fields, "agent_id");
   execution.path = ExecutionPath(accepted.execution_id);
-  execution.tags = {SessionTag(session_id), "session-execution", "status:pending", "agent:" + Str(fields, "agent_id")};
+  execution.tags = {SessionTag(session_id), "session-execution", "status:pending", ActiveTag(session_id),
+                    "agent:" + Str(fields, "agent_id")};
   execution.context = json::object{{"id", accepted.execution_id},
                                    {"session_id", session_id},
                                    {"parent_execution_id", nullptr},

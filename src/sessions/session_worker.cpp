@@ -208,8 +208,7 @@ void SessionWorker::RunSession(const std::string& owner_id, const std::string& s
     }
     model::BreadcrumbQuery query;
     query.schema_name = std::string(kExecutionSchema);
-    query.all_tags = {SessionTag(session_id), "session-execution"};
-    query.any_tags = {"status:pending", "status:running", "status:paused"};
+    query.all_tags = {ActiveTag(session_id)};
     query.include_context = true;
     query.order = model::SortOrder::kOldestFirst;
     query.limit = 1;
@@ -314,10 +313,9 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   }
   model::BreadcrumbQuery history_query;
   history_query.schema_name = std::string(kMessageSchema);
-  history_query.all_tags = {SessionTag(session_id)};
-  history_query.any_tags = {"role:user", "role:assistant"};
+  history_query.all_tags = {TurnTag(session_id)};
   history_query.include_context = true;
-  history_query.limit = 100;
+  history_query.limit = 2 * kHistoryMessages + 8;  // room for messages queued after this one
   auto recent = store_.List(owner_id, history_query);
   if (!recent.ok()) return fail("reading the session's messages failed: " + recent.status().message());
   json::object trigger;
