@@ -178,7 +178,49 @@ struct OpenAiProvider::Attempt {
   std::optional<milliseconds> retry_after;
 };
 
-OpenAiProvider::OpenAiProvider(OpenAiOptions options) : options_(std::move(options)) {
+struct OpenAiProvider::HandlePool {
+  std::mutex mu;
+  std::vector<std::pair<std::unique_ptr<CURL, EasyDeleter>, std::unique_ptr<CURLM, MultiDeleter>>> idle;
+};
+
+namespace {
+
+constexpr size_t kMaxIdleHandles = 64;
+
+}  // namespace
+
+// A handle pair for one attempt: an idle one of the pool (reset, its connection kept) or new
+// ones; given back when `reusable`.
+struct OpenAiProvider::HandleLease {
+  explicit HandleLease(HandlePool& p) : pool(p) {
+    {
+      std::lock_guard lock(pool.mu);
+      if (!pool.idle.empty()) {
+        easy = std::move(pool.idle.back().first);
+        multi = std::move(pool.idle.back().second);
+        pool.idle.pop_back();
+      }
+    }
+    if (easy) {
+      curl_easy_reset(easy.get());
+    } else {
+      easy.reset(curl_easy_init());
+      multi.reset(curl_multi_init());
+    }
+  }
+  ~HandleLease() {
+    if (!reusable || !easy || !multi) return;
+    std::lock_guard lock(pool.mu);
+    if (pool.idle.size() < kMaxIdleHandles) pool.idle.emplace_back(std::move(easy), std::move(multi));
+  }
+  HandlePool& pool;
+  std::unique_ptr<CURL, EasyDeleter> easy;
+  std::unique_ptr<CURLM, MultiDeleter> multi;
+  bool reusable = false;
+};
+
+OpenAiProvider::OpenAiProvider(OpenAiOptions options)
+    : options_(std::move(options)), pool_(std::make_shared<HandlePool>()) {
   std::string base = options_.base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   endpoint_ = base + "/chat/completions";
@@ -229,8 +271,9 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
                                                 const CallOptions& options) const {
   EnsureCurlInit();
   Attempt out;
-  std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
-  std::unique_ptr<CURLM, MultiDeleter> multi(curl_multi_init());
+  HandleLease lease(*pool_);
+  auto& easy = lease.easy;
+  auto& multi = lease.multi;
   if (!easy || !multi) {
     out.status = Status::Internal("cannot create an HTTP handle");
     return out;
@@ -304,6 +347,8 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
     curl_multi_poll(multi.get(), nullptr, 0, static_cast<int>(kPollSlice.count()), nullptr);
   }
   curl_multi_remove_handle(multi.get(), h);
+  // A transfer that ended normally leaves its connection reusable; anything else closes it.
+  lease.reusable = !cancelled && !idle && rc == CURLE_OK;
   long http_status = ex.http_status;
   if (http_status == 0) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http_status);
   out.delivered = assembler.delivered_content();

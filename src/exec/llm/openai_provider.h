@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "exec/llm/llm_provider.h"
@@ -72,6 +73,10 @@ class OpenAiProvider final : public LlmProvider {
 
   OpenAiOptions options_;
   std::string endpoint_;
+  // Handles of finished calls, kept so the next call reuses their open connection (keep-alive).
+  struct HandlePool;
+  struct HandleLease;
+  std::shared_ptr<HandlePool> pool_;
 };
 
 }  // namespace cairn::exec::llm
