@@ -47,13 +47,17 @@ json::object ServerTest::PatchOk(const std::string& id, const json::value& body,
 }
 
 std::vector<json::object> ServerTest::ListAll(const std::string& query, int limit, int* pages) {
+  return ListPages(query.empty() ? "/breadcrumbs" : "/breadcrumbs?" + query, limit, pages);
+}
+
+std::vector<json::object> ServerTest::ListPages(const std::string& path, int limit, int* pages) {
   std::vector<json::object> items;
   std::set<std::string> cursors;
   std::optional<std::string> cursor;
   int page_count = 0;
+  const char* sep = path.find('?') == std::string::npos ? "?" : "&";
   while (true) {
-    std::string target = "/breadcrumbs?limit=" + std::to_string(limit);
-    if (!query.empty()) target += "&" + query;
+    std::string target = path + sep + "limit=" + std::to_string(limit);
     if (cursor) target += "&cursor=" + UrlEncode(*cursor);
     Response r = client().Get(target);
     if (r.status != 200) {

@@ -43,6 +43,8 @@ class ServerTest : public ::testing::Test {
   // All list items for `query` (without limit/cursor), following next_cursor with `limit` per page.
   // Fails the test on any non-200 page, on a page larger than `limit`, or on a cursor loop.
   std::vector<json::object> ListAll(const std::string& query = "", int limit = 1000, int* pages = nullptr);
+  // The same for any listing route answering {items, next_cursor}: `path` may carry a query.
+  std::vector<json::object> ListPages(const std::string& path, int limit = 1000, int* pages = nullptr);
   std::vector<std::string> ListIds(const std::string& query = "", int limit = 1000);
 
   // A compact picture of the store (every record's id, version, checksum, title, tags,

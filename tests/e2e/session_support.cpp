@@ -277,54 +277,7 @@ std::vector<json::object> SessionTest::Messages(const std::string& session_id, c
 }
 
 std::vector<json::object> SessionTest::ListEvery(const std::string& path, int limit, int* pages) {
-  std::vector<json::object> items;
-  std::set<std::string> cursors;
-  std::optional<std::string> cursor;
-  int page_count = 0;
-  const char* sep = path.find('?') == std::string::npos ? "?" : "&";
-  while (true) {
-    std::string target = path + sep + "limit=" + std::to_string(limit);
-    if (cursor) target += "&cursor=" + UrlEncode(*cursor);
-    Response r = client().Get(target);
-    if (r.status != 200) {
-      ADD_FAILURE() << "GET " << target << " -> " << r.Describe();
-      break;
-    }
-    ++page_count;
-    json::object page = ObjectOf(r);
-    const json::value* list = page.if_contains("items");
-    if (list == nullptr || !list->is_array()) {
-      ADD_FAILURE() << "GET " << target << ": no items array: " << r.body.substr(0, 500);
-      break;
-    }
-    if (list->as_array().size() > static_cast<size_t>(limit)) {
-      ADD_FAILURE() << "GET " << target << ": " << list->as_array().size() << " items for limit " << limit;
-    }
-    for (const auto& item : list->as_array()) {
-      if (item.is_object()) items.push_back(item.as_object());
-    }
-    const json::value* next = page.if_contains("next_cursor");
-    if (next == nullptr) {
-      ADD_FAILURE() << "GET " << target << ": no next_cursor key";
-      break;
-    }
-    if (next->is_null()) break;
-    if (!next->is_string()) {
-      ADD_FAILURE() << "next_cursor is neither null nor a string: " << json::serialize(*next);
-      break;
-    }
-    cursor = std::string(next->as_string());
-    if (!cursors.insert(*cursor).second) {
-      ADD_FAILURE() << "next_cursor repeats: " << *cursor;
-      break;
-    }
-    if (page_count > 10000) {
-      ADD_FAILURE() << "too many pages";
-      break;
-    }
-  }
-  if (pages != nullptr) *pages = page_count;
-  return items;
+  return ListPages(path, limit, pages);
 }
 
 std::vector<json::object> SessionTest::LlmRequestsWith(const std::string& text) {
