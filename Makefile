@@ -36,12 +36,15 @@ $(BENCHDIR)/build.ninja: | deps
 	cmake -S . -B $(BENCHDIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_BUILD_TESTS=OFF -DCAIRN_BUILD_BENCH=ON
 
 # Runs the benchmarks against same-run baselines (see docs/performance.md): the HTTP API against
-# raw SQLite and GET /health, then event streaming against nats-server.
+# raw SQLite and GET /health, then event streaming against nats-server, the tool round trip,
+# agents against LangGraph JS, and the sessions facade against the bare agent path.
 bench: deps $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
 	bench/sse/run.sh $(BENCHDIR)
 	bench/tools/run.sh $(BENCHDIR)
+	bench/agents/run.sh $(BENCHDIR)
+	bench/sessions/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build

@@ -1,0 +1,325 @@
+#!/usr/bin/env node
+// The cairn side of the agent benchmark (bench/agents/run.sh; see bench/agents/README.md). Node 20
+// built-ins only (node:http with a hand-written SSE reader).
+//
+//   node cairn-load.mjs --port P [--host 127.0.0.1] [--agent bench] [--concurrency 1] [--seconds 10]
+//                       [--warmup-seconds 2] [--timeout-ms 30000] [--server-pid PID] [--clk-tck 100]
+//
+// Opens ONE event stream, GET /events/stream?schema_name=agent.response.v1&tag=agent:<agent>, waits
+// for `: stream open` (so no answer can be missed: without `since` the stream starts at the next
+// event), then keeps `concurrency` runs in flight: each run is a POST /breadcrumbs of a
+// user.message.v1 {"content": "hello bench <n>", "agent_id": <agent>} on a keep-alive connection,
+// completed when the agent.response.v1 for it (context.request_id = the message's id, also its
+// `request:<id>` tag) arrives on the stream. An answer can arrive before the 201 that tells the
+// message's id: it is kept until the 201 claims it.
+//
+// Every counted run must be answered with status "success", steps == 2 and a message that contains
+// the user's text (the fixture's final answer quotes the echo tool's output), else it is an error.
+// A run with no answer after --timeout-ms counts as a timeout (and its answer, if it comes, as late).
+//
+// Closed loop, like langgraph/bench.mjs: warm-up runs, not counted, then runs that start within the
+// measured window count; runs/s = counted runs / (window start -> the last counted run ended).
+// Latency = POST sent -> the answer's frame parsed. With --server-pid, the server's CPU time over
+// the window is read from /proc/<pid>/stat.
+//
+// Prints one JSON line on stdout: {runs, seconds, runs_per_s, p50_ms, p90_ms, p99_ms, max_ms,
+// mean_ms, errors, timeouts, ...}. Progress and problems go to stderr.
+import fs from 'node:fs';
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+
+function usage(msg) {
+  process.stderr.write(`cairn-load: ${msg}\nusage: node cairn-load.mjs --port P [--host H] [--agent ID] ` +
+                       `[--concurrency N] [--seconds S] [--warmup-seconds W] [--timeout-ms MS] [--server-pid PID] ` +
+                       `[--clk-tck N]\n`);
+  process.exit(2);
+}
+
+const opts = { host: '127.0.0.1', port: 0, agent: 'bench', concurrency: 1, seconds: 10, warmup: 2, timeoutMs: 30000,
+               serverPid: 0, clkTck: 100 };
+{
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; ++i) {
+    const a = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) usage(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (a === '--port') opts.port = Number(value());
+    else if (a === '--host') opts.host = value();
+    else if (a === '--agent') opts.agent = value();
+    else if (a === '--concurrency') opts.concurrency = Number(value());
+    else if (a === '--seconds') opts.seconds = Number(value());
+    else if (a === '--warmup-seconds') opts.warmup = Number(value());
+    else if (a === '--timeout-ms') opts.timeoutMs = Number(value());
+    else if (a === '--server-pid') opts.serverPid = Number(value());
+    else if (a === '--clk-tck') opts.clkTck = Number(value());
+    else usage(`unknown argument ${a}`);
+  }
+  if (!(Number.isInteger(opts.port) && opts.port > 0 && opts.port < 65536)) usage('--port is required');
+  if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) usage('bad --concurrency');
+  if (!(opts.seconds > 0) || !(opts.warmup >= 0) || !(opts.timeoutMs > 0)) usage('bad --seconds/--warmup-seconds/--timeout-ms');
+}
+
+// utime + stime of a process in ms, or null.
+function cpuMsOf(pid) {
+  if (!pid) return null;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / opts.clkTck;
+  } catch {
+    return null;
+  }
+}
+
+// ---- the event stream ---------------------------------------------------------------------------
+const waiting = new Map();  // message id -> {t0, finish(event, at)}
+const early = new Map();    // message id -> {event, at}: answers that came before their 201
+const gaveUp = new Set();   // message ids whose run timed out (a later answer is `late`)
+const stream = { frames: 0, answers: 0, foreign: 0, late: 0, dropped: 0, closed: false, error: null };
+
+function onEvent(event, at) {
+  if (event.type === 'stream.dropped') {
+    stream.dropped += 1;
+    process.stderr.write(`cairn-load: the server dropped the stream: ${JSON.stringify(event)}\n`);
+    return;
+  }
+  if (event.type !== 'breadcrumb.created' || event.schema_name !== 'agent.response.v1') return;
+  stream.answers += 1;
+  const id = event.context?.request_id;
+  if (typeof id !== 'string') {
+    stream.foreign += 1;
+    return;
+  }
+  const w = waiting.get(id);
+  if (w) {
+    waiting.delete(id);
+    w.finish(event, at);
+  } else if (gaveUp.has(id)) {
+    gaveUp.delete(id);
+    stream.late += 1;
+  } else {
+    early.set(id, { event, at });  // its 201 has not been read yet
+  }
+}
+
+function openStream() {
+  return new Promise((resolve, reject) => {
+    const path = `/events/stream?schema_name=agent.response.v1&tag=${encodeURIComponent(`agent:${opts.agent}`)}`;
+    const req = http.get({ host: opts.host, port: opts.port, path, headers: { Accept: 'text/event-stream' } }, (res) => {
+      if (res.statusCode !== 200) {
+        reject(new Error(`GET ${path} answered ${res.statusCode}`));
+        res.resume();
+        return;
+      }
+      res.setEncoding('utf8');
+      let buffer = '';
+      let open = false;
+      res.on('data', (chunk) => {
+        const at = performance.now();
+        buffer += chunk;
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let data = null;
+          for (const line of frame.split('\n')) {
+            if (line.startsWith('data:')) data = (data === null ? '' : data + '\n') + line.slice(line[5] === ' ' ? 6 : 5);
+            else if (!open && line.startsWith(': stream open')) {
+              open = true;
+              resolve(req);
+            }
+          }
+          if (data === null) continue;
+          stream.frames += 1;
+          try {
+            onEvent(JSON.parse(data), at);
+          } catch (e) {
+            process.stderr.write(`cairn-load: a frame is not JSON (${e.message}): ${data.slice(0, 200)}\n`);
+          }
+        }
+      });
+      res.on('end', () => {
+        stream.closed = true;
+      });
+      res.on('error', (e) => {
+        stream.closed = true;
+        stream.error = e.message;
+      });
+    });
+    req.on('error', (e) => {
+      stream.closed = true;
+      stream.error = e.message;
+      reject(e);
+    });
+    req.setTimeout(10000, () => {
+      if (!stream.frames) req.destroy(new Error('no `: stream open` within 10 s'));
+      req.setTimeout(0);
+    });
+  });
+}
+
+// ---- one run ------------------------------------------------------------------------------------
+const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
+let nextRun = 0;
+
+function postMessage(body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: opts.host, port: opts.port, path: '/breadcrumbs', method: 'POST', agent,
+                               headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+                             (res) => {
+                               const parts = [];
+                               res.on('data', (d) => parts.push(d));
+                               res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString('utf8') }));
+                               res.on('error', reject);
+                             });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// Resolves to {problem: null | string, t1}: the answer's arrival time, or the time of the failure.
+async function oneRun() {
+  const n = nextRun++;
+  const text = `hello bench ${n}`;
+  const body = JSON.stringify({ title: 'bench message', schema_name: 'user.message.v1',
+                                context: { content: text, agent_id: opts.agent } });
+  let res;
+  try {
+    res = await postMessage(body);
+  } catch (e) {
+    return { problem: `POST failed: ${e.message}`, t1: performance.now() };
+  }
+  if (res.status !== 201) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
+  let id;
+  try {
+    id = JSON.parse(res.text).id;
+  } catch {
+    return { problem: 'the 201 body is not JSON', t1: performance.now() };
+  }
+  const check = (event, at) => {
+    const c = event.context ?? {};
+    let problem = null;
+    if (c.status !== 'success') problem = `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}`;
+    else if (c.steps !== 2) problem = `steps ${c.steps} (expected 2)`;
+    else if (typeof c.message !== 'string' || !c.message.includes(text)) problem = `unexpected message ${JSON.stringify(c.message).slice(0, 200)}`;
+    return { problem, t1: at };
+  };
+  const got = early.get(id);
+  if (got) {
+    early.delete(id);
+    return check(got.event, got.at);
+  }
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      gaveUp.add(id);
+      resolve({ problem: 'timeout', t1: performance.now() });
+    }, opts.timeoutMs);
+    waiting.set(id, {
+      finish: (event, at) => {
+        clearTimeout(timer);
+        resolve(check(event, at));
+      },
+    });
+  });
+}
+
+// ---- the closed loop ----------------------------------------------------------------------------
+const latencies = [];
+const errorSamples = new Map();
+let errors = 0;
+let timeouts = 0;
+let windowStart = 0;
+let lastEnd = 0;
+let phase = 'warmup';
+
+async function worker(stopAt) {
+  while (performance.now() < stopAt() && !stream.closed) {
+    const t0 = performance.now();
+    const counted = phase === 'measure';
+    const { problem, t1 } = await oneRun();
+    if (!counted) {
+      if (problem) process.stderr.write(`cairn-load: warm-up run failed: ${problem}\n`);
+      continue;
+    }
+    lastEnd = Math.max(lastEnd, t1);
+    if (problem) {
+      errors += 1;
+      if (problem === 'timeout') timeouts += 1;
+      errorSamples.set(problem, (errorSamples.get(problem) ?? 0) + 1);
+    } else {
+      latencies.push(t1 - t0);
+    }
+  }
+}
+
+function quantile(sorted, q) {
+  if (sorted.length === 0) return null;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[i];
+}
+const round = (x, d = 3) => (x === null || x === undefined ? null : Number(x.toFixed(d)));
+
+async function main() {
+  const c = opts.concurrency;
+  const sse = await openStream();
+  process.stderr.write(`cairn-load: stream open; concurrency ${c}, ${opts.warmup}s warm-up + ${opts.seconds}s\n`);
+  if (opts.warmup > 0) {
+    const until = performance.now() + opts.warmup * 1000;
+    await Promise.all(Array.from({ length: c }, () => worker(() => until)));
+  }
+  const warmRuns = nextRun;
+  phase = 'measure';
+  windowStart = performance.now();
+  const windowEnd = windowStart + opts.seconds * 1000;
+  const server0 = cpuMsOf(opts.serverPid);
+  const cpu0 = process.cpuUsage();
+  await Promise.all(Array.from({ length: c }, () => worker(() => windowEnd)));
+  const cpu = process.cpuUsage(cpu0);
+  const server1 = cpuMsOf(opts.serverPid);
+  // Answers still due (to runs that timed out) get a moment to show up as late.
+  if (gaveUp.size > 0) await new Promise((r) => setTimeout(r, 1000));
+  const closedEarly = stream.closed;
+  sse.destroy();
+  agent.destroy();
+
+  const sorted = latencies.slice().sort((a, b) => a - b);
+  const runs = sorted.length;
+  const seconds = (Math.max(lastEnd, windowStart) - windowStart) / 1000;
+  const mean = runs > 0 ? sorted.reduce((s, x) => s + x, 0) / runs : null;
+  const serverMs = server0 !== null && server1 !== null ? server1 - server0 : null;
+  const out = {
+    impl: 'cairn',
+    concurrency: c,
+    runs,
+    seconds: round(seconds),
+    runs_per_s: seconds > 0 ? round(runs / seconds, 1) : 0,
+    p50_ms: round(quantile(sorted, 0.5)),
+    p90_ms: round(quantile(sorted, 0.9)),
+    p99_ms: round(quantile(sorted, 0.99)),
+    max_ms: round(sorted.length ? sorted[sorted.length - 1] : null),
+    mean_ms: round(mean),
+    errors,
+    timeouts,
+    error_samples: Object.fromEntries([...errorSamples.entries()].slice(0, 5)),
+    warmup_runs: warmRuns,
+    client_cpu_ms: round((cpu.user + cpu.system) / 1000, 1),
+    client_cpu_us_per_run: runs + errors > 0 ? round((cpu.user + cpu.system) / (runs + errors), 1) : null,
+    server_cpu_ms: serverMs,
+    server_cpu_us_per_run: serverMs !== null && runs + errors > 0 ? round((serverMs * 1000) / (runs + errors), 1) : null,
+    stream: { frames: stream.frames, answers: stream.answers, late: stream.late, foreign: stream.foreign,
+              unclaimed_early: early.size, dropped: stream.dropped, closed_early: closedEarly, error: stream.error },
+  };
+  process.stdout.write(JSON.stringify(out) + '\n');
+  return closedEarly || stream.dropped > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`cairn-load: ${e?.stack ?? e}\n`);
+    process.exit(1);
+  },
+);
