@@ -278,6 +278,8 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   bool resumed = Str(fields, "status") == "running";
   std::vector<store::WriteOp> started;
   started.push_back(info(resumed ? "Execution resumed" : "Execution started", "execution.started"));
+  // The first step starts with the execution (one write less per run).
+  if (!resumed) started.push_back(info("Step 1 started", "step.started", json::object{{"step", 1}}));
   json::object start_changes;
   if (!resumed) start_changes["started_at"] = FormatRfc3339Micros(clock_.NowMicros());
   if (Status moved = move("running", std::move(start_changes), std::move(started)); !moved.ok()) {
@@ -357,6 +359,7 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   options.observer = &observer;
   options.user_input = true;
   options.debug_snapshots = Str(fields, "snapshot_policy") == "debug";
+  options.first_step_announced = !resumed;
   exec::AgentRun run(*definition, deps_, request, options);
   uint64_t token = watchdog_.Arm(exec::Watchdog::Clock::now() + std::chrono::milliseconds(definition->timeout_ms),
                                  &running->cancelled);
@@ -388,31 +391,35 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
                                                        json::object{{"request_id", outcome.input_request_id}})));
     ended = move("paused", std::move(end), std::move(also));
   } else {
-    // The final snapshot first (its id goes into the execution and the session).
-    model::BreadcrumbDraft snapshot;
-    snapshot.schema_name = std::string(kSnapshotSchema);
-    snapshot.title = "agent " + agent_id + " final";
-    snapshot.path = "snapshots/" + execution_id + "/final";
-    snapshot.tags = {"snapshot", "execution:" + execution_id, "agent:" + agent_id, "final"};
-    snapshot.trace = exec::ChildTrace(trigger_event);
-    snapshot.context = json::object{
-        {"agent_execution_id", execution_id},
-        {"execution_path", ExecutionPath(execution_id)},
-        {"parent_snapshot_id", state.last_snapshot_id.empty() ? json::value(nullptr) : json::value(state.last_snapshot_id)},
-        {"agent_id", agent_id},
-        {"agent_name", agent_id},
-        {"step_number", state.step},
-        {"is_final", true},
-        {"debug_mode", Str(fields, "snapshot_policy") == "debug"},
-        {"state", exec::StateToJson(state)}};
-    auto created = store_.Create(ctx, snapshot, "");
-    Result<model::Breadcrumb> final_snapshot =
-        created.ok() ? Result<model::Breadcrumb>(created->breadcrumb)
-                     : FindAt(store_, owner_id, kSnapshotSchema, *snapshot.path, "final snapshot");  // written before a crash
-    if (!final_snapshot.ok()) return fail("saving the final snapshot failed: " + final_snapshot.status().message(), state.usage);
+    // The final snapshot's id goes into the execution and the session.
+    std::string final_id = state.last_snapshot_id;
+    if (!outcome.final_snapshot) {  // the run's last snapshot is not the whole final state: write it
+      model::BreadcrumbDraft snapshot;
+      snapshot.schema_name = std::string(kSnapshotSchema);
+      snapshot.title = "agent " + agent_id + " final";
+      snapshot.path = "snapshots/" + execution_id + "/final";
+      snapshot.tags = {"snapshot", "execution:" + execution_id, "agent:" + agent_id, "final"};
+      snapshot.trace = exec::ChildTrace(trigger_event);
+      snapshot.context = json::object{
+          {"agent_execution_id", execution_id},
+          {"execution_path", ExecutionPath(execution_id)},
+          {"parent_snapshot_id", state.last_snapshot_id.empty() ? json::value(nullptr) : json::value(state.last_snapshot_id)},
+          {"agent_id", agent_id},
+          {"agent_name", agent_id},
+          {"step_number", state.step},
+          {"is_final", true},
+          {"debug_mode", Str(fields, "snapshot_policy") == "debug"},
+          {"state", exec::StateToJson(state)}};
+      auto created = store_.Create(ctx, snapshot, "");
+      Result<model::Breadcrumb> written =
+          created.ok() ? Result<model::Breadcrumb>(created->breadcrumb)
+                       : FindAt(store_, owner_id, kSnapshotSchema, *snapshot.path, "final snapshot");  // before a crash
+      if (!written.ok()) return fail("saving the final snapshot failed: " + written.status().message(), state.usage);
+      final_id = written->id;
+    }
     std::string answer = outcome.output.is_object() ? json::serialize(outcome.output) : outcome.message;
     end["completed_at"] = FormatRfc3339Micros(clock_.NowMicros());
-    end["last_snapshot_id"] = final_snapshot->id;
+    end["last_snapshot_id"] = final_id;
     json::object output{{"content", answer}};
     if (outcome.output.is_object()) output["structured"] = outcome.output;
     if (!outcome.stop_reason.empty()) output["stop_reason"] = outcome.stop_reason;
@@ -430,7 +437,7 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
       auto found = store_.List(owner_id, steps);
       if (found.ok()) {
         for (const auto& crumb : found->items) {
-          if (crumb.id != final_snapshot->id) also.push_back(store::WriteOp::Delete(crumb.id));
+          if (crumb.id != final_id) also.push_back(store::WriteOp::Delete(crumb.id));
         }
       }
     }

@@ -214,10 +214,12 @@ Result<llm::ChatResponse> AgentRun::CallModel(const ModelTarget& target, const s
   return target.provider->Complete(chat, options);
 }
 
-Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std::vector<store::WriteOp> extra) {
+Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std::vector<store::WriteOp> extra,
+                               bool is_final) {
   AgentState next = state_;
   ++next.snapshots;
-  bool full = state_.last_snapshot_id.empty() || (next.snapshots - 1) % kFullSnapshotEvery == 0;
+  // A final snapshot is whole: it may outlive the step snapshots before it (snapshot policies).
+  bool full = is_final || state_.last_snapshot_id.empty() || (next.snapshots - 1) % kFullSnapshotEvery == 0;
   size_t from = full ? 0 : std::min(state_.snapshot_messages, state_.messages.size());
   char sequence[32];
   std::snprintf(sequence, sizeof sequence, "%06lld", static_cast<long long>(next.snapshots));
@@ -234,7 +236,7 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
       {"agent_id", def_.agent_id},
       {"agent_name", options_.agent_name},
       {"step_number", next.step},
-      {"is_final", false},
+      {"is_final", is_final},
       {"debug_mode", options_.debug_snapshots},
       {"state", StateToJson(next, from)}};
   std::vector<store::WriteOp> ops;
@@ -249,6 +251,7 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
   state_.snapshots = next.snapshots;
   state_.last_snapshot_id = written.front().breadcrumb.id;
   state_.snapshot_messages = state_.messages.size();
+  final_snapshot_ = is_final;
   return Status::Ok();
 }
 
@@ -272,7 +275,10 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
                                                       : "[the reply was stopped by the provider's content filter]"));
     }
     state_.messages.push_back(std::move(message));
-    if (Status saved = WriteSnapshot({}, Observe(AgentEvent::Type::kStepCompleted, nullptr, step_usage_)); !saved.ok()) {
+    // Without an output schema this reply is the answer: its snapshot is the final one.
+    bool is_final = !def_.output;
+    if (Status saved = WriteSnapshot({}, Observe(AgentEvent::Type::kStepCompleted, nullptr, step_usage_), is_final);
+        !saved.ok()) {
       return Error("internal", "saving a snapshot failed: " + saved.message());
     }
     return FinishAnswer(content);
@@ -450,6 +456,7 @@ std::optional<AgentOutcome> AgentRun::FinishAnswer(const std::string& content) {
     }
     outcome.output = std::move(parsed).value();
   }
+  outcome.final_snapshot = final_snapshot_;
   outcome.state = std::move(state_);
   return outcome;
 }
@@ -486,7 +493,9 @@ AgentOutcome AgentRun::Execute() {
       return Stopped("token_budget", "I stopped: this execution used " + std::to_string(state_.usage.total) +
                                          " tokens, its budget is " + std::to_string(def_.max_tokens_per_execution) + ".");
     }
-    if (auto started = Observe(AgentEvent::Type::kStepStarted); !started.empty()) {
+    bool announced = state_.step == 0 && options_.first_step_announced;
+    if (auto started = announced ? std::vector<store::WriteOp>{} : Observe(AgentEvent::Type::kStepStarted);
+        !started.empty()) {
       model::WriteContext ctx{request_.trigger_event.owner_id, actor_};
       auto written = RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, started); });
       if (!written.ok()) return Error("internal", "recording the step failed: " + written.status().message());

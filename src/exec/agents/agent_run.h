@@ -43,6 +43,9 @@ struct AgentRunOptions {
   // tool.response.v1 answers the call's request id.
   bool user_input = false;
   bool debug_snapshots = false;          // step snapshots marked debug_mode
+  // The caller already recorded the first step's start (with its own write): no kStepStarted
+  // event for step 1.
+  bool first_step_announced = false;
   std::string agent_name;                // for snapshots; default the agent id
 };
 
@@ -56,6 +59,7 @@ struct AgentOutcome {
   boost::json::value output;     // with definition.output: the validated JSON answer
   std::string question;          // kPaused: what the agent asked the user
   std::string input_request_id;  // kPaused: the request id the answer must carry
+  bool final_snapshot = false;   // kAnswer: state.last_snapshot_id is a whole, is_final snapshot
   std::string model;             // as the endpoint reported it (else as configured)
   AgentState state;
 };
@@ -81,7 +85,8 @@ class AgentRun {
   AgentOutcome Paused();
   // Writes a snapshot (a delta of the messages, or the full state every kFullSnapshotEvery), the
   // tool requests of the step and the observer's `extra` writes in one transaction.
-  Status WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std::vector<store::WriteOp> extra = {});
+  Status WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std::vector<store::WriteOp> extra = {},
+                       bool is_final = false);
   std::vector<store::WriteOp> Observe(AgentEvent::Type type, const PendingCall* call = nullptr, llm::Usage usage = {});
   // The paused outcome when a user_input call has no answer yet; nullopt otherwise.
   std::optional<AgentOutcome> AwaitingInput();
@@ -100,6 +105,7 @@ class AgentRun {
   std::unique_ptr<ToolResponseWaiter> waiter_;  // set before a step's requests are written
   std::string reported_model_;
   llm::Usage step_usage_;  // of the last model reply
+  bool final_snapshot_ = false;  // the last snapshot written is the final one
 };
 
 }  // namespace cairn::exec
