@@ -1,4 +1,4 @@
-# bench/lib.sh — shell helpers shared by bench/sse/run.sh and bench/tools/run.sh. Source it after
+# bench/lib.sh — shell helpers shared by the bench/*/run.sh scripts. Source it after
 # setting BENCH_NAME (for log lines), RESULTS (the run's output directory) and LOG (its log file).
 # shellcheck shell=bash
 
@@ -48,4 +48,23 @@ start_cairn() {
   PORT=$(grep -oE '[0-9]+' "$port_file" | tail -n 1)
   [[ $PORT =~ ^[0-9]+$ ]] || die "cannot read a port from the port file"
   curl -fsS --max-time 5 "http://127.0.0.1:$PORT/health" >"$RESULTS/health.json" || die "GET /health failed"
+}
+
+# start_fixture FIXTURE_JS SCRIPT: the project's scripted LLM server (tests/e2e/llm-node) on a free
+# loopback port, not recording requests; sets FIXTURE_PID, FIXTURE_PORT and FIXTURE_URL (…/v1).
+# Its output goes to $RESULTS/fixture.log.
+start_fixture() {
+  local port_file=$RESULTS/fixture.port
+  node "$1" --script "$2" --port 0 --port-file "$port_file" --no-record >"$RESULTS/fixture.log" 2>&1 &
+  FIXTURE_PID=$!
+  for _ in $(seq 1 100); do
+    [[ -s $port_file ]] && break
+    kill -0 "$FIXTURE_PID" 2>/dev/null || { cat "$RESULTS/fixture.log" >&2; die "the fixture server exited at start-up"; }
+    sleep 0.1
+  done
+  [[ -s $port_file ]] || die "no fixture port file after 10 s"
+  FIXTURE_PORT=$(grep -oE '[0-9]+' "$port_file" | head -n 1)
+  FIXTURE_URL=http://127.0.0.1:$FIXTURE_PORT/v1
+  curl -fsS --max-time 5 "http://127.0.0.1:$FIXTURE_PORT/_health" >/dev/null || die "the fixture server does not answer"
+  log "fixture server pid $FIXTURE_PID on $FIXTURE_URL"
 }

@@ -155,20 +155,7 @@ if ((STREAM)); then  # the same requests, streamed
   for f in "$RESULTS"/fixture-request-[12].json; do sed -i 's/"stream":false/"stream":true/' "$f"; done
 fi
 
-fixture_port_file=$RESULTS/fixture.port
-node "$FIXTURE" --script "$RESULTS/fixture-script.json" --port 0 --port-file "$fixture_port_file" --no-record \
-  >"$RESULTS/fixture.log" 2>&1 &
-FIXTURE_PID=$!
-for _ in $(seq 1 100); do
-  [[ -s $fixture_port_file ]] && break
-  kill -0 "$FIXTURE_PID" 2>/dev/null || { cat "$RESULTS/fixture.log" >&2; die "the fixture server exited at start-up"; }
-  sleep 0.1
-done
-[[ -s $fixture_port_file ]] || die "no fixture port file after 10 s"
-FIXTURE_PORT=$(grep -oE '[0-9]+' "$fixture_port_file" | head -n 1)
-FIXTURE_URL=http://127.0.0.1:$FIXTURE_PORT/v1
-curl -fsS --max-time 5 "http://127.0.0.1:$FIXTURE_PORT/_health" >/dev/null || die "the fixture server does not answer"
-log "fixture server pid $FIXTURE_PID on $FIXTURE_URL"
+start_fixture "$FIXTURE" "$RESULTS/fixture-script.json"
 
 # fixture_wrk NAME THREADS CONNS BODY: wrk against the fixture, alone on the machine.
 fixture_wrk() {

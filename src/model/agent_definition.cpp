@@ -119,15 +119,8 @@ Result<AgentDefinition> ParseAgentDefinition(const json::value& context, const L
     }
   }
   if (!has_id) return Status::Validation("context.agent_id", "is required");
-  if (!has_selectors) {
-    def.subscriptions = {DefaultTrigger(def.agent_id)};
-  } else {
-    bool has_trigger = false;
-    for (const auto& sub : def.subscriptions) has_trigger = has_trigger || sub.role == SubscriptionRole::kTrigger;
-    if (!has_trigger) {
-      return Status::Validation("context.subscriptions.selectors", "needs at least one selector with role trigger");
-    }
-  }
+  CAIRN_ASSIGN_OR_RETURN(def.subscriptions,
+                         DefinitionSubscriptions(std::move(def.subscriptions), has_selectors, DefaultTrigger(def.agent_id)));
   return def;
 }
 

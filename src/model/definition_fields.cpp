@@ -45,4 +45,13 @@ bool IsValidDefinitionName(std::string_view name) {
   return true;
 }
 
+Result<std::vector<Subscription>> DefinitionSubscriptions(std::vector<Subscription> given, bool had_selectors,
+                                                          Subscription default_trigger) {
+  if (!had_selectors) return std::vector<Subscription>{std::move(default_trigger)};
+  for (const auto& sub : given) {
+    if (sub.role == SubscriptionRole::kTrigger) return given;
+  }
+  return Status::Validation("context.subscriptions.selectors", "needs at least one selector with role trigger");
+}
+
 }  // namespace cairn::model

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/subscription.h"
 
 namespace cairn::model {
 
@@ -23,5 +24,10 @@ Result<std::vector<std::string>> RequireStrings(const boost::json::value& value,
 
 // Whether `name` is 1 to 64 of A-Z a-z 0-9 _ - (tool names, agent ids).
 bool IsValidDefinitionName(std::string_view name);
+
+// A definition's subscriptions: `given` when the definition had selectors (at least one must be a
+// trigger, else kValidation naming context.subscriptions.selectors), else `default_trigger`.
+Result<std::vector<Subscription>> DefinitionSubscriptions(std::vector<Subscription> given, bool had_selectors,
+                                                          Subscription default_trigger);
 
 }  // namespace cairn::model

@@ -132,15 +132,8 @@ Result<ToolDefinition> ParseToolDefinition(const json::value& context, const Lim
   if (def.runtime == ToolRuntime::kHttp && def.url.empty()) {
     return Status::Validation("context.url", "is required for the http runtime");
   }
-  if (!has_selectors) {
-    def.subscriptions = {DefaultTrigger(def.name)};
-  } else {
-    bool has_trigger = false;
-    for (const auto& sub : def.subscriptions) has_trigger = has_trigger || sub.role == SubscriptionRole::kTrigger;
-    if (!has_trigger) {
-      return Status::Validation("context.subscriptions.selectors", "needs at least one selector with role trigger");
-    }
-  }
+  CAIRN_ASSIGN_OR_RETURN(def.subscriptions,
+                         DefinitionSubscriptions(std::move(def.subscriptions), has_selectors, DefaultTrigger(def.name)));
   return def;
 }
 
