@@ -24,7 +24,12 @@
 // (full: an fsync per commit, like `cairn serve --sync full`). The output reports the value used.
 //
 // Streaming: off by default (ChatOpenAI `streaming: false`, one JSON reply per model call); --stream
-// turns it on (SSE replies, assembled by LangChain).
+// turns it on (SSE replies, assembled by LangChain). A streamed reply makes ChatOpenAI estimate token
+// counts with js-tiktoken, whose encoding LangChain downloads once per process from
+// https://tiktoken.pages.dev/js/<encoding>.json (`gpt2` for a model name it does not know). Without
+// network access that download hangs every run, so with --stream those URLs are answered from the
+// same data shipped in the js-tiktoken package (js-tiktoken/ranks/<encoding>): what a machine with
+// network access does after its first download.
 //
 // Prints one JSON line on stdout: {runs, seconds, runs_per_s, p50_ms, p90_ms, p99_ms, max_ms,
 // mean_ms, errors, ...} (latency = invoke() called -> it resolved). Progress goes to stderr.
@@ -74,6 +79,19 @@ const opts = { baseUrl: null, concurrency: 1, seconds: 10, warmup: 2, timeoutMs:
 }
 
 // ---- the agent ----------------------------------------------------------------------------------
+if (opts.stream) {
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (input, init) => {
+    const url = String(input?.url ?? input);
+    const m = /^https:\/\/tiktoken\.pages\.dev\/js\/([a-z0-9_]+)\.json$/.exec(url);
+    if (m) {
+      const ranks = (await import(`js-tiktoken/ranks/${m[1]}`)).default;
+      return new Response(JSON.stringify(ranks), { headers: { 'Content-Type': 'application/json' } });
+    }
+    return realFetch(input, init);
+  };
+}
+
 const echo = tool(async ({ text }) => text, {
   name: 'echo',
   description: 'Returns its input text unchanged.',
