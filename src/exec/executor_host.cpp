@@ -310,7 +310,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   void WriteResult(const Loaded& loaded, const model::Event& event, const RunTimes& times, RunResult result,
                    const RunRequest& request) {
     const ExecutorSpec& spec = loaded.spec;
-    model::WriteContext ctx{spec.owner_id, spec.actor};
+    model::WriteContext ctx{spec.owner_id, spec.actor, true};
     std::vector<store::WriteOp> ops;
     if (result.respond) {
       result.response.trace = ChildTrace(event);

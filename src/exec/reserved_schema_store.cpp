@@ -46,6 +46,17 @@ Status ValidateReservedRecord(const std::optional<std::string>& schema_name, con
 
 namespace {
 
+// Records of runs and sessions: written by cairn's own writers only (WriteContext::system).
+bool IsSystemRecordSchema(const std::optional<std::string>& schema) {
+  return schema && (*schema == "agent.execution.v1" || *schema == model::kAgentSnapshotSchema ||
+                    *schema == "agent.session.v1" || *schema == "agent.session.message.v1");
+}
+
+Status CheckSystemWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {
+  if (ctx.system || !IsSystemRecordSchema(schema)) return Status::Ok();
+  return Status::Validation("schema_name", *schema + " records are written by cairn itself (use the sessions API)");
+}
+
 bool IsDefinitionSchema(const std::optional<std::string>& schema) {
   return schema && (*schema == model::kToolSchema || *schema == model::kAgentSchema);
 }
@@ -85,6 +96,7 @@ Result<store::CreateResult> ReservedSchemaStore::Create(const model::WriteContex
                                                         const model::BreadcrumbDraft& draft,
                                                         const std::string& idempotency_key) {
   if (!draft.schema_name) return inner_->Create(ctx, draft, idempotency_key);
+  CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, draft.schema_name));
   CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, draft.schema_name));
   model::BreadcrumbDraft checked = draft;
   CAIRN_RETURN_IF_ERROR(CheckDraft(checked));
@@ -93,10 +105,15 @@ Result<store::CreateResult> ReservedSchemaStore::Create(const model::WriteContex
 
 Status ReservedSchemaStore::CheckExecutorPatch(const model::WriteContext& ctx, const std::string& id,
                                                const model::BreadcrumbPatch& patch) {
-  if (ctx.actor.rfind("agent:", 0) != 0 && ctx.actor.rfind("tool:", 0) != 0) return Status::Ok();
-  if (patch.schema_name.set) CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, patch.schema_name.value));
-  CAIRN_ASSIGN_OR_RETURN(auto current, inner_->GetShared(ctx.owner_id, id));
-  return CheckDefinitionWriter(ctx, current->schema_name);
+  if (ctx.system && ctx.actor.rfind("agent:", 0) != 0 && ctx.actor.rfind("tool:", 0) != 0) return Status::Ok();
+  if (patch.schema_name.set) {
+    CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, patch.schema_name.value));
+    CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, patch.schema_name.value));
+  }
+  auto current = inner_->GetShared(ctx.owner_id, id);
+  if (!current.ok()) return current.status().code() == StatusCode::kNotFound ? Status::Ok() : current.status();
+  CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, (*current)->schema_name));
+  return CheckDefinitionWriter(ctx, (*current)->schema_name);
 }
 
 Result<model::Breadcrumb> ReservedSchemaStore::Get(const std::string& owner_id, const std::string& id) {
@@ -130,7 +147,8 @@ Result<std::vector<store::WriteOutcome>> ReservedSchemaStore::Apply(const model:
     store::WriteOp& op = checked[i];
     Status status = Status::Ok();
     if (op.kind == store::WriteOp::Kind::kCreate) {
-      status = CheckDefinitionWriter(ctx, op.draft.schema_name);
+      status = CheckSystemWriter(ctx, op.draft.schema_name);
+      if (status.ok()) status = CheckDefinitionWriter(ctx, op.draft.schema_name);
       if (status.ok()) status = CheckDraft(op.draft);
     } else if (op.kind == store::WriteOp::Kind::kUpdate) {
       status = CheckExecutorPatch(ctx, op.id, op.patch);

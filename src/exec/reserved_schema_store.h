@@ -6,6 +6,9 @@
 //   agent.def.v1     ParseAgentDefinition; its path is agents/<agent_id> (set when absent)
 // tool.v1 and agent.def.v1 records are never written (created, changed or deleted) by an
 // executor (actor agent:* or tool:*): a model's output must not be able to define a process tool.
+// agent.execution.v1, agent.snapshot.v1, agent.session.v1 and agent.session.message.v1 records
+// are written only by cairn's own writers (WriteContext::system): a client cannot forge a run's
+// record or snapshot, or a session's state (they go through the sessions API).
 //   tool.request.v1  ValidateToolRequest
 //   tool.response.v1 {request_id: string, status: success|error, ...}
 // Updates are checked on the record they would produce. Everything else passes through.
@@ -38,7 +41,8 @@ class ReservedSchemaStore final : public store::Store {
   void Close() override;
 
  private:
-  // Executors (actors agent:* and tool:*) may not change tool.v1 or agent.def.v1 records.
+  // Executors (actors agent:* and tool:*) may not change tool.v1 or agent.def.v1 records, and
+  // only system writes change the records of runs and sessions.
   Status CheckExecutorPatch(const model::WriteContext& ctx, const std::string& id, const model::BreadcrumbPatch& patch);
   // Checks (and for tool.v1 completes) a draft.
   Status CheckDraft(model::BreadcrumbDraft& draft);

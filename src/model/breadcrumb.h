@@ -89,6 +89,9 @@ struct BreadcrumbPatch {
 struct WriteContext {
   std::string owner_id = "default";
   std::string actor = "anonymous";
+  // Set only by cairn's own writers (executors, the sessions facade and worker), never from a
+  // request: the records of runs and sessions (exec/reserved_schema_store.h) need it.
+  bool system = false;
 };
 
 // One version of a breadcrumb as kept in its history.

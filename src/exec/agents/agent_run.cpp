@@ -246,7 +246,7 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
     ops.push_back(store::WriteOp::Create(std::move(draft)));
   }
   for (auto& op : extra) ops.push_back(std::move(op));
-  model::WriteContext ctx{request_.trigger_event.owner_id, actor_};
+  model::WriteContext ctx{request_.trigger_event.owner_id, actor_, true};
   CAIRN_ASSIGN_OR_RETURN(auto written, RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, ops); }));
   state_.snapshots = next.snapshots;
   state_.last_snapshot_id = written.front().breadcrumb.id;
@@ -496,7 +496,7 @@ AgentOutcome AgentRun::Execute() {
     bool announced = state_.step == 0 && options_.first_step_announced;
     if (auto started = announced ? std::vector<store::WriteOp>{} : Observe(AgentEvent::Type::kStepStarted);
         !started.empty()) {
-      model::WriteContext ctx{request_.trigger_event.owner_id, actor_};
+      model::WriteContext ctx{request_.trigger_event.owner_id, actor_, true};
       auto written = RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, started); });
       if (!written.ok()) return Error("internal", "recording the step failed: " + written.status().message());
     }
