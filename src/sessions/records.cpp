@@ -118,6 +118,7 @@ Result<model::Breadcrumb> FindAt(store::Store& store, const std::string& owner_i
   query.limit = 1;
   CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(owner_id, query));
   if (page.items.empty() || page.items.front().schema_name != schema) return Status::NotFound(what + " not found");
+  if (!page.items.front().context.is_object()) return Status::Internal(what + " is not a valid record (no object context)");
   return std::move(page.items.front());
 }
 

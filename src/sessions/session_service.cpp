@@ -95,6 +95,37 @@ std::string TitleFrom(const std::string& content) {
 
 json::value Usage0() { return json::object{{"input", 0}, {"output", 0}, {"total", 0}}; }
 
+// A message body {content, metadata?, related_type?, related_id?, context_url?}, checked.
+struct MessageInput {
+  std::string text;
+  json::object metadata;
+  json::object extra;  // related_type, related_id, context_url
+};
+
+Result<MessageInput> ParseMessageBody(const json::value& body) {
+  CAIRN_ASSIGN_OR_RETURN(const json::object* object, ObjectBody(body));
+  CAIRN_RETURN_IF_ERROR(Only(*object, {"content", "metadata", "related_type", "related_id", "context_url"}));
+  const json::value* content = object->if_contains("content");
+  if (!content || !content->is_string() || content->as_string().empty() ||
+      content->as_string().size() > kMaxContentBytes) {
+    return Status::Validation("content", "is required: a string of 1 to " + std::to_string(kMaxContentBytes) + " bytes");
+  }
+  json::object extra;
+  CAIRN_RETURN_IF_ERROR(CopyString(*object, "related_type", kMaxIdBytes, extra));
+  CAIRN_RETURN_IF_ERROR(CopyString(*object, "related_id", kMaxIdBytes, extra));
+  CAIRN_RETURN_IF_ERROR(CopyString(*object, "context_url", kMaxUrlBytes, extra));
+  CAIRN_RETURN_IF_ERROR(CheckUrl(extra, "context_url"));
+  json::object metadata;
+  if (const json::value* m = object->if_contains("metadata")) {
+    if (!m->is_object()) return Status::Validation("metadata", "must be an object");
+    metadata = m->as_object();
+  }
+  return MessageInput{std::string(content->as_string()), std::move(metadata), std::move(extra)};
+}
+
+// The facade writes session records as cairn itself, in the caller's name (created_by).
+model::WriteContext Ctx(const Caller& caller) { return model::WriteContext{caller.owner_id, caller.actor, true}; }
+
 }  // namespace
 
 SessionService::SessionService(store::Store& store, const Clock& clock, model::Limits limits)
@@ -150,7 +181,7 @@ Result<model::BreadcrumbDraft> SessionService::SessionDraft(const json::object& 
 Result<json::object> SessionService::CreateSession(const Caller& caller, const json::value& body) {
   CAIRN_ASSIGN_OR_RETURN(const json::object* object, ObjectBody(body));
   CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbDraft draft, SessionDraft(*object, ids_.Next(), "New session"));
-  CAIRN_ASSIGN_OR_RETURN(auto created, store_.Create(model::WriteContext{caller.owner_id, caller.actor}, draft, ""));
+  CAIRN_ASSIGN_OR_RETURN(auto created, store_.Create(Ctx(caller), draft, ""));
   return SessionView(created.breadcrumb);
 }
 
@@ -203,15 +234,19 @@ Result<json::object> SessionService::UpdateSession(const Caller& caller, const s
   CAIRN_RETURN_IF_ERROR(CopyEnum(*object, "status", {"active", "archived", "closed"}, changes));
   CAIRN_RETURN_IF_ERROR(CopyObject(*object, "metadata", changes));
   std::lock_guard lock(SessionLock(id));
-  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, LoadSession(caller, id));
-  json::object context = crumb.context.as_object();
-  for (const auto& [key, value] : changes) context[key] = value;
-  model::BreadcrumbPatch patch;
-  if (changes.contains("title")) patch.title.Set(Str(context, "title"));
-  patch.context.Set(std::move(context));
-  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb updated,
-                         store_.Update(model::WriteContext{caller.owner_id, caller.actor}, crumb.id, patch, crumb.version));
-  return SessionView(updated);
+  for (int attempt = 0;; ++attempt) {
+    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, LoadSession(caller, id));
+    json::object context = crumb.context.as_object();
+    for (const auto& [key, value] : changes) context[key] = value;
+    model::BreadcrumbPatch patch;
+    if (changes.contains("title")) patch.title.Set(Str(context, "title"));
+    patch.context.Set(std::move(context));
+    auto updated = store_.Update(Ctx(caller), crumb.id, patch, crumb.version);
+    // An execution ending meanwhile updates the session's totals: read it again.
+    if (!updated.ok() && updated.status().code() == StatusCode::kFailedPrecondition && attempt < 4) continue;
+    CAIRN_RETURN_IF_ERROR(updated.status());
+    return SessionView(*updated);
+  }
 }
 
 Result<std::vector<model::Breadcrumb>> SessionService::ActiveExecutions(const std::string& owner_id,
@@ -223,29 +258,18 @@ Result<std::vector<model::Breadcrumb>> SessionService::ActiveExecutions(const st
   query.order = model::SortOrder::kOldestFirst;
   query.limit = 100;
   CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(owner_id, query));
-  return std::move(page.items);
+  std::vector<model::Breadcrumb> valid;
+  for (auto& crumb : page.items) {
+    if (crumb.context.is_object()) valid.push_back(std::move(crumb));
+  }
+  return valid;
 }
 
 Result<Accepted> SessionService::PostMessage(const Caller& caller, const std::string& session_id, const json::value& body) {
-  CAIRN_ASSIGN_OR_RETURN(const json::object* object, ObjectBody(body));
-  CAIRN_RETURN_IF_ERROR(Only(*object, {"content", "metadata", "related_type", "related_id", "context_url"}));
-  const json::value* content = object->if_contains("content");
-  if (!content || !content->is_string() || content->as_string().empty() ||
-      content->as_string().size() > kMaxContentBytes) {
-    return Status::Validation("content", "is required: a string of 1 to " + std::to_string(kMaxContentBytes) + " bytes");
-  }
-  json::object extra;
-  CAIRN_RETURN_IF_ERROR(CopyString(*object, "related_type", kMaxIdBytes, extra));
-  CAIRN_RETURN_IF_ERROR(CopyString(*object, "related_id", kMaxIdBytes, extra));
-  CAIRN_RETURN_IF_ERROR(CopyString(*object, "context_url", kMaxUrlBytes, extra));
-  CAIRN_RETURN_IF_ERROR(CheckUrl(extra, "context_url"));
-  json::object metadata;
-  if (const json::value* m = object->if_contains("metadata")) {
-    if (!m->is_object()) return Status::Validation("metadata", "must be an object");
-    metadata = m->as_object();
-  }
-  std::string text(content->as_string());
-
+  CAIRN_ASSIGN_OR_RETURN(MessageInput message, ParseMessageBody(body));
+  std::string text = std::move(message.text);
+  json::object extra = std::move(message.extra);
+  json::object metadata = std::move(message.metadata);
   std::unique_lock lock(SessionLock(session_id));
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb session, LoadSession(caller, session_id));
   const json::object& fields = session.context.as_object();
@@ -303,7 +327,7 @@ Result<Accepted> SessionService::PostMessage(const Caller& caller, const std::st
   ops.push_back(store::WriteOp::Create(std::move(execution)));
   ops.push_back(store::WriteOp::Create(
       MessageDraft(session_id, ids_.Next(), "info", "Execution queued", accepted.execution_id, "execution.queued")));
-  CAIRN_RETURN_IF_ERROR(store_.Apply(model::WriteContext{caller.owner_id, caller.actor}, ops).status());
+  CAIRN_RETURN_IF_ERROR(store_.Apply(Ctx(caller), ops).status());
   lock.unlock();
   for (const auto& id : interrupted) {
     auto cancelled = CancelExecution(caller, id);
@@ -328,16 +352,11 @@ Result<Accepted> SessionService::PostFirstMessage(const Caller& caller, const js
       session_fields[key] = value;
     }
   }
-  const json::value* content = message_fields.if_contains("content");
-  std::string title = content && content->is_string() ? TitleFrom(std::string(content->as_string())) : "New session";
   // Check the message before anything is written.
-  if (!content || !content->is_string() || content->as_string().empty() ||
-      content->as_string().size() > kMaxContentBytes) {
-    return Status::Validation("content", "is required: a string of 1 to " + std::to_string(kMaxContentBytes) + " bytes");
-  }
-  CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbDraft draft, SessionDraft(session_fields, ids_.Next(), title));
+  CAIRN_ASSIGN_OR_RETURN(MessageInput message, ParseMessageBody(message_fields));
+  CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbDraft draft, SessionDraft(session_fields, ids_.Next(), TitleFrom(message.text)));
   std::string session_id = Str(draft.context.as_object(), "id");
-  CAIRN_RETURN_IF_ERROR(store_.Create(model::WriteContext{caller.owner_id, caller.actor}, draft, "").status());
+  CAIRN_RETURN_IF_ERROR(store_.Create(Ctx(caller), draft, "").status());
   return PostMessage(caller, session_id, message_fields);
 }
 
@@ -355,6 +374,7 @@ Result<Listing> SessionService::ListMessages(const Caller& caller, const std::st
   while (out.items.size() < filter.limit) {
     CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(caller.owner_id, query));
     for (const auto& crumb : page.items) {
+      if (!crumb.context.is_object()) continue;
       const json::object& c = crumb.context.as_object();
       if (!after_seen) {
         after_seen = Str(c, "id") == *filter.after;
@@ -409,7 +429,7 @@ Result<json::object> SessionService::Transition(const Caller& caller, const std:
   std::vector<store::WriteOp> ops;
   ops.push_back(store::WriteOp::Update(crumb.id, ExecutionPatch(crumb, changes), crumb.version));
   for (auto& op : also) ops.push_back(std::move(op));
-  auto written = store_.Apply(model::WriteContext{caller.owner_id, caller.actor}, ops);
+  auto written = store_.Apply(Ctx(caller), ops);
   if (!written.ok() && written.status().code() == StatusCode::kFailedPrecondition) {
     return Status::Conflict("execution " + id + " changed meanwhile (it was " + from + "); read it again");
   }
@@ -428,12 +448,18 @@ Result<json::object> SessionService::CancelExecution(const Caller& caller, const
   std::vector<store::WriteOp> also;
   also.push_back(store::WriteOp::Create(
       MessageDraft(session_id, ids_.Next(), "info", "Execution cancelled", id, "execution.cancelled")));
-  return Transition(caller, id, "cancelled",
-                    json::object{{"completed_at", FormatRfc3339Micros(clock_.NowMicros())}, {"awaiting_input", nullptr}}, std::move(also));
+  CAIRN_ASSIGN_OR_RETURN(json::object view,
+                         Transition(caller, id, "cancelled",
+                                    json::object{{"completed_at", FormatRfc3339Micros(clock_.NowMicros())},
+                                                 {"awaiting_input", nullptr}},
+                                    std::move(also)));
+  // The executions queued behind it may run now (a paused one held them back).
+  if (notify_) notify_(caller.owner_id, session_id);
+  return view;
 }
 
 Result<json::object> SessionService::Answer(const Caller& caller, const std::string& id, const std::string& text,
-                                            json::object metadata) {
+                                            json::object metadata, bool from_user) {
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, LoadExecution(caller, id));
   const json::object& fields = crumb.context.as_object();
   if (Str(fields, "status") != "paused") {
@@ -451,7 +477,10 @@ Result<json::object> SessionService::Answer(const Caller& caller, const std::str
   response.context = json::object{{"request_id", request_id}, {"tool", "user_input"}, {"status", "success"},
                                   {"output", text}, {"duration_ms", 0}};
   std::vector<store::WriteOp> also;
-  also.push_back(store::WriteOp::Create(MessageDraft(session_id, message_id, "user", text, id, "", std::move(metadata))));
+  // The user's answer is part of the conversation; a resume without one is only noted.
+  also.push_back(store::WriteOp::Create(
+      from_user ? MessageDraft(session_id, message_id, "user", text, id, "", std::move(metadata))
+                : MessageDraft(session_id, message_id, "info", "Resumed without an answer", id, "", std::move(metadata))));
   also.push_back(store::WriteOp::Create(std::move(response)));
   CAIRN_ASSIGN_OR_RETURN(json::object view, Transition(caller, id, "running", json::object{{"awaiting_input", nullptr}},
                                                        std::move(also)));
@@ -479,7 +508,8 @@ Result<json::object> SessionService::AnswerExecution(const Caller& caller, const
 }
 
 Result<json::object> SessionService::ResumeExecution(const Caller& caller, const std::string& id) {
-  CAIRN_ASSIGN_OR_RETURN(json::object view, Answer(caller, id, "(the user did not answer)", json::object{{"resumed", true}}));
+  CAIRN_ASSIGN_OR_RETURN(json::object view, Answer(caller, id, "(the user did not answer)", json::object{{"resumed", true}},
+                                                   /*from_user=*/false));
   view.erase("answer_message_id");
   return view;
 }

@@ -135,8 +135,9 @@ class SessionService {
                                          boost::json::object changes, std::vector<store::WriteOp> also = {});
   // Answers a paused execution's question: the user's message, the user_input tool response and
   // the move back to running.
+  // `from_user` false (a resume): the tool result is `text`, the session gets an info message.
   Result<boost::json::object> Answer(const Caller& caller, const std::string& id, const std::string& text,
-                                     boost::json::object metadata);
+                                     boost::json::object metadata, bool from_user = true);
   // Messages of one session are posted one at a time (policies look at what is active).
   std::mutex& SessionLock(const std::string& session_id);
 

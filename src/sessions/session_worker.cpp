@@ -114,7 +114,9 @@ Status SessionWorker::Start() {
   query.limit = 500;
   while (true) {
     CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List("default", query));
-    for (const auto& crumb : page.items) Schedule(crumb.owner_id, Str(crumb.context.as_object(), "session_id"));
+    for (const auto& crumb : page.items) {
+      if (crumb.context.is_object()) Schedule(crumb.owner_id, Str(crumb.context.as_object(), "session_id"));
+    }
     if (!page.next_cursor) break;
     query.cursor = page.next_cursor;
   }
@@ -126,6 +128,7 @@ void SessionWorker::Stop() {
     std::lock_guard lock(mu_);
     if (stop_ && threads_.empty()) return;
     stop_ = true;
+    stopping_ = true;
     for (auto& [id, run] : running_) run->cancelled = true;
   }
   cv_.notify_all();
@@ -201,6 +204,7 @@ void SessionWorker::Loop() {
 }
 
 void SessionWorker::RunSession(const std::string& owner_id, const std::string& session_id) {
+  std::string last_run;
   while (true) {
     {
       std::lock_guard lock(mu_);
@@ -218,7 +222,15 @@ void SessionWorker::RunSession(const std::string& owner_id, const std::string& s
       return;
     }
     // Nothing to do, or the oldest waits for the user: later ones wait behind it.
-    if (found->items.empty() || Str(found->items.front().context.as_object(), "status") == "paused") return;
+    if (found->items.empty() || !found->items.front().context.is_object() ||
+        Str(found->items.front().context.as_object(), "status") == "paused") {
+      return;
+    }
+    // The same execution again right after its run: its end could not be recorded (the store
+    // failing); it is tried again when the session is next scheduled or at the next start.
+    std::string id = Str(found->items.front().context.as_object(), "id");
+    if (id == last_run) return;
+    last_run = id;
     if (!RunExecution(owner_id, found->items.front())) return;
   }
 }
@@ -241,7 +253,7 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
       worker.running_.erase(id);
     }
   } unregister{*this, execution_id};
-  model::WriteContext ctx{owner_id, kActor};
+  model::WriteContext ctx{owner_id, kActor, true};
   auto info = [&](const std::string& text, const std::string& event_type, json::object metadata = {}) {
     return store::WriteOp::Create(MessageDraft(session_id, ids_.Next(), "info", text, execution_id, event_type,
                                                std::move(metadata)));
@@ -263,10 +275,14 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
       if (totals) {
         json::object ended = current.context.as_object();
         for (const auto& [key, value] : changes) ended[key] = value;
-        CAIRN_ASSIGN_OR_RETURN(store::WriteOp session_op, SessionTotals(owner_id, session_id, ended));
-        ops.push_back(std::move(session_op));
+        auto session_op = SessionTotals(owner_id, session_id, ended);
+        if (session_op.ok()) {
+          ops.push_back(std::move(session_op).value());
+        } else if (session_op.status().code() != StatusCode::kNotFound) {  // a deleted session has no totals
+          return session_op.status();
+        }
       }
-      auto written = exec::RetryWhenBusy(running->cancelled, [&] { return store_.Apply(ctx, ops); });
+      auto written = exec::RetryWhenBusy(stopping_, [&] { return store_.Apply(ctx, ops); });
       if (written.ok()) {
         current = written->front().breadcrumb;
         return Status::Ok();
@@ -284,7 +300,9 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   if (!resumed) start_changes["started_at"] = FormatRfc3339Micros(clock_.NowMicros());
   if (Status moved = move("running", std::move(start_changes), std::move(started)); !moved.ok()) {
     CAIRN_LOG_WARN("session execution {}: cannot start: {}", execution_id, moved.message());
-    return true;  // cancelled meanwhile (or gone): the session goes on with the next one
+    // Cancelled meanwhile: the session goes on with the next one. Anything else (the store
+    // failing) would fail again at once: leave the session until it is scheduled again.
+    return moved.code() == StatusCode::kConflict || moved.code() == StatusCode::kNotFound;
   }
 
   // What the run needs: the session, its agent, the message and the history before it.
@@ -320,19 +338,34 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   history_query.limit = 2 * kHistoryMessages + 8;  // room for messages queued after this one
   auto recent = store_.List(owner_id, history_query);
   if (!recent.ok()) return fail("reading the session's messages failed: " + recent.status().message());
+  // The execution's own message, by its execution tag: with many messages queued after it, it
+  // may be older than the history window.
+  model::BreadcrumbQuery own_query;
+  own_query.schema_name = std::string(kMessageSchema);
+  own_query.all_tags = {"execution:" + execution_id, "role:user"};
+  own_query.include_context = true;
+  own_query.order = model::SortOrder::kOldestFirst;
+  own_query.limit = 1;
+  auto own = store_.List(owner_id, own_query);
+  if (!own.ok()) return fail("reading the execution's message failed: " + own.status().message());
   json::object trigger;
   model::Event trigger_event;
   json::array history;
   // Newest first. User messages newer than this one belong to executions queued after it; the
   // answers of earlier executions may be newer (written while this one waited) and belong in.
   bool seen_trigger = false;
+  if (!own->items.empty() && own->items.front().context.is_object() &&
+      Str(own->items.front().context.as_object(), "id") == message_id) {
+    const model::Breadcrumb& crumb = own->items.front();
+    trigger = TurnRecord(crumb.context.as_object());
+    trigger["title"] = crumb.title;
+    trigger_event.breadcrumb_id = crumb.id;
+    trigger_event.trace = crumb.trace;
+  }
   for (const auto& crumb : recent->items) {
+    if (!crumb.context.is_object()) continue;
     const json::object& message = crumb.context.as_object();
     if (Str(message, "id") == message_id) {
-      trigger = TurnRecord(message);
-      trigger["title"] = crumb.title;
-      trigger_event.breadcrumb_id = crumb.id;
-      trigger_event.trace = crumb.trace;
       seen_trigger = true;
     } else if ((seen_trigger || Str(message, "role") == "assistant") && history.size() < kHistoryMessages) {
       history.push_back(TurnRecord(message));

@@ -58,7 +58,8 @@ class SessionWorker {
   class Observer;
   void Loop();
   void RunSession(const std::string& owner_id, const std::string& session_id);
-  // Runs one execution to its end (or pause); false when the worker is stopping.
+  // Runs one execution to its end (or pause); false when the session should not go on now (the
+  // worker is stopping, or the execution could not be started for a reason that would repeat).
   bool RunExecution(const std::string& owner_id, const model::Breadcrumb& execution);
   // The update of the session's last_execution_id, last_snapshot_id and token totals after an
   // execution (its context as it ends) ended; guarded by the session's version.
@@ -76,6 +77,7 @@ class SessionWorker {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  std::atomic<bool> stopping_{false};  // stop_, readable without mu_ (write retries)
   std::deque<std::pair<std::string, std::string>> queue_;  // (owner, session) with work
   std::set<std::pair<std::string, std::string>> queued_, busy_;
   std::map<std::string, std::shared_ptr<Running>> running_;  // execution id -> its run

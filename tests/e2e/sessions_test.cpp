@@ -581,6 +581,44 @@ TEST_F(e2e_sessions_user_input, CancelAPausedExecutionAtOnce) {
                       "conflict"));
 }
 
+TEST_F(e2e_sessions, CancellingAPausedExecutionLetsTheQueuedOnesRun) {
+  json::object ask = AskUser("Which city?");
+  ask["delay_ms"] = 600;  // long enough to queue the second message behind it
+  Script({Rule(Match({{"last_content_contains", "first"}}), ask),
+          Rule(Match({{"last_content_contains", "second"}}), Text("second done"))});
+  SessionAgent("asker");
+  std::string sid = NewSessionId("asker");
+  SessionStream stream(server(), sid);
+  ASSERT_TRUE(stream.Open()) << stream.Describe();
+  Posted first = Send(sid, "first question");
+  ASSERT_TRUE(stream.AwaitType("execution.started", first.execution_id)) << stream.Describe();
+  Posted second = Send(sid, "second question");  // queued while the first runs
+  ASSERT_TRUE(stream.AwaitType("execution.paused", first.execution_id)) << stream.Describe();
+  EXPECT_EQ(StringAt(GetExecution(second.execution_id), "status"), "pending");
+  ASSERT_EQ(PostJson("/executions/" + first.execution_id + "/cancel", json::object{}).status, 200);
+  auto end = stream.AwaitEnd(second.execution_id);
+  ASSERT_TRUE(end) << stream.Describe();
+  EXPECT_EQ(end->event_type, "execution.completed");
+}
+
+TEST_F(e2e_sessions, SessionRecordsCannotBeWrittenAroundTheApi) {
+  std::string sid = NewSessionId("default-chat-assistant");
+  auto before = StoreSnapshot();
+  for (const char* schema : {"agent.session.v1", "agent.session.message.v1", "agent.execution.v1", "agent.snapshot.v1"}) {
+    Response r = client().Post("/breadcrumbs", JsonText(json::object{{"schema_name", schema}, {"title", "forged"},
+                                                                     {"context", json::object{{"status", "pending"}}}}));
+    EXPECT_TRUE(IsError(r, 422, "validation_failed", "schema_name")) << schema << ": " << r.body;
+  }
+  // Nor changed or deleted through /breadcrumbs.
+  auto sessions = ListAll("schema_name=agent.session.v1");
+  ASSERT_EQ(sessions.size(), 1u);
+  std::string record = StringAt(sessions[0], "id");
+  EXPECT_TRUE(IsError(client().Patch("/breadcrumbs/" + record, R"({"context":"x"})"), 422, "validation_failed"));
+  EXPECT_TRUE(IsError(client().Delete("/breadcrumbs/" + record), 422, "validation_failed"));
+  EXPECT_EQ(StoreSnapshot(), before);
+  EXPECT_EQ(client().Get("/sessions/" + sid).status, 200);
+}
+
 // ---- cancel -------------------------------------------------------------------------------------
 
 TEST_F(e2e_sessions, CancelDuringASlowToolStopsItPromptly) {
