@@ -1,39 +1,16 @@
 #include "sessions/session_worker.h"
 
-#include <boost/json/serialize.hpp>
 
 #include "base/log.h"
 #include "base/time_format.h"
 #include "exec/agents/agent_run.h"
-#include "exec/execution_record.h"
-#include "exec/retry.h"
-#include "model/agent_definition.h"
 #include "model/tool_definition.h"
+#include "sessions/execution_recorder.h"
 #include "sessions/records.h"
 #include "sessions/session_service.h"
 
 namespace cairn::sessions {
 namespace json = boost::json;
-namespace {
-
-constexpr size_t kHistoryMessages = 20;
-constexpr const char* kActor = "system:sessions";
-
-json::object UsageJson(const exec::llm::Usage& usage) {
-  return json::object{{"input", usage.prompt}, {"output", usage.completion}, {"total", usage.total}};
-}
-
-// A conversation record as the prompt renders it (exec/agents/prompt.h).
-json::object TurnRecord(const json::object& message) {
-  bool user = Str(message, "role") == "user";
-  return json::object{
-      {"id", Str(message, "id")},
-      {"schema_name", user ? model::kUserMessageSchema : model::kAgentResponseSchema},
-      {"context", json::object{{user ? "content" : "message", Str(message, "content")}}}};
-}
-
-}  // namespace
-
 struct SessionWorker::Running {
   std::atomic<bool> cancelled{false};         // the run's flag: cancel, timeout or shutdown
   std::atomic<bool> cancel_requested{false};  // by the user
@@ -253,139 +230,29 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
       worker.running_.erase(id);
     }
   } unregister{*this, execution_id};
-  model::WriteContext ctx{owner_id, kActor, true};
-  auto info = [&](const std::string& text, const std::string& event_type, json::object metadata = {}) {
-    return store::WriteOp::Create(MessageDraft(session_id, ids_.Next(), "info", text, execution_id, event_type,
-                                               std::move(metadata)));
-  };
-  // Moves the execution (as last read) to `to` with `changes` and `also`, in one transaction.
-  model::Breadcrumb current = execution;
-  // An end (`totals`) also updates the session's last_* fields and token totals, in the same
-  // transaction; a concurrent change of either record (a PATCH) makes it read both again.
-  auto move = [&](const std::string& to, json::object changes, std::vector<store::WriteOp> also,
-                  bool totals = false) -> Status {
-    changes["status"] = to;
-    for (int attempt = 0;; ++attempt) {
-      CAIRN_ASSIGN_OR_RETURN(current, FindAt(store_, owner_id, kExecutionSchema, ExecutionPath(execution_id), "execution"));
-      std::string from = Str(current.context.as_object(), "status");
-      if (!CanMove(from, to)) return Status::Conflict("execution " + execution_id + " is " + from);
-      std::vector<store::WriteOp> ops;
-      ops.push_back(store::WriteOp::Update(current.id, ExecutionPatch(current, changes), current.version));
-      for (const auto& op : also) ops.push_back(op);
-      if (totals) {
-        json::object ended = current.context.as_object();
-        for (const auto& [key, value] : changes) ended[key] = value;
-        auto session_op = SessionTotals(owner_id, session_id, ended);
-        if (session_op.ok()) {
-          ops.push_back(std::move(session_op).value());
-        } else if (session_op.status().code() != StatusCode::kNotFound) {  // a deleted session has no totals
-          return session_op.status();
-        }
-      }
-      auto written = exec::RetryWhenBusy(stopping_, [&] { return store_.Apply(ctx, ops); });
-      if (written.ok()) {
-        current = written->front().breadcrumb;
-        return Status::Ok();
-      }
-      if (written.status().code() != StatusCode::kFailedPrecondition || attempt == 4) return written.status();
-    }
-  };
+  ExecutionRecorder record(store_, ids_, clock_, stopping_, owner_id, session_id, execution_id);
 
   bool resumed = Str(fields, "status") == "running";
   std::vector<store::WriteOp> started;
-  started.push_back(info(resumed ? "Execution resumed" : "Execution started", "execution.started"));
+  started.push_back(record.Info(resumed ? "Execution resumed" : "Execution started", "execution.started"));
   // The first step starts with the execution (one write less per run).
-  if (!resumed) started.push_back(info("Step 1 started", "step.started", json::object{{"step", 1}}));
+  if (!resumed) started.push_back(record.Info("Step 1 started", "step.started", json::object{{"step", 1}}));
   json::object start_changes;
   if (!resumed) start_changes["started_at"] = FormatRfc3339Micros(clock_.NowMicros());
-  if (Status moved = move("running", std::move(start_changes), std::move(started)); !moved.ok()) {
+  if (Status moved = record.Move("running", std::move(start_changes), std::move(started)); !moved.ok()) {
     CAIRN_LOG_WARN("session execution {}: cannot start: {}", execution_id, moved.message());
     // Cancelled meanwhile: the session goes on with the next one. Anything else (the store
     // failing) would fail again at once: leave the session until it is scheduled again.
     return moved.code() == StatusCode::kConflict || moved.code() == StatusCode::kNotFound;
   }
-
-  // What the run needs: the session, its agent, the message and the history before it.
-  auto fail = [&](const std::string& why, const exec::llm::Usage& usage = {}) {
-    std::vector<store::WriteOp> also;
-    also.push_back(info("Execution failed: " + why, "execution.failed"));
-    Status moved = move("failed", json::object{{"error_message", why},
-                                              {"completed_at", FormatRfc3339Micros(clock_.NowMicros())},
-                                              {"token_usage", UsageJson(usage)}},
-                        std::move(also), /*totals=*/true);
-    if (!moved.ok()) CAIRN_LOG_WARN("session execution {}: recording the failure failed: {}", execution_id, moved.message());
+  auto input = LoadRunInput(store_, owner_id, fields, limits_);
+  if (!input.ok()) {
+    record.Fail(input.status().message());
     return true;
-  };
-  auto session = FindAt(store_, owner_id, kSessionSchema, SessionPath(session_id), "session " + session_id);
-  if (!session.ok()) return fail(session.status().message());
-  const json::object& session_fields = session->context.as_object();
-  std::string agent_id = Str(session_fields, "agent_id");
-  auto agent_record = FindAt(store_, owner_id, model::kAgentSchema, model::AgentPath(agent_id), "agent");
-  if (!agent_record.ok()) {
-    return fail("the agent " + agent_id + " does not exist (define it as an agent.def.v1 record at agents/" + agent_id + ")");
   }
-  auto definition = model::ParseAgentDefinition(agent_record->context, limits_);
-  if (!definition.ok()) return fail("the agent " + agent_id + " is not usable: " + definition.status().message());
 
-  std::string message_id;
-  if (const json::value* input = fields.if_contains("input"); input && input->is_object()) {
-    message_id = Str(input->as_object(), "message_id");
-  }
-  model::BreadcrumbQuery history_query;
-  history_query.schema_name = std::string(kMessageSchema);
-  history_query.all_tags = {TurnTag(session_id)};
-  history_query.include_context = true;
-  history_query.limit = 2 * kHistoryMessages + 8;  // room for messages queued after this one
-  auto recent = store_.List(owner_id, history_query);
-  if (!recent.ok()) return fail("reading the session's messages failed: " + recent.status().message());
-  // The execution's own message, by its execution tag: with many messages queued after it, it
-  // may be older than the history window.
-  model::BreadcrumbQuery own_query;
-  own_query.schema_name = std::string(kMessageSchema);
-  own_query.all_tags = {"execution:" + execution_id, "role:user"};
-  own_query.include_context = true;
-  own_query.order = model::SortOrder::kOldestFirst;
-  own_query.limit = 1;
-  auto own = store_.List(owner_id, own_query);
-  if (!own.ok()) return fail("reading the execution's message failed: " + own.status().message());
-  json::object trigger;
-  model::Event trigger_event;
-  json::array history;
-  // Newest first. User messages newer than this one belong to executions queued after it; the
-  // answers of earlier executions may be newer (written while this one waited) and belong in.
-  bool seen_trigger = false;
-  if (!own->items.empty() && own->items.front().context.is_object() &&
-      Str(own->items.front().context.as_object(), "id") == message_id) {
-    const model::Breadcrumb& crumb = own->items.front();
-    trigger = TurnRecord(crumb.context.as_object());
-    trigger["title"] = crumb.title;
-    trigger_event.breadcrumb_id = crumb.id;
-    trigger_event.trace = crumb.trace;
-  }
-  for (const auto& crumb : recent->items) {
-    if (!crumb.context.is_object()) continue;
-    const json::object& message = crumb.context.as_object();
-    if (Str(message, "id") == message_id) {
-      seen_trigger = true;
-    } else if ((seen_trigger || Str(message, "role") == "assistant") && history.size() < kHistoryMessages) {
-      history.push_back(TurnRecord(message));
-    }
-  }
-  if (trigger.empty()) return fail("the execution's message " + message_id + " was not found");
-  trigger_event.owner_id = owner_id;
-  trigger_event.type = "breadcrumb.created";
-  trigger_event.schema_name = std::string(kMessageSchema);
-  trigger_event.tags = {SessionTag(session_id)};
-  trigger_event.context = trigger.at("context");
-  json::object context{{"trigger", trigger}};
-  if (!Str(session_fields, "initial_context_url").empty()) {
-    context["initial_context"] = json::object{
-        {"title", "The page the session started from"},
-        {"context", json::object{{"url", Str(session_fields, "initial_context_url")}}}};
-  }
-  if (!history.empty()) context["history"] = std::move(history);
-
-  exec::RunRequest request{ExecutionPath(execution_id), trigger_event, trigger, context, running->cancelled};
+  exec::RunRequest request{ExecutionPath(execution_id), input->trigger_event, input->trigger, input->context,
+                           running->cancelled};
   Observer observer(*this, session_id, execution_id, *running);
   exec::AgentRunOptions options;
   options.execution_id = execution_id;
@@ -393,8 +260,8 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   options.user_input = true;
   options.debug_snapshots = Str(fields, "snapshot_policy") == "debug";
   options.first_step_announced = !resumed;
-  exec::AgentRun run(*definition, deps_, request, options);
-  uint64_t token = watchdog_.Arm(exec::Watchdog::Clock::now() + std::chrono::milliseconds(definition->timeout_ms),
+  exec::AgentRun run(input->definition, deps_, request, options);
+  uint64_t token = watchdog_.Arm(exec::Watchdog::Clock::now() + std::chrono::milliseconds(input->definition.timeout_ms),
                                  &running->cancelled);
   exec::AgentOutcome outcome = run.Execute();
   bool timed_out = watchdog_.Disarm(token) && !running->cancel_requested;
@@ -403,103 +270,36 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
     if (stop_ && !running->cancel_requested) return false;  // shutdown: it continues after the next start
   }
   const exec::AgentState& state = outcome.state;
-  json::object end{{"step_count", state.step},
-                   {"token_usage", UsageJson(state.usage)},
-                   {"last_snapshot_id", state.last_snapshot_id.empty() ? json::value(nullptr) : json::value(state.last_snapshot_id)}};
   Status ended;
   if (running->cancel_requested) {
-    end["completed_at"] = FormatRfc3339Micros(clock_.NowMicros());
     std::vector<store::WriteOp> also;
-    also.push_back(info("Execution cancelled", "execution.cancelled"));
-    ended = move("cancelled", std::move(end), std::move(also), /*totals=*/true);
+    also.push_back(record.Info("Execution cancelled", "execution.cancelled"));
+    ended = record.Move("cancelled",
+                        json::object{{"step_count", state.step},
+                                     {"token_usage", UsageJson(state.usage)},
+                                     {"completed_at", FormatRfc3339Micros(clock_.NowMicros())}},
+                        std::move(also), /*totals=*/true);
   } else if (timed_out) {
-    return fail("timed out after " + std::to_string(definition->timeout_ms) + " ms", state.usage);
+    record.Fail("timed out after " + std::to_string(input->definition.timeout_ms) + " ms", state.usage);
   } else if (outcome.kind == exec::AgentOutcome::Kind::kError) {
-    return fail(outcome.code + ": " + outcome.message, state.usage);
+    record.Fail(outcome.code + ": " + outcome.message, state.usage);
   } else if (outcome.kind == exec::AgentOutcome::Kind::kPaused) {
-    end["awaiting_input"] = json::object{{"request_id", outcome.input_request_id}, {"question", outcome.question}};
     std::vector<store::WriteOp> also;
     also.push_back(store::WriteOp::Create(MessageDraft(session_id, ids_.Next(), "notification", outcome.question,
                                                        execution_id, "execution.paused",
                                                        json::object{{"request_id", outcome.input_request_id}})));
-    ended = move("paused", std::move(end), std::move(also));
+    ended = record.Move("paused",
+                        json::object{{"step_count", state.step},
+                                     {"token_usage", UsageJson(state.usage)},
+                                     {"awaiting_input", json::object{{"request_id", outcome.input_request_id},
+                                                                     {"question", outcome.question}}}},
+                        std::move(also));
   } else {
-    // The final snapshot's id goes into the execution and the session.
-    std::string final_id = state.last_snapshot_id;
-    if (!outcome.final_snapshot) {  // the run's last snapshot is not the whole final state: write it
-      model::BreadcrumbDraft snapshot;
-      snapshot.schema_name = std::string(kSnapshotSchema);
-      snapshot.title = "agent " + agent_id + " final";
-      snapshot.path = "snapshots/" + execution_id + "/final";
-      snapshot.tags = {"snapshot", "execution:" + execution_id, "agent:" + agent_id, "final"};
-      snapshot.trace = exec::ChildTrace(trigger_event);
-      snapshot.context = json::object{
-          {"agent_execution_id", execution_id},
-          {"execution_path", ExecutionPath(execution_id)},
-          {"parent_snapshot_id", state.last_snapshot_id.empty() ? json::value(nullptr) : json::value(state.last_snapshot_id)},
-          {"agent_id", agent_id},
-          {"agent_name", agent_id},
-          {"step_number", state.step},
-          {"is_final", true},
-          {"debug_mode", Str(fields, "snapshot_policy") == "debug"},
-          {"state", exec::StateToJson(state)}};
-      auto created = store_.Create(ctx, snapshot, "");
-      Result<model::Breadcrumb> written =
-          created.ok() ? Result<model::Breadcrumb>(created->breadcrumb)
-                       : FindAt(store_, owner_id, kSnapshotSchema, *snapshot.path, "final snapshot");  // before a crash
-      if (!written.ok()) return fail("saving the final snapshot failed: " + written.status().message(), state.usage);
-      final_id = written->id;
-    }
-    std::string answer = outcome.output.is_object() ? json::serialize(outcome.output) : outcome.message;
-    end["completed_at"] = FormatRfc3339Micros(clock_.NowMicros());
-    end["last_snapshot_id"] = final_id;
-    json::object output{{"content", answer}};
-    if (outcome.output.is_object()) output["structured"] = outcome.output;
-    if (!outcome.stop_reason.empty()) output["stop_reason"] = outcome.stop_reason;
-    end["output"] = std::move(output);
-    std::vector<store::WriteOp> also;
-    also.push_back(store::WriteOp::Create(MessageDraft(session_id, ids_.Next(), "assistant", answer, execution_id, "")));
-    also.push_back(info("Execution completed", "execution.completed",
-                        json::object{{"step_count", state.step}, {"token_usage", UsageJson(state.usage)}}));
-    if (Str(fields, "snapshot_policy") == "final") {
-      // Step snapshots served the run's durability; the final one is what this policy keeps.
-      model::BreadcrumbQuery steps;
-      steps.schema_name = std::string(kSnapshotSchema);
-      steps.all_tags = {"execution:" + execution_id};
-      steps.limit = 1000;
-      auto found = store_.List(owner_id, steps);
-      if (found.ok()) {
-        for (const auto& crumb : found->items) {
-          if (crumb.id != final_id) also.push_back(store::WriteOp::Delete(crumb.id));
-        }
-      }
-    }
-    ended = move("completed", std::move(end), std::move(also), /*totals=*/true);
+    ended = record.Complete(outcome, fields, input->definition.agent_id, input->trigger_event);
+    if (!ended.ok() && ended.code() != StatusCode::kConflict) record.Fail("recording the answer failed: " + ended.message(), state.usage);
   }
   if (!ended.ok()) CAIRN_LOG_WARN("session execution {}: recording its end failed: {}", execution_id, ended.message());
   return true;
-}
-
-Result<store::WriteOp> SessionWorker::SessionTotals(const std::string& owner_id, const std::string& session_id,
-                                                    const json::object& execution) {
-  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb session, FindAt(store_, owner_id, kSessionSchema, SessionPath(session_id), "session"));
-  json::object context = session.context.as_object();
-  context["last_execution_id"] = execution.at("id");
-  if (execution.contains("last_snapshot_id") && !execution.at("last_snapshot_id").is_null()) {
-    context["last_snapshot_id"] = execution.at("last_snapshot_id");
-  }
-  auto number = [](const json::value* usage, const char* key) -> int64_t {
-    const json::value* v = usage && usage->is_object() ? usage->as_object().if_contains(key) : nullptr;
-    return v && v->is_int64() ? v->as_int64() : 0;
-  };
-  const json::value* before = context.if_contains("token_usage");
-  const json::value* added = execution.if_contains("token_usage");
-  json::object totals;
-  for (const char* key : {"input", "output", "total"}) totals[key] = number(before, key) + number(added, key);
-  context["token_usage"] = std::move(totals);
-  model::BreadcrumbPatch patch;
-  patch.context.Set(std::move(context));
-  return store::WriteOp::Update(session.id, std::move(patch), session.version);
 }
 
 }  // namespace cairn::sessions

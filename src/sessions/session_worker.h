@@ -61,10 +61,6 @@ class SessionWorker {
   // Runs one execution to its end (or pause); false when the session should not go on now (the
   // worker is stopping, or the execution could not be started for a reason that would repeat).
   bool RunExecution(const std::string& owner_id, const model::Breadcrumb& execution);
-  // The update of the session's last_execution_id, last_snapshot_id and token totals after an
-  // execution (its context as it ends) ended; guarded by the session's version.
-  Result<store::WriteOp> SessionTotals(const std::string& owner_id, const std::string& session_id,
-                                       const boost::json::object& execution);
 
   store::Store& store_;
   exec::AgentDeps deps_;
