@@ -279,7 +279,8 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
                                      {"token_usage", UsageJson(state.usage)},
                                      {"completed_at", FormatRfc3339Micros(clock_.NowMicros())}},
                         std::move(also), /*totals=*/true);
-  } else if (timed_out) {
+  } else if (timed_out && outcome.kind == exec::AgentOutcome::Kind::kError) {
+    // The deadline stopped the run (an answer that came just in time is kept).
     record.Fail("timed out after " + std::to_string(input->definition.timeout_ms) + " ms", state.usage);
   } else if (outcome.kind == exec::AgentOutcome::Kind::kError) {
     record.Fail(outcome.code + ": " + outcome.message, state.usage);

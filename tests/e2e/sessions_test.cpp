@@ -528,6 +528,9 @@ TEST_F(e2e_sessions_user_input, QuestionPausesAndTheAnswerComesBackAsTheToolResu
   EXPECT_NE(StringAt(assistant[0], "content").find("Lisbon"), std::string::npos);
   auto events = stream_->Events();
   EXPECT_LT(IndexOf(events, "execution.paused"), IndexOf(events, "message.created", "", "assistant")) << DescribeEvents(events);
+  // The answered question closes its tool call and its step before the next step starts.
+  EXPECT_LT(IndexOf(events, "execution.paused"), IndexOf(events, "tool.completed")) << DescribeEvents(events);
+  EXPECT_LT(IndexOf(events, "tool.completed"), IndexOf(events, "message.created", "", "assistant")) << DescribeEvents(events);
   EXPECT_EQ(CountOf(events, "execution.paused"), 1u);
 
   // Answering again is a conflict now.

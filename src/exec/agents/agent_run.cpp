@@ -359,15 +359,6 @@ Result<bool> AgentRun::CollectToolResults() {
       waiting.insert(p.request_id);
     }
   }
-  // The answer to a question is stored by the session before the run resumes.
-  if (awaits_user) {
-    for (auto& p : state_.pending) {
-      if (p.result || p.call.name != kUserInputTool) continue;
-      CAIRN_ASSIGN_OR_RETURN(auto answer, ToolResponseWaiter::FindStored(deps_.store, request_.trigger_event.owner_id,
-                                                                          p.request_id));
-      if (answer) p.result = ToolResultText(*answer);
-    }
-  }
   auto answered = [&](std::vector<store::WriteOp> events, const PendingCall& call) {
     for (auto& op : Observe(AgentEvent::Type::kToolCompleted, &call)) events.push_back(std::move(op));
     bool step_done = std::all_of(state_.pending.begin(), state_.pending.end(), [](const PendingCall& p) { return p.result.has_value(); });
@@ -376,6 +367,17 @@ Result<bool> AgentRun::CollectToolResults() {
     }
     return events;
   };
+  // The answer to a question is stored by the session before the run resumes.
+  if (awaits_user) {
+    for (auto& p : state_.pending) {
+      if (p.result || p.call.name != kUserInputTool) continue;
+      CAIRN_ASSIGN_OR_RETURN(auto answer, ToolResponseWaiter::FindStored(deps_.store, request_.trigger_event.owner_id,
+                                                                          p.request_id));
+      if (!answer) continue;
+      p.result = ToolResultText(*answer);
+      CAIRN_RETURN_IF_ERROR(WriteSnapshot({}, answered({}, p)));
+    }
+  }
   if (!waiting.empty()) {
     // A resumed run may wait for requests written before the crash: their answers may be stored.
     bool look_in_store = !waiter_;
