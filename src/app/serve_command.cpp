@@ -203,7 +203,7 @@ int RunServe(const std::vector<std::string>& args) {
                    "(and CAIRN_LLM_API_KEY, CAIRN_LLM_MODEL) for any OpenAI-compatible endpoint, or OPENAI_API_KEY / "
                    "OPENROUTER_API_KEY; see docs/agents.md");
   }
-  CAIRN_LOG_INFO("LLM providers: {}", (*providers)->Describe());
+  CAIRN_LOG_INFO("{}", (*providers)->Describe());  // "LLM providers: ..., default: ..."
   bus::EphemeralHub token_hub;
   exec::HostOptions host_options;
   host_options.workers = static_cast<int>(settings.GetInt("executor_workers"));
