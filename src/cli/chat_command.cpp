@@ -148,20 +148,12 @@ class ChatSession {
     QueryString query;
     query.Add("any_tags", "session:" + options_.session + ",session-activity:" + options_.session);
     query.Add("types", "breadcrumb.created,agent.token");
-    HttpRequest request;
-    request.method = "GET";
-    request.url = run_.api().server_url() + "/events/stream" + query.Build();
-    if (resume_) request.headers.emplace_back("Last-Event-ID", std::to_string(*resume_));
-    if (auto actor = run_.args().Get("actor")) request.headers.emplace_back("X-Cairn-Actor", *actor);
-    return request;
+    return EventStreamRequest(run_, query, resume_);
   }
 
   bool OnOpen(const HttpReply& head) {
-    const std::string type = head.Header("content-type").value_or("");
-    if (!type.starts_with("text/event-stream")) {
-      fatal_ = Status::Internal("GET " + run_.api().server_url() +
-                                "/events/stream did not answer with an event stream (Content-Type '" + type +
-                                "'); is this a cairn server?");
+    if (Status stream = CheckEventStream(run_, head); !stream.ok()) {
+      fatal_ = stream;
       return false;
     }
     if (ever_opened_ && awaiting_) {

@@ -125,4 +125,21 @@ std::string BreadcrumbPath(std::string_view id, std::string_view suffix) {
   return "/breadcrumbs/" + PercentEncode(id) + std::string(suffix);
 }
 
+HttpRequest EventStreamRequest(CommandRun& run, const QueryString& query, std::optional<int64_t> resume) {
+  HttpRequest request;
+  request.method = "GET";
+  request.url = run.api().server_url() + "/events/stream" + query.Build();
+  if (resume) request.headers.emplace_back("Last-Event-ID", std::to_string(*resume));
+  if (auto actor = run.args().Get("actor")) request.headers.emplace_back("X-Cairn-Actor", *actor);
+  return request;
+}
+
+Status CheckEventStream(CommandRun& run, const HttpReply& head) {
+  const std::string type = head.Header("content-type").value_or("");
+  if (type.starts_with("text/event-stream")) return Status::Ok();
+  return Status::Internal("GET " + run.api().server_url() +
+                          "/events/stream did not answer with an event stream (Content-Type '" + type +
+                          "'); is this a cairn server?");
+}
+
 }  // namespace cairn::cli

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +14,8 @@
 #include "cli/api_client.h"
 #include "cli/arg_parser.h"
 #include "cli/client_context.h"
+#include "cli/http_client.h"
+#include "cli/url_util.h"
 
 namespace cairn::cli {
 
@@ -71,6 +75,13 @@ class CommandRun {
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<ApiClient> api_;
 };
+
+// GET /events/stream?<query> of the run's server, resumed after `resume` (Last-Event-ID) when
+// given, as the run's --actor.
+HttpRequest EventStreamRequest(CommandRun& run, const QueryString& query, std::optional<int64_t> resume);
+
+// kInternal ("… is this a cairn server?") unless `head` answers with an event stream.
+Status CheckEventStream(CommandRun& run, const HttpReply& head);
 
 // "/breadcrumbs/<percent-encoded id><suffix>".
 std::string BreadcrumbPath(std::string_view id, std::string_view suffix = {});

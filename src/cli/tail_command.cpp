@@ -159,21 +159,11 @@ class TailSession {
   }
 
  private:
-  HttpRequest BuildRequest() const {
-    HttpRequest request;
-    request.method = "GET";
-    request.url = run_.api().server_url() + "/events/stream" + options_.query.Build();
-    if (resume_) request.headers.emplace_back("Last-Event-ID", std::to_string(*resume_));
-    if (auto actor = run_.args().Get("actor")) request.headers.emplace_back("X-Cairn-Actor", *actor);
-    return request;
-  }
+  HttpRequest BuildRequest() const { return EventStreamRequest(run_, options_.query, resume_); }
 
   bool OnOpen(const HttpReply& head) {
-    const std::string type = head.Header("content-type").value_or("");
-    if (!type.starts_with("text/event-stream")) {
-      fatal_ = Status::Internal("GET " + run_.api().server_url() +
-                                "/events/stream did not answer with an event stream (Content-Type '" + type +
-                                "'); is this a cairn server?");
+    if (Status stream = CheckEventStream(run_, head); !stream.ok()) {
+      fatal_ = stream;
       return false;
     }
     opened_ = true;
