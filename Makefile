@@ -5,15 +5,22 @@ TESTBUILD := build/test
 BENCHDIR  := build/bench
 WERROR    ?= $(if $(CI),ON,OFF)
 
-.PHONY: run test bench deps build build-test clean format
+.PHONY: run test bench deps deps-runtime deps-bench build build-test clean format
+
+# Each entry point installs only what it needs (scripts/install-deps runtime|test|bench).
+deps-runtime:
+	@scripts/install-deps runtime
 
 deps:
-	@scripts/install-deps
+	@scripts/install-deps test
 
-$(RELEASE)/build.ninja: | deps
+deps-bench:
+	@scripts/install-deps bench
+
+$(RELEASE)/build.ninja: | deps-runtime
 	cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_BUILD_TESTS=OFF -DCAIRN_WERROR=$(WERROR)
 
-build: deps $(RELEASE)/build.ninja
+build: deps-runtime $(RELEASE)/build.ninja
 	cmake --build $(RELEASE) -j $(JOBS) --target cairn
 
 # Builds the release binary and serves the API on 127.0.0.1:8081 with data in ./cairn-data.
@@ -32,13 +39,13 @@ test: build-test
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 300
 
-$(BENCHDIR)/build.ninja: | deps
+$(BENCHDIR)/build.ninja: | deps-bench
 	cmake -S . -B $(BENCHDIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_BUILD_TESTS=OFF -DCAIRN_BUILD_BENCH=ON
 
 # Runs the benchmarks against same-run baselines (see docs/performance.md): the HTTP API against
 # raw SQLite and GET /health, then event streaming against nats-server, the tool round trip,
 # agents against LangGraph JS, and the sessions facade against the bare agent path.
-bench: deps $(BENCHDIR)/build.ninja
+bench: deps-bench $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
 	bench/sse/run.sh $(BENCHDIR)
