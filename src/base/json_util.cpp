@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <boost/json/parser.hpp>
 #include <boost/json/serialize.hpp>
@@ -35,7 +36,72 @@ Result<json::value> ParseJson(std::string_view text, size_t max_depth) {
     }
     return Status::InvalidArgument("malformed JSON at byte " + std::to_string(consumed) + ": " + ec.message());
   }
-  return parser.release();
+  json::value value = parser.release();
+  if (auto path = FindNonFiniteNumber(value)) {
+    return Status::InvalidArgument("number out of range at " + *path +
+                                   ": JSON numbers must be finite (at most about 1.8e308 in magnitude)");
+  }
+  return value;
+}
+
+namespace {
+
+bool IsIdentifier(std::string_view key) {
+  if (key.empty() || (key[0] >= '0' && key[0] <= '9')) return false;
+  for (char c : key) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Walks `value`; on the first non-finite number, writes its path's steps (innermost first) to
+// `steps` and returns true. The path is only built on the way out of a hit, so a clean walk
+// allocates nothing.
+bool FindNonFinite(const json::value& value, std::vector<std::string>& steps) {
+  switch (value.kind()) {
+    case json::kind::double_:
+      return !std::isfinite(value.get_double());
+    case json::kind::array: {
+      const json::array& items = value.get_array();
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (FindNonFinite(items[i], steps)) {
+          steps.push_back("[" + std::to_string(i) + "]");
+          return true;
+        }
+      }
+      return false;
+    }
+    case json::kind::object:
+      for (const auto& kv : value.get_object()) {
+        if (FindNonFinite(kv.value(), steps)) {
+          std::string_view key = kv.key();
+          steps.push_back(IsIdentifier(key) ? "." + std::string(key)
+                                            : "[" + json::serialize(json::string_view(key)) + "]");
+          return true;
+        }
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> FindNonFiniteNumber(const json::value& value) {
+  std::vector<std::string> steps;
+  if (!FindNonFinite(value, steps)) return std::nullopt;
+  std::string path = "$";
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) path += *it;
+  return path;
+}
+
+Status CheckFiniteNumbers(const json::value& value, std::string_view what) {
+  auto path = FindNonFiniteNumber(value);
+  if (!path) return Status::Ok();
+  return Status::InvalidArgument(std::string(what) + ": number out of range at " + *path +
+                                 " (JSON numbers must be finite)");
 }
 
 namespace {

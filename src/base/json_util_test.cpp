@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <limits>
+#include <utility>
 #include <string>
 
 namespace cairn {
@@ -78,6 +81,49 @@ TEST(ParseJsonTest, RejectsInvalidUtf8) {
   auto valid = ParseJson("\"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\"", 64);  // é € 😀
   ASSERT_TRUE(valid.ok()) << valid.status().ToString();
   EXPECT_EQ(valid->as_string(), "h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80");
+}
+
+TEST(ParseJsonTest, RejectsNumbersBeyondTheRangeOfADoubleNamingTheirPath) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"1e400", "$"},
+      {"-1e400", "$"},
+      {R"({"n":1e400})", "$.n"},
+      {R"({"context":{"a":[1,2,-1e309]}})", "$.context.a[2]"},
+      {R"({"odd key":{"x y":[0,1E999]}})", R"($["odd key"]["x y"][1])"},
+      {"[" + std::string(400, '9') + "]", "$[0]"},  // 400 digits: beyond 1.8e308 too
+  };
+  for (const auto& [text, path] : cases) {
+    auto parsed = ParseJson(text, 64);
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(parsed.status().message().find("number out of range at " + path + ":"), std::string::npos)
+        << text << " -> " << parsed.status().message();
+  }
+}
+
+TEST(ParseJsonTest, AcceptsTheExtremesThatStayFinite) {
+  for (const char* text : {"1.7976931348623157e308", "-1.7976931348623157e308", "1e-400", "4.9e-324",
+                           "123456789012345678901234567890", "18446744073709551615", "-9223372036854775808"}) {
+    auto parsed = ParseJson(text, 64);
+    ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status().ToString();
+    // What was accepted serialises to text that parses back to the same value.
+    auto again = ParseJson(json::serialize(*parsed), 64);
+    ASSERT_TRUE(again.ok()) << text;
+    EXPECT_EQ(*again, *parsed) << text;
+  }
+}
+
+TEST(FindNonFiniteNumberTest, FindsValuesBuiltInCode) {
+  json::value clean = json::parse(R"({"a":[1,2.5,{"b":null}],"c":"1e400"})");
+  EXPECT_EQ(FindNonFiniteNumber(clean), std::nullopt);
+  EXPECT_TRUE(CheckFiniteNumbers(clean, "context").ok());
+  json::value built = clean;
+  built.as_object()["a"].as_array()[2].as_object()["b"] = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(FindNonFiniteNumber(built), "$.a[2].b");
+  built.as_object()["a"].as_array()[2].as_object()["b"] = std::numeric_limits<double>::quiet_NaN();
+  Status refused = CheckFiniteNumbers(built, "context");
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message(), "context: number out of range at $.a[2].b (JSON numbers must be finite)");
 }
 
 TEST(CanonicalJsonTest, KeyOrderDoesNotMatter) {

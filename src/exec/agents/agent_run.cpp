@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 #include <cstdio>
 
+#include "base/json_util.h"
 #include "base/log.h"
 #include "exec/agents/prompt.h"
 #include "exec/agents/tool_response_waiter.h"
@@ -19,6 +20,7 @@ namespace {
 
 constexpr int64_t kRepeatLimit = 3;
 constexpr size_t kMaxToolCallsPerStep = 16;  // more in one reply are answered with an error
+constexpr size_t kMaxModelJsonDepth = 64;     // tool-call arguments and structured answers
 
 std::string ErrorText(const std::string& code, const std::string& message) {
   return json::serialize(json::object{{"error", json::object{{"code", code}, {"message", message}}}});
@@ -45,9 +47,8 @@ Result<json::value> ParseJsonAnswer(std::string text) {
     auto fence = text.rfind("```");
     if (body != std::string::npos && fence != std::string::npos && fence > body) text = text.substr(body + 1, fence - body - 1);
   }
-  boost::system::error_code ec;
-  json::value parsed = json::parse(text, ec);
-  if (ec) return Status::InvalidArgument("the answer is not JSON (" + ec.message() + ")");
+  auto parsed = ParseJson(text, kMaxModelJsonDepth);
+  if (!parsed.ok()) return Status::InvalidArgument("the answer is not JSON (" + parsed.status().message() + ")");
   return parsed;
 }
 
@@ -297,16 +298,18 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
     }
     if (++state_.call_counts[call.name + "\n" + call.arguments] >= kRepeatLimit) repeated = call.name;
     PendingCall pending{call, "", std::nullopt};
-    boost::system::error_code ec;
-    json::value input = call.arguments.empty() ? json::value(json::object{}) : json::parse(call.arguments, ec);
+    // The model's arguments go through the one JSON entry point: a number it overflows is refused
+    // here like any malformed argument, never stored in a request.
+    Result<json::value> input = call.arguments.empty() ? Result<json::value>(json::value(json::object{}))
+                                                       : ParseJson(call.arguments, kMaxModelJsonDepth);
     bool user_input = options_.user_input && call.name == kUserInputTool;
     if (!user_input && std::find(def_.tools.begin(), def_.tools.end(), call.name) == def_.tools.end()) {
       std::string offered;
       for (const auto& name : def_.tools) offered += (offered.empty() ? "" : ", ") + name;
       pending.result = ErrorText("unknown_tool", "there is no tool named '" + call.name + "' for this agent" +
                                                      (offered.empty() ? " (it has no tools)" : "; its tools: " + offered));
-    } else if (ec) {
-      pending.result = ErrorText("invalid_arguments", "the arguments are not valid JSON (" + ec.message() + ")");
+    } else if (!input.ok()) {
+      pending.result = ErrorText("invalid_arguments", "the arguments are not valid JSON (" + input.status().message() + ")");
     } else {
       pending.request_id = execution_id_ + "-" + std::to_string(state_.step) + "-" + std::to_string(i);
       // user_input is answered by the user (a tool.response.v1 the session writes), not by a tool.
@@ -316,7 +319,7 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
         draft.title = call.name + " request";
         draft.tags = {"tool:request", "request:" + pending.request_id, "agent:" + def_.agent_id};
         for (const auto& tag : SessionTags()) draft.tags.push_back("session-activity:" + tag.substr(8));
-        draft.context = json::object{{"tool", call.name}, {"input", std::move(input)},
+        draft.context = json::object{{"tool", call.name}, {"input", std::move(input).value()},
                                      {"request_id", pending.request_id}, {"requested_by", actor_}};
         requests.push_back(std::move(draft));
       }
@@ -419,9 +422,8 @@ AgentOutcome AgentRun::Paused() {
   std::string question, request_id;
   for (const auto& p : state_.pending) {
     if (p.result || p.call.name != kUserInputTool) continue;
-    boost::system::error_code ec;
-    json::value args = json::parse(p.call.arguments, ec);
-    const json::value* asked = !ec && args.is_object() ? args.as_object().if_contains("question") : nullptr;
+    auto args = ParseJson(p.call.arguments, kMaxModelJsonDepth);
+    const json::value* asked = args.ok() && args->is_object() ? args->as_object().if_contains("question") : nullptr;
     question = asked && asked->is_string() ? std::string(asked->as_string()) : p.call.arguments;
     request_id = p.request_id;
     break;

@@ -104,9 +104,9 @@ json::object WebhookView(const store::Webhook& hook) {
 }
 
 json::object DeadLetterView(const store::DeadLetter& letter) {
-  boost::system::error_code ec;
-  json::value event = json::parse(letter.payload, ec);
-  if (ec) event = letter.payload;  // never expected: the payload is JSON the server serialised
+  auto parsed = ParseJson(letter.payload, 1000);
+  // Never expected: the payload is JSON the server serialised. Shown as text if it is not.
+  json::value event = parsed.ok() ? std::move(parsed).value() : json::value(letter.payload);
   return json::object{{"id", letter.id},
                       {"webhook_id", letter.webhook_id},
                       {"event_seq", letter.event_seq},
