@@ -17,6 +17,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kResourceExhausted: return "too_many_requests";
     case StatusCode::kGone: return "gone";
     case StatusCode::kUnavailable: return "unavailable";
+    case StatusCode::kInsufficientStorage: return "insufficient_storage";
     case StatusCode::kInternal: return "internal";
   }
   return "internal";

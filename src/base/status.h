@@ -26,6 +26,7 @@ enum class StatusCode {
   kResourceExhausted,     // a queue or rate limit is full; the caller may retry later
   kGone,                  // the resource existed but is no longer retained
   kUnavailable,           // shutting down or a dependency is down
+  kInsufficientStorage,   // the disk is full: writes fail until space returns, reads go on
   kInternal,
 };
 
@@ -49,6 +50,7 @@ class [[nodiscard]] Status {
   static Status PayloadTooLarge(std::string msg) { return {StatusCode::kPayloadTooLarge, std::move(msg)}; }
   static Status ResourceExhausted(std::string msg) { return {StatusCode::kResourceExhausted, std::move(msg)}; }
   static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
+  static Status InsufficientStorage(std::string msg) { return {StatusCode::kInsufficientStorage, std::move(msg)}; }
   static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
@@ -56,6 +58,19 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // For kValidation: the dotted path of the field at fault (e.g. "tags[3]"); empty otherwise.
   const std::string& field() const { return field_; }
+  // A finer machine-readable reason than the code, e.g. "builtin_definition" for a kConflict;
+  // when set it is the `code` of the JSON error (the HTTP status still follows the code).
+  const std::string& reason() const { return reason_; }
+  Status WithReason(std::string reason) && {
+    reason_ = std::move(reason);
+    return std::move(*this);
+  }
+  // The same status (code, field, reason) with `prefix` before its message.
+  Status Prefixed(std::string_view prefix) const {
+    Status out = *this;
+    out.message_ = std::string(prefix) + message_;
+    return out;
+  }
   std::string ToString() const;
   // Lets generic code treat a Status like a Result: status() of a Status is itself.
   const Status& status() const { return *this; }
@@ -64,6 +79,7 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
   std::string field_;
+  std::string reason_;
 };
 
 // Result<T>: a value or a non-ok Status. Accessing value() of an error is a programming error.

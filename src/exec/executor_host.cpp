@@ -64,7 +64,10 @@ model::Event EventFromRecord(const model::Breadcrumb& crumb, int64_t seq) {
   return e;
 }
 
-bool Transient(StatusCode code) { return code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted; }
+bool Transient(StatusCode code) {
+  return code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted ||
+         code == StatusCode::kInsufficientStorage;
+}
 
 }  // namespace
 

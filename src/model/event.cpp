@@ -30,7 +30,10 @@ json::object EventView(const Event& event, size_t max_context_bytes) {
   };
   // No limit, no need to measure: serialising a large context only to compare its size is not free.
   bool unlimited = max_context_bytes == std::numeric_limits<size_t>::max();
-  if (!unlimited && json::serialize(event.context).size() > max_context_bytes) {
+  if (event.context_unreadable) {
+    out["context_omitted"] = true;
+    out["context_unreadable"] = true;
+  } else if (!unlimited && json::serialize(event.context).size() > max_context_bytes) {
     out["context_omitted"] = true;
   } else {
     out["context"] = event.context;

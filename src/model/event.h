@@ -26,12 +26,16 @@ struct Event {
   Trace trace;
   int64_t at = 0;               // microseconds since the epoch
   boost::json::value context;   // the record's context after the write (before, for a delete)
+  // The stored context (or tags) could not be decoded (a row written by an older version): the
+  // event is delivered with what could be read, a null context and `context_unreadable: true`.
+  bool context_unreadable = false;
 };
 
 // The event as clients see it (SSE `data:` and webhook bodies): type, seq, breadcrumb_id,
 // version, schema_name, title, tags, path, owner_id, created_by, trace, at (RFC 3339), and
 // `context` — or `context_omitted: true` when the serialised context is larger than
-// `max_context_bytes`.
+// `max_context_bytes`, and `context_omitted: true, context_unreadable: true` when it could not be
+// read back from the store.
 boost::json::object EventView(const Event& event, size_t max_context_bytes);
 
 }  // namespace cairn::model

@@ -20,13 +20,16 @@ int HttpStatusFor(StatusCode code) {
     case StatusCode::kResourceExhausted: return 429;
     case StatusCode::kGone: return 410;
     case StatusCode::kUnavailable: return 503;
+    case StatusCode::kInsufficientStorage: return 507;
     case StatusCode::kInternal: return 500;
   }
   return 500;
 }
 
 HttpResponse ErrorResponse(const Status& status) {
-  boost::json::object error{{"code", StatusCodeName(status.code())}, {"message", status.message()}};
+  boost::json::object error{
+      {"code", status.reason().empty() ? StatusCodeName(status.code()) : std::string_view(status.reason())},
+      {"message", status.message()}};
   if (!status.field().empty()) error["field"] = status.field();
   HttpResponse response = HttpResponse::Json(HttpStatusFor(status.code()),
                                              boost::json::serialize(boost::json::object{{"error", std::move(error)}}));

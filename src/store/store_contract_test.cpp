@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <latch>
+#include <limits>
 #include <set>
 #include <string>
 #include <thread>
@@ -577,6 +578,28 @@ TEST_P(StoreContractTest, ApplyChangesNothingWhenOneWriteFails) {
   EXPECT_EQ(stale.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(LastSeq(), 2);
   EXPECT_EQ(store_->Apply(ctx_, {}).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_P(StoreContractTest, JsonTheStoreCouldNotReadBackIsRefusedAndChangesNothing) {
+  model::Breadcrumb a = Create(Draft("a", R"({"n":1})"));
+  const int64_t seq = LastSeq();
+  BreadcrumbDraft bad = Draft("bad", R"({"n":[1,2]})");
+  bad.context.as_object()["n"].as_array()[1] = std::numeric_limits<double>::infinity();  // built in code
+  auto created = store_->Create(ctx_, bad, "");
+  ASSERT_EQ(created.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(created.status().message().find("$.n[1]"), std::string::npos) << created.status().message();
+  BreadcrumbDraft bad_hints = Draft("hints");
+  bad_hints.llm_hints = json::object{{"x", -std::numeric_limits<double>::infinity()}};
+  EXPECT_EQ(store_->Create(ctx_, bad_hints, "").status().code(), StatusCode::kInvalidArgument);
+  BreadcrumbPatch p;
+  p.context.Set(json::object{{"n", std::numeric_limits<double>::quiet_NaN()}});
+  EXPECT_EQ(store_->Update(ctx_, a.id, p, std::nullopt).status().code(), StatusCode::kInvalidArgument);
+  auto applied = store_->Apply(ctx_, {WriteOp::Create(Draft("fine")), WriteOp::Update(a.id, p)});
+  EXPECT_EQ(applied.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(applied.status().message().find("write 1"), std::string::npos) << applied.status().message();
+  EXPECT_EQ(LastSeq(), seq);
+  EXPECT_EQ(Records(), 1);
+  EXPECT_EQ(store_->Get("default", a.id).value().context, J(R"({"n":1})"));
 }
 
 TEST_P(StoreContractTest, DataSurvivesReopen) {

@@ -14,12 +14,6 @@ std::string TagsJson(const std::vector<std::string>& tags) {
 
 namespace {
 
-Result<json::value> ParseStored(std::string_view text, const char* what) {
-  auto parsed = ParseJson(text, 1000);  // stored JSON was validated on the way in
-  if (!parsed.ok()) return Status::Internal(std::string("corrupt stored ") + what + ": " + parsed.status().message());
-  return std::move(parsed).value();
-}
-
 std::optional<std::string> HintsText(const json::value& hints) {
   if (hints.is_null()) return std::nullopt;
   return json::serialize(hints);
@@ -48,6 +42,18 @@ Status DeleteTags(Connection& conn, int64_t rid, const std::vector<std::string>&
 
 }  // namespace
 
+json::value DecodeStoredJson(std::string_view text, const char* column, json::value fallback, std::string* damage) {
+  auto parsed = ParseJson(text, 1000);  // stored JSON was validated on the way in
+  if (parsed.ok()) return std::move(parsed).value();
+  if (damage->empty()) *damage = std::string(column) + ": " + parsed.status().message();
+  return fallback;
+}
+
+Status UnreadableRecord(const std::string& id, const std::string& damage) {
+  return Status::Internal("breadcrumb " + id + " is stored in a form that cannot be read (" + damage +
+                          "); it can only be deleted");
+}
+
 const std::string& BreadcrumbColumns() {
   static const std::string kColumns =
       "b.rid, b.id, b.owner_id, b.schema_name, b.title, b.description, b.tags, b.context, b.path, b.llm_hints, "
@@ -56,7 +62,10 @@ const std::string& BreadcrumbColumns() {
   return kColumns;
 }
 
-Result<model::Breadcrumb> ReadBreadcrumb(const Statement& row, int64_t* rid) {
+Result<model::Breadcrumb> ReadBreadcrumb(const Statement& row, int64_t* rid, std::string* damage) {
+  std::string local_damage;
+  std::string& found = damage ? *damage : local_damage;
+  found.clear();
   model::Breadcrumb crumb;
   if (rid) *rid = row.Int(0);
   crumb.id = std::string(row.Text(1));
@@ -64,13 +73,15 @@ Result<model::Breadcrumb> ReadBreadcrumb(const Statement& row, int64_t* rid) {
   crumb.schema_name = row.OptText(3);
   crumb.title = std::string(row.Text(4));
   crumb.description = row.OptText(5);
-  CAIRN_ASSIGN_OR_RETURN(json::value tags, ParseStored(row.Text(6), "tags"));
-  for (const auto& tag : tags.as_array()) crumb.tags.emplace_back(tag.as_string());
-  CAIRN_ASSIGN_OR_RETURN(crumb.context, ParseStored(row.Text(7), "context"));
-  crumb.path = row.OptText(8);
-  if (!row.IsNull(9)) {
-    CAIRN_ASSIGN_OR_RETURN(crumb.llm_hints, ParseStored(row.Text(9), "llm_hints"));
+  json::value tags = DecodeStoredJson(row.Text(6), "tags", json::array(), &found);
+  if (tags.is_array()) {
+    for (const auto& tag : tags.get_array()) {
+      if (tag.is_string()) crumb.tags.emplace_back(tag.get_string());
+    }
   }
+  crumb.context = DecodeStoredJson(row.Text(7), "context", nullptr, &found);
+  crumb.path = row.OptText(8);
+  if (!row.IsNull(9)) crumb.llm_hints = DecodeStoredJson(row.Text(9), "llm_hints", nullptr, &found);
   crumb.version = row.Int(10);
   crumb.checksum = std::string(row.Text(11));
   crumb.visibility = std::string(row.Text(12));
@@ -84,18 +95,19 @@ Result<model::Breadcrumb> ReadBreadcrumb(const Statement& row, int64_t* rid) {
   crumb.created_at = row.Int(20);
   crumb.updated_at = row.Int(21);
   crumb.size_bytes = row.Int(22);
+  if (!found.empty() && !damage) return UnreadableRecord(crumb.id, found);
   return crumb;
 }
 
 Result<model::Breadcrumb> LoadBreadcrumb(Connection& conn, const std::string& owner_id, const std::string& id,
-                                         int64_t now_micros, int64_t* rid) {
+                                         int64_t now_micros, int64_t* rid, std::string* damage) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("SELECT " + BreadcrumbColumns() +
                                                  " FROM breadcrumbs b WHERE b.id = ?1 AND b.owner_id = ?2 AND "
                                                  "(b.expires_at IS NULL OR b.expires_at > ?3)"));
   stmt->Bind(1, std::string_view(id)).Bind(2, std::string_view(owner_id)).Bind(3, now_micros);
   CAIRN_ASSIGN_OR_RETURN(bool found, stmt->Step());
   if (!found) return Status::NotFound("breadcrumb " + id + " not found");
-  return ReadBreadcrumb(*stmt, rid);
+  return ReadBreadcrumb(*stmt, rid, damage);
 }
 
 Result<int64_t> InsertBreadcrumb(Connection& conn, const model::Breadcrumb& c, const std::string* context_json) {

@@ -5,7 +5,7 @@ namespace cairn::store::sqlite {
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
   std::string message = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
   if ((rc & 0xFF) == SQLITE_CONSTRAINT) return Status::Conflict(message);
-  if ((rc & 0xFF) == SQLITE_FULL) return Status::ResourceExhausted(message);
+  if ((rc & 0xFF) == SQLITE_FULL) return Status::InsufficientStorage(message);
   if ((rc & 0xFF) == SQLITE_BUSY) return Status::Unavailable(message);
   return Status::Internal(message);
 }

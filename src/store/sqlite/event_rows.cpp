@@ -22,7 +22,8 @@ Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcr
       .Bind(12, c.trace.depth).Bind(13, at).Bind(14, std::string_view(context)).Run();
 }
 
-Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit) {
+Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit,
+                                                std::vector<std::pair<int64_t, std::string>>* damaged) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "SELECT seq, type, breadcrumb_id, version, schema_name, title, tags, path, owner_id, created_by, trace_id, "
       "caused_by, depth, at, context FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2"));
@@ -38,8 +39,13 @@ Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_
     e.version = stmt->Int(3);
     e.schema_name = stmt->OptText(4);
     e.title = std::string(stmt->Text(5));
-    CAIRN_ASSIGN_OR_RETURN(json::value tags, ParseJson(stmt->Text(6), 1000));
-    for (const auto& tag : tags.as_array()) e.tags.emplace_back(tag.as_string());
+    std::string damage;
+    json::value tags = DecodeStoredJson(stmt->Text(6), "tags", json::array(), &damage);
+    if (tags.is_array()) {
+      for (const auto& tag : tags.get_array()) {
+        if (tag.is_string()) e.tags.emplace_back(tag.get_string());
+      }
+    }
     e.path = stmt->OptText(7);
     e.owner_id = std::string(stmt->Text(8));
     e.created_by = std::string(stmt->Text(9));
@@ -47,8 +53,10 @@ Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_
     e.trace.caused_by = stmt->OptText(11).value_or("");
     e.trace.depth = stmt->Int(12);
     e.at = stmt->Int(13);
-    if (!stmt->IsNull(14)) {
-      CAIRN_ASSIGN_OR_RETURN(e.context, ParseJson(stmt->Text(14), 1000));
+    if (!stmt->IsNull(14)) e.context = DecodeStoredJson(stmt->Text(14), "context", nullptr, &damage);
+    if (!damage.empty()) {
+      e.context_unreadable = true;
+      damaged->emplace_back(e.seq, std::move(damage));
     }
     events.push_back(std::move(e));
   }

@@ -18,7 +18,10 @@ namespace cairn::store::sqlite {
 Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& crumb, const std::string& actor,
                    int64_t at, const std::string* context_json = nullptr);
 
-// Events with seq > after_seq, oldest first, at most `limit`.
-Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit);
+// Events with seq > after_seq, oldest first, at most `limit`. An event whose tags or context do
+// not decode is still returned (no tags, null context, `context_unreadable`) so that the log has
+// no gap; its seq and the reason are added to `damaged`.
+Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit,
+                                                std::vector<std::pair<int64_t, std::string>>* damaged);
 
 }  // namespace cairn::store::sqlite

@@ -18,19 +18,30 @@ GroupCommitWriter::GroupCommitWriter(std::unique_ptr<Connection> conn, Options o
 
 GroupCommitWriter::~GroupCommitWriter() { Close(); }
 
-Status GroupCommitWriter::Submit(WriteFn fn) {
-  std::future<Status> result;
+Status GroupCommitWriter::Enqueue(Pending pending) {
   {
     std::lock_guard lock(mu_);
     if (closing_) return Status::Unavailable("store is closed");
     if (queue_.size() >= options_.max_queue) {
       return Status::ResourceExhausted("write queue is full (" + std::to_string(options_.max_queue) + " pending)");
     }
-    queue_.push_back(Pending{std::move(fn), {}});
-    result = queue_.back().done.get_future();
+    queue_.push_back(std::move(pending));
   }
   wake_.notify_one();
+  return Status::Ok();
+}
+
+Status GroupCommitWriter::Submit(WriteFn fn) {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> result = promise->get_future();
+  CAIRN_RETURN_IF_ERROR(Enqueue(Pending{std::move(fn), [promise](Status status) { promise->set_value(std::move(status)); }}));
   return result.get();
+}
+
+void GroupCommitWriter::Post(WriteFn fn, std::function<void(Status)> done) {
+  if (!done) done = [](const Status&) {};
+  Status queued = Enqueue(Pending{std::move(fn), done});
+  if (!queued.ok()) done(std::move(queued));
 }
 
 void GroupCommitWriter::Close() {
@@ -69,7 +80,7 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
   Status begin = conn_->ExecCached("BEGIN IMMEDIATE");
   if (!begin.ok()) {
     CAIRN_LOG_ERROR("store: cannot begin a write transaction: {}", begin.message());
-    for (auto& pending : batch) pending.done.set_value(begin);
+    for (auto& pending : batch) pending.done(begin);
     return;
   }
   std::vector<Status> results;
@@ -95,7 +106,7 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
   bool any_committed = false;
   for (size_t i = 0; i < batch.size(); ++i) {
     any_committed = any_committed || (commit.ok() && results[i].ok());
-    batch[i].done.set_value(commit.ok() || !results[i].ok() ? results[i] : Status::Internal(commit.message()));
+    batch[i].done(commit.ok() || !results[i].ok() ? results[i] : commit);
   }
   if (any_committed) {
     std::function<void()> listener;

@@ -38,6 +38,12 @@ class GroupCommitWriter {
   // and kUnavailable after Close().
   Status Submit(WriteFn fn);
 
+  // Queues `fn` like Submit() without waiting: `done` (may be empty) is called on the writer
+  // thread with what Submit() would have returned, or at once on the caller's thread when the
+  // write is refused (full queue, closed). For writes nobody waits for, such as the store's own
+  // reports; `fn` and `done` must not wait for other writes.
+  void Post(WriteFn fn, std::function<void(Status)> done);
+
   // Commits what is queued, then stops the thread. Later Submit()s fail with kUnavailable.
   void Close();
 
@@ -47,8 +53,10 @@ class GroupCommitWriter {
  private:
   struct Pending {
     WriteFn fn;
-    std::promise<Status> done;
+    std::function<void(Status)> done;
   };
+  // Queues `pending`, or returns why it cannot be (kResourceExhausted, kUnavailable).
+  Status Enqueue(Pending pending);
   void Run();
   void CommitBatch(std::deque<Pending>& batch);
 

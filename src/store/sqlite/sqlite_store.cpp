@@ -1,6 +1,7 @@
 #include "store/sqlite/sqlite_store.h"
 
 #include <boost/json/serialize.hpp>
+#include <algorithm>
 #include <chrono>
 
 #include "base/json_util.h"
@@ -57,7 +58,8 @@ Result<bool> ReclaimExpiredPath(Connection& conn, const std::string& owner_id, c
   CAIRN_ASSIGN_OR_RETURN(bool found, stmt->Step());
   if (!found) return false;
   int64_t rid = 0;
-  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb expired, ReadBreadcrumb(*stmt, &rid));
+  std::string damage;  // expired and unreadable: removed all the same
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb expired, ReadBreadcrumb(*stmt, &rid, &damage));
   stmt.reset();
   CAIRN_RETURN_IF_ERROR(RemoveWithEvent(conn, rid, expired, kTtlActor, now));
   --*record_delta;
@@ -88,7 +90,10 @@ struct SqliteStore::Prepared {
   std::string checksum;                   // of the new context
 };
 
-SqliteStore::Prepared SqliteStore::PrepareCreate(const model::BreadcrumbDraft& draft, const std::string& idempotency_key) {
+Result<SqliteStore::Prepared> SqliteStore::PrepareCreate(const model::BreadcrumbDraft& draft,
+                                                         const std::string& idempotency_key) {
+  CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(draft.context, "context"));
+  CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(draft.llm_hints, "llm_hints"));
   Prepared p;
   if (!idempotency_key.empty()) p.fingerprint = DraftFingerprint(draft);
   p.context_json = json::serialize(draft.context);
@@ -96,7 +101,9 @@ SqliteStore::Prepared SqliteStore::PrepareCreate(const model::BreadcrumbDraft& d
   return p;
 }
 
-SqliteStore::Prepared SqliteStore::PrepareUpdate(const model::BreadcrumbPatch& patch) {
+Result<SqliteStore::Prepared> SqliteStore::PrepareUpdate(const model::BreadcrumbPatch& patch) {
+  if (patch.context.set) CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(patch.context.value, "context"));
+  if (patch.llm_hints.set) CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(patch.llm_hints.value, "llm_hints"));
   Prepared p;
   if (patch.context.set) {
     p.context_json = json::serialize(patch.context.value);
@@ -120,7 +127,7 @@ class SqliteStore::ReadLease {
 };
 
 SqliteStore::SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics)
-    : options_(std::move(options)), clock_(clock), ids_(clock) {
+    : options_(std::move(options)), clock_(clock), ids_(clock), unreadable_(metrics) {
   if (metrics) write_seconds_ = &metrics->GetHistogram("cairn_store_write_seconds", "Store write latency, queue to commit");
 }
 
@@ -142,6 +149,28 @@ SqliteStore::~SqliteStore() { Close(); }
 
 void SqliteStore::Close() {
   if (writer_) writer_->Close();
+}
+
+void SqliteStore::ReportUnreadable(UnreadableRow row) {
+  if (!unreadable_.Note(row)) return;
+  auto draft = std::make_shared<model::BreadcrumbDraft>(UnreadableRowReport(row));
+  auto prepared = PrepareCreate(*draft, "");
+  if (!prepared.ok()) return;
+  auto shared_prepared = std::make_shared<Prepared>(std::move(prepared).value());
+  auto created = std::make_shared<int64_t>(0);
+  model::WriteContext ctx{row.owner_id, kStoreActor, true};
+  writer_->Post(
+      [this, ctx, draft, shared_prepared, created](Connection& conn) -> Status {
+        *created = 0;
+        auto done = CreateIn(conn, ctx, *draft, "", *shared_prepared, clock_.NowMicros(), created.get());
+        // Filed by an earlier run (its path is taken): nothing to do.
+        if (!done.ok() && done.status().code() == StatusCode::kConflict) return Status::Ok();
+        return done.status();
+      },
+      [this, created, key = row.kind + "/" + row.key](const Status& status) {
+        if (status.ok()) records_ += *created;
+        if (!status.ok()) CAIRN_LOG_WARN("store: could not file the report on unreadable {}: {}", key, status.message());
+      });
 }
 
 Result<SqliteStore::ReadLease> SqliteStore::AcquireReader() {
@@ -288,7 +317,8 @@ Result<model::Breadcrumb> SqliteStore::DeleteIn(Connection& conn, const model::W
                                                 std::optional<int64_t> expected_version, int64_t now,
                                                 int64_t* record_delta) {
   int64_t rid = 0;
-  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
+  std::string damage;  // an unreadable record can still be deleted (its event has a null context)
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid, &damage));
   if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
   current.updated_by = ctx.actor;
   --*record_delta;
@@ -299,7 +329,7 @@ Result<model::Breadcrumb> SqliteStore::DeleteIn(Connection& conn, const model::W
 Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                          const std::string& idempotency_key) {
   CreateResult result;
-  const Prepared prepared = PrepareCreate(draft, idempotency_key);
+  CAIRN_ASSIGN_OR_RETURN(const Prepared prepared, PrepareCreate(draft, idempotency_key));
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
     CAIRN_ASSIGN_OR_RETURN(result, CreateIn(conn, ctx, draft, idempotency_key, prepared, clock_.NowMicros(), record_delta));
     return Status::Ok();
@@ -309,14 +339,18 @@ Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const m
 
 Result<model::Breadcrumb> SqliteStore::Get(const std::string& owner_id, const std::string& id) {
   CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
-  return LoadBreadcrumb(*reader, owner_id, id, clock_.NowMicros(), nullptr);
+  std::string damage;
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, LoadBreadcrumb(*reader, owner_id, id, clock_.NowMicros(), nullptr, &damage));
+  if (damage.empty()) return crumb;
+  ReportUnreadable({"breadcrumb", id, owner_id, damage});
+  return UnreadableRecord(id, damage);
 }
 
 Result<model::Breadcrumb> SqliteStore::Update(const model::WriteContext& ctx, const std::string& id,
                                               const model::BreadcrumbPatch& patch,
                                               std::optional<int64_t> expected_version) {
   model::Breadcrumb updated;
-  const Prepared prepared = PrepareUpdate(patch);
+  CAIRN_ASSIGN_OR_RETURN(const Prepared prepared, PrepareUpdate(patch));
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
     CAIRN_ASSIGN_OR_RETURN(updated, UpdateIn(conn, ctx, id, patch, expected_version, prepared, clock_.NowMicros(),
                                              record_delta));
@@ -336,10 +370,15 @@ Result<std::vector<WriteOutcome>> SqliteStore::Apply(const model::WriteContext& 
   std::vector<WriteOutcome> outcomes;
   std::vector<Prepared> prepared;
   prepared.reserve(ops.size());
-  for (const WriteOp& op : ops) {
-    prepared.push_back(op.kind == WriteOp::Kind::kCreate   ? PrepareCreate(op.draft, op.idempotency_key)
-                       : op.kind == WriteOp::Kind::kUpdate ? PrepareUpdate(op.patch)
-                                                           : Prepared{});
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const WriteOp& op = ops[i];
+    Result<Prepared> one = op.kind == WriteOp::Kind::kCreate   ? PrepareCreate(op.draft, op.idempotency_key)
+                           : op.kind == WriteOp::Kind::kUpdate ? PrepareUpdate(op.patch)
+                                                               : Result<Prepared>(Prepared{});
+    if (!one.ok()) {
+      return one.status().Prefixed("write " + std::to_string(i) + " of the batch: ");
+    }
+    prepared.push_back(std::move(one).value());
   }
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
     outcomes.clear();
@@ -368,7 +407,7 @@ Result<std::vector<WriteOutcome>> SqliteStore::Apply(const model::WriteContext& 
       }();
       if (!done.ok()) {
         const Status& failed = done.status();
-        return Status(failed.code(), "write " + std::to_string(i) + " of the batch: " + failed.message(), failed.field());
+        return failed.Prefixed("write " + std::to_string(i) + " of the batch: ");
       }
       outcomes.push_back(std::move(done).value());
     }
@@ -391,7 +430,12 @@ Result<Page> SqliteStore::List(const std::string& owner_id, const model::Breadcr
       page.next_cursor = EncodeCursor(last_rid);
       break;
     }
-    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, ReadBreadcrumb(*stmt, &last_rid));
+    std::string damage;
+    CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, ReadBreadcrumb(*stmt, &last_rid, &damage));
+    if (!damage.empty()) {
+      ReportUnreadable({"breadcrumb", crumb.id, owner_id, std::move(damage)});
+      continue;
+    }
     page.items.push_back(std::move(crumb));
   }
   return page;
@@ -412,9 +456,14 @@ Result<std::vector<model::BreadcrumbVersion>> SqliteStore::History(const std::st
     model::BreadcrumbVersion v;
     v.version = stmt->Int(0);
     v.title = std::string(stmt->Text(1));
-    CAIRN_ASSIGN_OR_RETURN(json::value tags, ParseJson(stmt->Text(2), 1000));
+    std::string damage;
+    json::value tags = DecodeStoredJson(stmt->Text(2), "tags", json::array(), &damage);
+    v.context = DecodeStoredJson(stmt->Text(3), "context", nullptr, &damage);
+    if (!damage.empty()) {
+      ReportUnreadable({"version", id + "@" + std::to_string(v.version), owner_id, std::move(damage)});
+      continue;
+    }
     for (const auto& tag : tags.as_array()) v.tags.emplace_back(tag.as_string());
-    CAIRN_ASSIGN_OR_RETURN(v.context, ParseJson(stmt->Text(3), 1000));
     v.checksum = std::string(stmt->Text(4));
     v.updated_by = std::string(stmt->Text(5));
     v.updated_at = stmt->Int(6);
@@ -440,7 +489,8 @@ Result<int64_t> SqliteStore::SweepExpired() {
         CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
         if (!row) break;
         int64_t rid = 0;
-        CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, ReadBreadcrumb(*stmt, &rid));
+        std::string damage;  // expired and unreadable: deleted all the same
+        CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, ReadBreadcrumb(*stmt, &rid, &damage));
         expired.emplace_back(rid, std::move(crumb));
       }
       stmt.reset();
@@ -474,8 +524,17 @@ Result<StoreStats> SqliteStore::Stats() {
 }
 
 Result<std::vector<model::Event>> SqliteStore::ReadEvents(int64_t after_seq, size_t limit) {
-  CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
-  return ReadEventRows(*reader, after_seq, limit);
+  std::vector<std::pair<int64_t, std::string>> damaged;
+  std::vector<model::Event> events;
+  {
+    CAIRN_ASSIGN_OR_RETURN(auto reader, AcquireReader());
+    CAIRN_ASSIGN_OR_RETURN(events, ReadEventRows(*reader, after_seq, limit, &damaged));
+  }
+  for (auto& [seq, why] : damaged) {
+    auto event = std::find_if(events.begin(), events.end(), [seq = seq](const model::Event& e) { return e.seq == seq; });
+    ReportUnreadable({"event", std::to_string(seq), event->owner_id, std::move(why)});
+  }
+  return events;
 }
 
 Result<EventLogBounds> SqliteStore::Bounds() {

@@ -16,6 +16,7 @@
 #include "base/uuid.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/group_commit_writer.h"
+#include "store/sqlite/unreadable_rows.h"
 #include "store/event_log.h"
 #include "store/claim_store.h"
 #include "store/cursor_store.h"
@@ -101,9 +102,14 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
 
   // What a create or update can compute before it is submitted, so the writer thread does not:
   // the new context serialised and checksummed, the idempotency fingerprint.
+  // Refuses (kInvalidArgument) JSON the store could not read back: a non-finite number.
   struct Prepared;
-  static Prepared PrepareCreate(const model::BreadcrumbDraft& draft, const std::string& idempotency_key);
-  static Prepared PrepareUpdate(const model::BreadcrumbPatch& patch);
+  static Result<Prepared> PrepareCreate(const model::BreadcrumbDraft& draft, const std::string& idempotency_key);
+  static Result<Prepared> PrepareUpdate(const model::BreadcrumbPatch& patch);
+
+  // Logs and counts `row` the first time it is seen and files its system.error.v1 report
+  // (unreadable_rows.h) without waiting for it. Safe on the writer thread.
+  void ReportUnreadable(UnreadableRow row);
 
   // The bodies of Create, Update and Delete, run inside a write transaction (shared with Apply).
   Result<CreateResult> CreateIn(Connection& conn, const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
@@ -120,6 +126,7 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   UuidV7Generator ids_;
   Histogram* write_seconds_ = nullptr;
   std::unique_ptr<GroupCommitWriter> writer_;
+  UnreadableRows unreadable_;
   std::atomic<int64_t> records_{0};  // kept in step with committed writes; read by Stats()
   std::mutex readers_mu_;
   std::vector<std::unique_ptr<Connection>> idle_readers_;

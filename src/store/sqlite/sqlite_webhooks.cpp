@@ -18,12 +18,21 @@ const std::string kWebhookColumns =
 const std::string kDeadLetterColumns =
     "id, webhook_id, owner_id, event_seq, payload, attempts, last_status, last_error, created_at, updated_at";
 
-Result<Webhook> ReadWebhook(const Statement& stmt) {
+// A selector that does not parse (a row written by an older version) is left null and named in
+// `*damage`; without `damage` it is kInternal.
+Result<Webhook> ReadWebhook(const Statement& stmt, std::string* damage = nullptr) {
   Webhook hook;
   hook.id = std::string(stmt.Text(0));
   hook.owner_id = std::string(stmt.Text(1));
   hook.url = std::string(stmt.Text(2));
-  CAIRN_ASSIGN_OR_RETURN(hook.selector, ParseJson(stmt.Text(3), kSelectorDepth));
+  auto selector = ParseJson(stmt.Text(3), kSelectorDepth);
+  if (!selector.ok()) {
+    std::string why = "selector: " + selector.status().message();
+    if (!damage) return Status::Internal("webhook " + hook.id + " is stored in a form that cannot be read (" + why + ")");
+    *damage = std::move(why);
+  } else {
+    hook.selector = std::move(selector).value();
+  }
   hook.secret = stmt.OptText(4);
   hook.active = stmt.Int(5) != 0;
   hook.cursor = stmt.Int(6);
@@ -73,15 +82,22 @@ Result<int64_t> LastEventSeq(Connection& conn) {
   return row ? stmt->Int(0) : int64_t{0};
 }
 
+// Unreadable rows are skipped and passed to `report`.
 Result<std::vector<Webhook>> QueryWebhooks(Connection& conn, const std::string& sql,
-                                           const std::optional<std::string>& owner_id) {
+                                           const std::optional<std::string>& owner_id,
+                                           const std::function<void(UnreadableRow)>& report) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(sql));
   if (owner_id) stmt->Bind(1, SV(*owner_id));
   std::vector<Webhook> hooks;
   while (true) {
     CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
     if (!row) break;
-    CAIRN_ASSIGN_OR_RETURN(Webhook hook, ReadWebhook(*stmt));
+    std::string damage;
+    CAIRN_ASSIGN_OR_RETURN(Webhook hook, ReadWebhook(*stmt, &damage));
+    if (!damage.empty()) {
+      report({"webhook", hook.id, hook.owner_id, std::move(damage)});
+      continue;
+    }
     hooks.push_back(std::move(hook));
   }
   return hooks;
@@ -97,6 +113,7 @@ Status AdvanceCursor(Connection& conn, const std::string& id, int64_t seq) {
 }  // namespace
 
 Result<Webhook> SqliteStore::CreateWebhook(const WebhookDraft& draft, size_t max_per_owner) {
+  CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(draft.selector, "selector"));
   Webhook hook;
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t*) -> Status {
     CAIRN_ASSIGN_OR_RETURN(auto count, conn.Prepare("SELECT COUNT(*) FROM webhooks WHERE owner_id = ?1"));
@@ -138,7 +155,8 @@ Result<Webhook> SqliteStore::GetWebhook(const std::string& owner_id, const std::
 Result<std::vector<Webhook>> SqliteStore::ListWebhooks(const std::string& owner_id) {
   Result<std::vector<Webhook>> out = Status::Internal("unset");
   CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) {
-    out = QueryWebhooks(conn, "SELECT " + kWebhookColumns + " FROM webhooks WHERE owner_id = ?1 ORDER BY id", owner_id);
+    out = QueryWebhooks(conn, "SELECT " + kWebhookColumns + " FROM webhooks WHERE owner_id = ?1 ORDER BY id", owner_id,
+                        [this](UnreadableRow row) { ReportUnreadable(std::move(row)); });
     return Status::Ok();
   }));
   return out;
@@ -147,7 +165,8 @@ Result<std::vector<Webhook>> SqliteStore::ListWebhooks(const std::string& owner_
 Result<std::vector<Webhook>> SqliteStore::ListAllWebhooks() {
   Result<std::vector<Webhook>> out = Status::Internal("unset");
   CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) {
-    out = QueryWebhooks(conn, "SELECT " + kWebhookColumns + " FROM webhooks ORDER BY id", std::nullopt);
+    out = QueryWebhooks(conn, "SELECT " + kWebhookColumns + " FROM webhooks ORDER BY id", std::nullopt,
+                        [this](UnreadableRow row) { ReportUnreadable(std::move(row)); });
     return Status::Ok();
   }));
   return out;
@@ -155,6 +174,7 @@ Result<std::vector<Webhook>> SqliteStore::ListAllWebhooks() {
 
 Result<Webhook> SqliteStore::UpdateWebhook(const std::string& owner_id, const std::string& id,
                                            const WebhookPatch& patch) {
+  if (patch.selector) CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(*patch.selector, "selector"));
   Webhook hook;
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t*) -> Status {
     CAIRN_ASSIGN_OR_RETURN(hook, LoadWebhook(conn, owner_id, id));
