@@ -170,7 +170,7 @@ int RunServe(const std::vector<std::string>& args) {
   std::unique_ptr<store::Store> store = std::make_unique<exec::ReservedSchemaStore>(
       std::make_unique<store::CachedStore>(std::move(opened).value(),
                                            static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics),
-      LimitsFrom(settings));
+      LimitsFrom(settings), settings.GetInt("executor_max_depth"));
   auto started_bus = bus::LocalEventBus::Start(event_log, static_cast<size_t>(settings.GetInt("bus_window_events")),
                                                &metrics);
   if (!started_bus.ok()) return Fail(started_bus.status());

@@ -61,6 +61,45 @@ bool IsDefinitionSchema(const std::optional<std::string>& schema) {
   return schema && (*schema == model::kToolSchema || *schema == model::kAgentSchema);
 }
 
+bool IsAnswerSchema(const std::optional<std::string>& schema) {
+  return schema && (*schema == model::kToolResponseSchema || *schema == model::kAgentResponseSchema);
+}
+
+// An answer counts only from the executor that claimed the request, and only cairn's executors
+// claim: a client (or a tool acting as its caller) cannot answer for them.
+Status CheckAnswerWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {
+  if (ctx.system || !IsAnswerSchema(schema)) return Status::Ok();
+  return Status::Conflict(*schema + " records are answers, written only by the executor that claimed the request")
+      .WithReason("answer_not_claimed");
+}
+
+// The definitions cairn installs itself (built-in tools, the default agent) are the same on every
+// install and may be replaced by a new version of cairn: they are not edited in place.
+Status CheckNotBuiltin(const model::Breadcrumb& current) {
+  if (!IsDefinitionSchema(current.schema_name) || current.created_by != "system") return Status::Ok();
+  std::string what = current.path.value_or(current.id);
+  return Status::Conflict(what + " is a built-in definition and cannot be changed or deleted; "
+                          "create a copy under another name to customise it")
+      .WithReason("builtin_definition");
+}
+
+// A request that no executor will answer must not be accepted and left hanging: the tool's own
+// executor ignores what it wrote itself, and the depth guard drops triggers deeper than its limit.
+Status CheckAnswerable(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft, int64_t max_depth) {
+  if (!draft.schema_name || *draft.schema_name != model::kToolRequestSchema) return Status::Ok();
+  const json::object* o = draft.context.if_object();
+  const json::value* tool = o ? o->if_contains("tool") : nullptr;
+  if (tool && tool->is_string() && ctx.actor == "tool:" + std::string(tool->get_string())) {
+    return Status::InvalidArgument("a tool cannot request itself: this request is written as " + ctx.actor +
+                                   ", whose own writes that tool never answers");
+  }
+  if (draft.trace && draft.trace->depth > max_depth) {
+    return Status::InvalidArgument("trace.depth " + std::to_string(draft.trace->depth) + " is beyond the executors' depth limit (" +
+                                   std::to_string(max_depth) + "): this request would never be answered");
+  }
+  return Status::Ok();
+}
+
 // Executors act on what models and tools produce: they must not define tools (a process tool
 // runs a command) or agents. Definitions come from users and the system only.
 Status CheckDefinitionWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {
@@ -73,11 +112,16 @@ Status CheckDefinitionWriter(const model::WriteContext& ctx, const std::optional
 
 }  // namespace
 
-ReservedSchemaStore::ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits)
-    : inner_(std::move(inner)), limits_(limits) {}
+ReservedSchemaStore::ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits,
+                                         int64_t executor_max_depth)
+    : inner_(std::move(inner)), limits_(limits), executor_max_depth_(executor_max_depth) {}
 
-Status ReservedSchemaStore::CheckDraft(model::BreadcrumbDraft& draft) {
-  return ValidateReservedRecord(draft.schema_name, draft.context, draft.path, limits_);
+Status ReservedSchemaStore::CheckDraft(const model::WriteContext& ctx, model::BreadcrumbDraft& draft) {
+  CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, draft.schema_name));
+  CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, draft.schema_name));
+  CAIRN_RETURN_IF_ERROR(CheckAnswerWriter(ctx, draft.schema_name));
+  CAIRN_RETURN_IF_ERROR(ValidateReservedRecord(draft.schema_name, draft.context, draft.path, limits_));
+  return CheckAnswerable(ctx, draft, executor_max_depth_);
 }
 
 Status ReservedSchemaStore::CheckPatch(const std::string& owner_id, const std::string& id, model::BreadcrumbPatch& patch) {
@@ -96,10 +140,8 @@ Result<store::CreateResult> ReservedSchemaStore::Create(const model::WriteContex
                                                         const model::BreadcrumbDraft& draft,
                                                         const std::string& idempotency_key) {
   if (!draft.schema_name) return inner_->Create(ctx, draft, idempotency_key);
-  CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, draft.schema_name));
-  CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, draft.schema_name));
   model::BreadcrumbDraft checked = draft;
-  CAIRN_RETURN_IF_ERROR(CheckDraft(checked));
+  CAIRN_RETURN_IF_ERROR(CheckDraft(ctx, checked));
   return inner_->Create(ctx, checked, idempotency_key);
 }
 
@@ -109,11 +151,15 @@ Status ReservedSchemaStore::CheckExecutorPatch(const model::WriteContext& ctx, c
   if (patch.schema_name.set) {
     CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, patch.schema_name.value));
     CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, patch.schema_name.value));
+    CAIRN_RETURN_IF_ERROR(CheckAnswerWriter(ctx, patch.schema_name.value));
   }
   auto current = inner_->GetShared(ctx.owner_id, id);
   if (!current.ok()) return current.status().code() == StatusCode::kNotFound ? Status::Ok() : current.status();
   CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, (*current)->schema_name));
-  return CheckDefinitionWriter(ctx, (*current)->schema_name);
+  CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, (*current)->schema_name));
+  CAIRN_RETURN_IF_ERROR(CheckAnswerWriter(ctx, (*current)->schema_name));
+  if (!ctx.system) CAIRN_RETURN_IF_ERROR(CheckNotBuiltin(**current));
+  return Status::Ok();
 }
 
 Result<model::Breadcrumb> ReservedSchemaStore::Get(const std::string& owner_id, const std::string& id) {
@@ -147,9 +193,7 @@ Result<std::vector<store::WriteOutcome>> ReservedSchemaStore::Apply(const model:
     store::WriteOp& op = checked[i];
     Status status = Status::Ok();
     if (op.kind == store::WriteOp::Kind::kCreate) {
-      status = CheckSystemWriter(ctx, op.draft.schema_name);
-      if (status.ok()) status = CheckDefinitionWriter(ctx, op.draft.schema_name);
-      if (status.ok()) status = CheckDraft(op.draft);
+      status = CheckDraft(ctx, op.draft);
     } else if (op.kind == store::WriteOp::Kind::kUpdate) {
       status = CheckExecutorPatch(ctx, op.id, op.patch);
       if (status.ok()) status = CheckPatch(ctx.owner_id, op.id, op.patch);
@@ -157,7 +201,7 @@ Result<std::vector<store::WriteOutcome>> ReservedSchemaStore::Apply(const model:
       status = CheckExecutorPatch(ctx, op.id, op.patch);
     }
     if (!status.ok()) {
-      return Status(status.code(), "write " + std::to_string(i) + " of the batch: " + status.message(), status.field());
+      return status.Prefixed("write " + std::to_string(i) + " of the batch: ");
     }
   }
   return inner_->Apply(ctx, checked);

@@ -9,9 +9,19 @@
 // agent.execution.v1, agent.snapshot.v1, agent.session.v1 and agent.session.message.v1 records
 // are written only by cairn's own writers (WriteContext::system): a client cannot forge a run's
 // record or snapshot, or a session's state (they go through the sessions API).
-//   tool.request.v1  ValidateToolRequest
+//   tool.request.v1  ValidateToolRequest; and a request that no executor would ever answer is
+//                    refused (kInvalidArgument -> 400): one written by the tool it asks for
+//                    (actor tool:<tool>, which the executor ignores as its own write), or one whose
+//                    trace is deeper than the executors' depth limit allows to answer
 //   tool.response.v1 {request_id: string, status: success|error, ...}
 // Updates are checked on the record they would produce. Everything else passes through.
+//
+// Answers (tool.response.v1, agent.response.v1) are written only by cairn's executors, which hold
+// the claim on the request they answer (WriteContext::system): anyone else's answer would be
+// taken for the tool's, so it is refused with kConflict, reason "answer_not_claimed", and the
+// request stays as it was. Built-in definitions (tool.v1 and agent.def.v1 records that cairn
+// installed, created_by "system") are read-only: a change or delete is kConflict, reason
+// "builtin_definition"; a copy under another name is how one customises one.
 #pragma once
 
 #include <memory>
@@ -23,7 +33,9 @@ namespace cairn::exec {
 
 class ReservedSchemaStore final : public store::Store {
  public:
-  ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits);
+  // `executor_max_depth`: the executors' trace depth limit (a request deeper than it is never
+  // answered, so it is refused).
+  ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits, int64_t executor_max_depth);
 
   Result<store::CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                      const std::string& idempotency_key) override;
@@ -44,13 +56,14 @@ class ReservedSchemaStore final : public store::Store {
   // Executors (actors agent:* and tool:*) may not change tool.v1 or agent.def.v1 records, and
   // only system writes change the records of runs and sessions.
   Status CheckExecutorPatch(const model::WriteContext& ctx, const std::string& id, const model::BreadcrumbPatch& patch);
-  // Checks (and for tool.v1 completes) a draft.
-  Status CheckDraft(model::BreadcrumbDraft& draft);
+  // Checks (and for tool.v1 completes) a draft written by `ctx`.
+  Status CheckDraft(const model::WriteContext& ctx, model::BreadcrumbDraft& draft);
   // Checks the record `patch` would make of `id`; may add the tool path to the patch.
   Status CheckPatch(const std::string& owner_id, const std::string& id, model::BreadcrumbPatch& patch);
 
   std::unique_ptr<store::Store> inner_;
   model::Limits limits_;
+  int64_t executor_max_depth_;
 };
 
 // Validation of one reserved schema's context; Ok for schemas that are not reserved. For
