@@ -55,7 +55,9 @@ class ReservedSchemaStore final : public store::Store {
  private:
   // Executors (actors agent:* and tool:*) may not change tool.v1 or agent.def.v1 records, and
   // only system writes change the records of runs and sessions.
-  Status CheckExecutorPatch(const model::WriteContext& ctx, const std::string& id, const model::BreadcrumbPatch& patch);
+  // `deleting`: the write deletes `id` (an unreadable record may still be deleted).
+  Status CheckExecutorPatch(const model::WriteContext& ctx, const std::string& id, const model::BreadcrumbPatch& patch,
+                            bool deleting = false);
   // Checks (and for tool.v1 completes) a draft written by `ctx`.
   Status CheckDraft(const model::WriteContext& ctx, model::BreadcrumbDraft& draft);
   // Checks the record `patch` would make of `id`; may add the tool path to the patch.
