@@ -19,7 +19,7 @@
 namespace cairn::exec {
 
 struct BuiltinToolOptions {
-  std::vector<std::string> http_allow_list;  // http_request: see UrlAllowed (empty: nothing allowed)
+  std::vector<std::string> http_allow_list;  // http_request: see net::UrlAllowed (empty: nothing allowed)
   size_t http_max_response_bytes = 1 << 20;
   model::Limits limits;                      // breadcrumb_* tools validate like the HTTP API
 };

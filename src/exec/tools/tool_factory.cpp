@@ -5,8 +5,8 @@
 
 #include "base/json_util.h"
 #include "base/log.h"
-#include "exec/tools/http_fetch.h"
 #include "exec/tools/process_runner.h"
+#include "net/http_fetch.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -57,14 +57,14 @@ class HttpTool final : public Tool {
   explicit HttpTool(model::ToolDefinition def) : def_(std::move(def)) {}
 
   Result<json::value> Invoke(const ToolCall& call) override {
-    HttpFetchRequest request;
+    net::HttpFetchRequest request;
     request.method = "POST";
     request.url = def_.url;
     request.headers = def_.headers;
     request.headers.emplace_back("Content-Type", "application/json");
     request.body = json::serialize(call.input);
     request.timeout = call.timeout;
-    CAIRN_ASSIGN_OR_RETURN(HttpFetchResponse response, HttpFetch(request, &call.cancelled));
+    CAIRN_ASSIGN_OR_RETURN(net::HttpFetchResponse response, net::HttpFetch(request, &call.cancelled));
     if (response.status < 200 || response.status > 299) {
       return Status::Unavailable(def_.url + " answered " + std::to_string(response.status) + ": " +
                                  Tail(response.body, 500));

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "exec/tools/http_fetch.h"
+#include "net/http_fetch.h"
 #include "server/webhooks/delivery_policy.h"
 
 namespace cairn::server::webhooks {
@@ -10,7 +10,7 @@ namespace cairn::server::webhooks {
 CurlWebhookSender::CurlWebhookSender(size_t max_response_bytes) : max_response_bytes_(max_response_bytes) {}
 
 WebhookResponse CurlWebhookSender::Send(const WebhookRequest& request, const std::atomic<bool>* cancel) {
-  exec::HttpFetchRequest fetch;
+  net::HttpFetchRequest fetch;
   fetch.method = "POST";
   fetch.url = request.url;
   fetch.headers = request.headers;
@@ -20,7 +20,7 @@ WebhookResponse CurlWebhookSender::Send(const WebhookRequest& request, const std
   fetch.max_response_bytes = max_response_bytes_;
   fetch.truncate_body = true;  // the status decides the outcome; the body is only read, then dropped
   WebhookResponse response;
-  auto fetched = exec::HttpFetch(fetch, cancel);
+  auto fetched = net::HttpFetch(fetch, cancel);
   if (!fetched.ok()) {
     response.error = fetched.status().message();
     return response;

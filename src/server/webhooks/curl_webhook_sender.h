@@ -1,5 +1,5 @@
-// CurlWebhookSender: WebhookSender over libcurl, through the same client as outbound tool calls
-// (exec/tools/http_fetch.h). Bounded: the attempt timeout covers the whole exchange, at most
+// CurlWebhookSender: WebhookSender over libcurl, through the one client for client-defined
+// destinations (net/http_fetch.h). Bounded: the attempt timeout covers the whole exchange, at most
 // `max_response_bytes` of a response body are read (the status decides the outcome), redirects
 // are not followed, only http and https.
 #pragma once

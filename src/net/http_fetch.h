@@ -1,5 +1,5 @@
-// Outbound HTTP for tools: the client behind the `http_request` built-in tool and `http` tools,
-// and the URL allow-list that decides which URLs those tools may reach.
+// HttpFetch: the one libcurl client for client-defined destinations (webhooks, http tools, the
+// http_request built-in).
 //
 // One blocking request per call, on libcurl; call it from a worker thread. It is safe to call
 // from many threads at once (every call uses its own handle).
@@ -10,13 +10,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "base/status.h"
 
-namespace cairn::exec {
+namespace cairn::net {
 
 struct HttpFetchRequest {
   // GET, POST, PUT or DELETE, in any letter case; anything else is kInvalidArgument.
@@ -38,8 +37,8 @@ struct HttpFetchRequest {
   // most that many bytes; `body_truncated`), for callers that decide by the status alone.
   bool truncate_body = false;
   // 0 (the default) returns a 3xx response as it is. A positive value follows up to that many
-  // redirects, to http(s) URLs only. Followed redirects are NOT checked against an allow-list:
-  // callers that enforce UrlAllowed() should leave this at 0 (or check each hop themselves).
+  // redirects, to http(s) URLs only. Followed redirects are NOT checked against a URL allow-list:
+  // callers that enforce UrlAllowed() (url_allow_list.h) should leave this at 0.
   int max_redirects = 0;
 };
 
@@ -67,27 +66,4 @@ struct HttpFetchResponse {
 // once a second even while the connection is idle, so a cancel takes effect within ~1 s.
 Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::atomic<bool>* cancel = nullptr);
 
-// Whether `url` may be fetched under `allow_list`. Safe by default: an empty list allows nothing.
-// Each entry is one of:
-//   "*"                           every http:// and https:// URL;
-//   a URL prefix                  "https://api.example.com/v1/": same scheme, host and port
-//                                 (default ports count: https://h/ equals https://h:443/), and a
-//                                 path that starts with the entry's path. An entry path without
-//                                 a trailing slash matches whole segments only: "/v1" allows
-//                                 "/v1" and "/v1/x", not "/v1beta";
-//   a host pattern                "api.example.com", "127.0.0.1", "[::1]", "localhost:8080",
-//                                 "*.example.com" (any subdomain, at any depth, but not
-//                                 example.com itself); either scheme; any port unless the
-//                                 pattern names one.
-// Entries that are none of these (a prefix with a query or user name, "example.com/x", ...)
-// match nothing. Hosts compare case-insensitively, ignoring one trailing dot.
-//
-// The URL is parsed by libcurl's own URL parser (curl_url), the one HttpFetch() connects with,
-// so the host checked is the host contacted: "https://api.example.com.evil.net/" and
-// "https://api.example.com@evil.net/" are evil.net's. On top of that, URLs are refused that are
-// not plain printable ASCII, contain a backslash, lack "scheme://", carry an IPv6 zone, or, when
-// a path prefix has to match, contain an encoded '.' or '/' (%2e, %2f) that a server could
-// decode into a way out of the prefix. The check is on names, not on resolved addresses.
-bool UrlAllowed(std::string_view url, const std::vector<std::string>& allow_list);
-
-}  // namespace cairn::exec
+}  // namespace cairn::net
