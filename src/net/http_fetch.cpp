@@ -1,6 +1,7 @@
 #include "net/http_fetch.h"
 
 #include <curl/curl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <memory>
@@ -28,9 +29,17 @@ struct ListDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
 
-// ---- HttpFetch ----
+const OutboundPolicy& DefaultPolicy() {
+  static const OutboundPolicy policy;
+  return policy;
+}
 
 struct Exchange {
+  const OutboundPolicy* policy = nullptr;
+  // The connection attempts of the current hop (reset when a response begins, so that a refused
+  // redirect hop is judged on its own attempts): sockets opened and addresses refused.
+  int hop_opened = 0;
+  std::vector<std::string> hop_refusals;
   size_t max_body = 0;
   bool body_too_large = false;
   bool headers_too_large = false;
@@ -60,6 +69,8 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     // A new response begins (after a 100 Continue or a followed redirect): keep only the last one.
     ex->headers.clear();
     ex->header_bytes = 0;
+    ex->hop_opened = 0;
+    ex->hop_refusals.clear();
   }
   ex->header_bytes += n;
   if (ex->header_bytes > kMaxHeaderBytes) {
@@ -78,6 +89,30 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   if (colon == std::string_view::npos || colon == 0) return n;  // not a header; ignore it
   ex->headers.emplace_back(ToLower(Trim(line.substr(0, colon))), std::string(Trim(line.substr(colon + 1))));
   return n;
+}
+
+// libcurl calls this for every socket a transfer opens: each address it tries for a name (both
+// families, happy eyeballs), each redirect hop that needs a new connection, and what would be a
+// proxy if one were set. Refusing here (CURL_SOCKET_BAD) makes curl try the next address or
+// fail with CURLE_COULDNT_CONNECT without a byte sent.
+curl_socket_t OnOpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
+  auto* ex = static_cast<Exchange*>(user);
+  if (purpose != CURLSOCKTYPE_IPCXN) {  // an accepted connection (FTP active mode): never ours
+    ex->hop_refusals.push_back("incoming connections are not allowed");
+    return CURL_SOCKET_BAD;
+  }
+  std::optional<IpAddress> ip = IpAddress::FromSockaddr(&address->addr, address->addrlen);
+  Status allowed = ip ? ex->policy->Check(*ip)
+                      : Status::InvalidArgument("destination of address family " + std::to_string(address->family) +
+                                                " is not an IP address");
+  if (!allowed.ok()) {
+    ex->hop_refusals.push_back(allowed.message());
+    return CURL_SOCKET_BAD;
+  }
+  int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+  if (fd < 0) return CURL_SOCKET_BAD;
+  ++ex->hop_opened;
+  return fd;
 }
 
 int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
@@ -147,6 +182,7 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
   std::unique_ptr<CURL, EasyDeleter> curl(curl_easy_init());
   if (!curl) return Status::Internal("cannot create an HTTP handle");
   Exchange ex;
+  ex.policy = request.policy ? request.policy.get() : &DefaultPolicy();
   ex.max_body = request.max_response_bytes;
   ex.cancel = cancel;
   const long timeout_ms = static_cast<long>(request.timeout.count());
@@ -159,6 +195,12 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
   curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
+  // Every connection goes through the address policy; the environment must not be able to send
+  // it to a proxy instead (the check would then see the proxy's address, not the destination's).
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, OnOpenSocket);
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &ex);
+  curl_easy_setopt(h, CURLOPT_PROXY, "");
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for timeouts: we run on worker threads
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, request.max_redirects > 0 ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, static_cast<long>(request.max_redirects));
@@ -221,6 +263,12 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
     return Status::PayloadTooLarge("response headers larger than " + std::to_string(kMaxHeaderBytes) + " bytes");
   }
   std::string detail = error_buffer[0] != '\0' ? std::string(error_buffer) : std::string(curl_easy_strerror(rc));
+  if (!ex.hop_refusals.empty()) {
+    // Every address of the hop refused: the policy's own words, and nothing was sent. Some
+    // refused, the others unreachable: a network error that names the refusal too.
+    if (ex.hop_opened == 0) return Status::InvalidArgument(ex.hop_refusals.front());
+    detail += " (also refused: " + ex.hop_refusals.front() + ")";
+  }
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:
       return Status::Unavailable("request to " + url.host + " timed out after " + std::to_string(timeout_ms) + " ms");
