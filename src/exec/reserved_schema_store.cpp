@@ -8,12 +8,19 @@ namespace cairn::exec {
 namespace json = boost::json;
 
 Status ValidateReservedRecord(const std::optional<std::string>& schema_name, const json::value& context,
-                              std::optional<std::string>& path, const model::Limits& limits) {
+                              std::optional<std::string>& path, const model::Limits& limits,
+                              const net::OutboundPolicy& outbound_policy) {
   if (!schema_name) return Status::Ok();
   if (*schema_name == model::kToolSchema) {
     CAIRN_ASSIGN_OR_RETURN(model::ToolDefinition def, model::ParseToolDefinition(context, limits));
     if (def.runtime == model::ToolRuntime::kBuiltin && !IsBuiltinTool(def.builtin)) {
       return Status::Validation("context.builtin", "there is no built-in tool named '" + def.builtin + "'");
+    }
+    if (def.runtime == model::ToolRuntime::kHttp) {
+      // Refused at once rather than at every call; a name is judged by its address when connecting.
+      if (Status allowed = outbound_policy.CheckUrlHost(def.url); !allowed.ok()) {
+        return Status::InvalidArgument("context.url: " + allowed.message());
+      }
     }
     std::string expected = model::ToolPath(def.name);
     if (path && *path != expected) {
@@ -73,11 +80,14 @@ Status CheckDefinitionWriter(const model::WriteContext& ctx, const std::optional
 
 }  // namespace
 
-ReservedSchemaStore::ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits)
-    : inner_(std::move(inner)), limits_(limits) {}
+ReservedSchemaStore::ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits,
+                                         std::shared_ptr<const net::OutboundPolicy> outbound_policy)
+    : inner_(std::move(inner)),
+      limits_(limits),
+      outbound_policy_(outbound_policy ? std::move(outbound_policy) : std::make_shared<const net::OutboundPolicy>()) {}
 
 Status ReservedSchemaStore::CheckDraft(model::BreadcrumbDraft& draft) {
-  return ValidateReservedRecord(draft.schema_name, draft.context, draft.path, limits_);
+  return ValidateReservedRecord(draft.schema_name, draft.context, draft.path, limits_, *outbound_policy_);
 }
 
 Status ReservedSchemaStore::CheckPatch(const std::string& owner_id, const std::string& id, model::BreadcrumbPatch& patch) {
@@ -87,7 +97,7 @@ Status ReservedSchemaStore::CheckPatch(const std::string& owner_id, const std::s
   const json::value& context = patch.context.set ? patch.context.value : current->context;
   std::optional<std::string> path = patch.path.set ? patch.path.value : current->path;
   std::optional<std::string> before = path;
-  CAIRN_RETURN_IF_ERROR(ValidateReservedRecord(schema, context, path, limits_));
+  CAIRN_RETURN_IF_ERROR(ValidateReservedRecord(schema, context, path, limits_, *outbound_policy_));
   if (path != before) patch.path.Set(path);
   return Status::Ok();
 }

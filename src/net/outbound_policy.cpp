@@ -232,8 +232,8 @@ Result<Cidr> Cidr::Parse(std::string_view text) {
   for (int bit = out.prefix_length; bit < 128; ++bit) masked[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
   if (masked != base->bytes()) {
     IpAddress meant = IpAddress::FromBytes(masked, !v4);
-    return invalid("it has bits set past the prefix; did you mean " + meant.ToString() + "/" + std::to_string(length) +
-                   "?");
+    return Status::InvalidArgument("'" + std::string(text) + "' has bits set past the prefix: did you mean " +
+                                   meant.ToString() + "/" + std::to_string(length) + "?");
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // http_request: outbound HTTP for tools and agents, only to URLs on the allow-list
-// (--http-allow; empty by default, so nothing is reachable until an operator opts in).
+// (--http-allow; empty by default, so nothing is reachable until an operator opts in), and only
+// to addresses the outbound policy allows (--allow-private-network), checked when connecting.
 #include <boost/json/serialize.hpp>
 
 #include "base/json_util.h"
@@ -41,6 +42,7 @@ class HttpRequestTool final : public Tool {
       request.timeout = std::min(request.timeout, std::chrono::milliseconds(t->to_number<int64_t>()));
     }
     request.max_response_bytes = deps_.options.http_max_response_bytes;
+    request.policy = deps_.options.outbound_policy;
     CAIRN_ASSIGN_OR_RETURN(net::HttpFetchResponse response, net::HttpFetch(request, &call.cancelled));
     json::object headers;
     for (const auto& [name, value] : response.headers) headers[name] = value;
