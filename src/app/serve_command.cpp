@@ -24,6 +24,7 @@
 #include "sessions/session_service.h"
 #include "sessions/session_worker.h"
 #include "exec/tools/tool_supervisor.h"
+#include "net/outbound_policy.h"
 #include "server/breadcrumb_handlers.h"
 #include "server/event_handlers.h"
 #include "server/selector_handlers.h"
@@ -142,6 +143,14 @@ int RunServe(const std::vector<std::string>& args) {
     std::cerr << "cairn serve: " << listen.status().message() << "\n";
     return 2;
   }
+  // The one outbound policy of every client-defined destination (webhooks, http tools,
+  // http_request): built here once and handed to each user, so they cannot disagree.
+  auto parsed_policy = net::OutboundPolicy::Parse(settings.GetString("allow_private_network"));
+  if (!parsed_policy.ok()) {
+    std::cerr << "cairn serve: " << parsed_policy.status().message() << "\n";
+    return 2;
+  }
+  auto outbound_policy = std::make_shared<const net::OutboundPolicy>(std::move(parsed_policy).value());
   const std::string& sync = settings.GetString("sync");
   if (sync != "full" && sync != "normal") {
     std::cerr << "cairn serve: --sync must be full or normal\n";
@@ -170,7 +179,7 @@ int RunServe(const std::vector<std::string>& args) {
   std::unique_ptr<store::Store> store = std::make_unique<exec::ReservedSchemaStore>(
       std::make_unique<store::CachedStore>(std::move(opened).value(),
                                            static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics),
-      LimitsFrom(settings), settings.GetInt("executor_max_depth"));
+      exec::ReservedSchemaOptions{LimitsFrom(settings), settings.GetInt("executor_max_depth"), outbound_policy});
   auto started_bus = bus::LocalEventBus::Start(event_log, static_cast<size_t>(settings.GetInt("bus_window_events")),
                                                &metrics);
   if (!started_bus.ok()) return Fail(started_bus.status());
@@ -181,7 +190,7 @@ int RunServe(const std::vector<std::string>& args) {
   });
 
   // Webhook delivery starts after the bus and stops before it.
-  server::webhooks::CurlWebhookSender webhook_sender;
+  server::webhooks::CurlWebhookSender webhook_sender(outbound_policy);
   server::webhooks::DelivererOptions delivery;
   delivery.retry.max_attempts = static_cast<int>(settings.GetInt("webhook_max_attempts"));
   delivery.retry.base_backoff = std::chrono::milliseconds(settings.GetInt("webhook_backoff_base_ms"));
@@ -204,6 +213,8 @@ int RunServe(const std::vector<std::string>& args) {
                    "OPENROUTER_API_KEY; see docs/agents.md");
   }
   CAIRN_LOG_INFO("{}", (*providers)->Describe());  // "LLM providers: ..., default: ..."
+  CAIRN_LOG_INFO("webhooks, http tools and http_request may reach public addresses and {} (--allow-private-network)",
+                 outbound_policy->Describe());
   bus::EphemeralHub token_hub;
   exec::HostOptions host_options;
   host_options.workers = static_cast<int>(settings.GetInt("executor_workers"));
@@ -212,6 +223,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, host_options, &metrics);
   exec::BuiltinToolOptions builtin_options;
   builtin_options.http_allow_list = SplitList(settings.GetString("http_allow"));
+  builtin_options.outbound_policy = outbound_policy;
   builtin_options.http_max_response_bytes = static_cast<size_t>(settings.GetInt("http_tool_max_response_bytes"));
   builtin_options.limits = LimitsFrom(settings);
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
@@ -250,6 +262,7 @@ int RunServe(const std::vector<std::string>& args) {
   webhook_routes.limits = LimitsFrom(settings);
   webhook_routes.max_webhooks_per_tenant = static_cast<size_t>(settings.GetInt("webhook_max_per_tenant"));
   webhook_routes.attempt_timeout = delivery.attempt_timeout;
+  webhook_routes.outbound_policy = outbound_policy;
   server::AddWebhookRoutes(router, webhook_store, webhook_sender, [&deliverer] { return deliverer.Refresh(); },
                            webhook_routes);
   server::AddSelectorRoutes(router, *store, LimitsFrom(settings));

@@ -53,7 +53,8 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"llm_stream_idle_timeout_ms", K::kInt, "60000", "A streaming model reply that sends nothing for this long fails (and is retried if nothing was streamed yet).", 100, kMaxInt},
       {"llm_max_attempts", K::kInt, "4", "Attempts per model request on connection errors, 429 and 5xx (with backoff, jitter and Retry-After).", 1, 20},
       {"llm_backoff_base_ms", K::kInt, "500", "Wait after a model request's first failed attempt; doubles per attempt, with jitter.", 1, kMaxInt},
-      {"http_allow", K::kString, "", "Comma-separated URL prefixes or host patterns the http_request tool may call ('*' allows all; empty allows none)."},
+      {"allow_private_network", K::kString, "", "Comma-separated CIDRs (e.g. 127.0.0.0/8,10.0.0.0/8,fd00::/8) that client-defined destinations (webhooks, http tools, http_request) may reach although they are loopback, private, link-local or another special-purpose range; empty refuses them all. Checked on the resolved address of every connection. Operator URLs (LLM endpoints) are exempt."},
+      {"http_allow", K::kString, "", "Comma-separated URL prefixes or host patterns the http_request tool may call ('*' allows all; empty allows none); --allow-private-network applies on top."},
       {"http_tool_max_response_bytes", K::kInt, "1048576", "Largest response body the http_request tool accepts.", 1024, 1LL << 30},
       {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs, old idempotency keys and events past retention are removed.", 100, kMaxInt},
   };

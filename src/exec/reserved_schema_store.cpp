@@ -8,12 +8,19 @@ namespace cairn::exec {
 namespace json = boost::json;
 
 Status ValidateReservedRecord(const std::optional<std::string>& schema_name, const json::value& context,
-                              std::optional<std::string>& path, const model::Limits& limits) {
+                              std::optional<std::string>& path, const model::Limits& limits,
+                              const net::OutboundPolicy& outbound_policy) {
   if (!schema_name) return Status::Ok();
   if (*schema_name == model::kToolSchema) {
     CAIRN_ASSIGN_OR_RETURN(model::ToolDefinition def, model::ParseToolDefinition(context, limits));
     if (def.runtime == model::ToolRuntime::kBuiltin && !IsBuiltinTool(def.builtin)) {
       return Status::Validation("context.builtin", "there is no built-in tool named '" + def.builtin + "'");
+    }
+    if (def.runtime == model::ToolRuntime::kHttp) {
+      // Refused at once rather than at every call; a name is judged by its address when connecting.
+      if (Status allowed = outbound_policy.CheckUrlHost(def.url); !allowed.ok()) {
+        return Status::InvalidArgument("context.url: " + allowed.message());
+      }
     }
     std::string expected = model::ToolPath(def.name);
     if (path && *path != expected) {
@@ -112,16 +119,18 @@ Status CheckDefinitionWriter(const model::WriteContext& ctx, const std::optional
 
 }  // namespace
 
-ReservedSchemaStore::ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits,
-                                         int64_t executor_max_depth)
-    : inner_(std::move(inner)), limits_(limits), executor_max_depth_(executor_max_depth) {}
+ReservedSchemaStore::ReservedSchemaStore(std::unique_ptr<store::Store> inner, ReservedSchemaOptions options)
+    : inner_(std::move(inner)), options_(std::move(options)) {
+  if (!options_.outbound_policy) options_.outbound_policy = std::make_shared<const net::OutboundPolicy>();
+}
 
 Status ReservedSchemaStore::CheckDraft(const model::WriteContext& ctx, model::BreadcrumbDraft& draft) {
   CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, draft.schema_name));
   CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, draft.schema_name));
   CAIRN_RETURN_IF_ERROR(CheckAnswerWriter(ctx, draft.schema_name));
-  CAIRN_RETURN_IF_ERROR(ValidateReservedRecord(draft.schema_name, draft.context, draft.path, limits_));
-  return CheckAnswerable(ctx, draft, executor_max_depth_);
+  CAIRN_RETURN_IF_ERROR(
+      ValidateReservedRecord(draft.schema_name, draft.context, draft.path, options_.limits, *options_.outbound_policy));
+  return CheckAnswerable(ctx, draft, options_.executor_max_depth);
 }
 
 Status ReservedSchemaStore::CheckPatch(const std::string& owner_id, const std::string& id, model::BreadcrumbPatch& patch) {
@@ -131,7 +140,7 @@ Status ReservedSchemaStore::CheckPatch(const std::string& owner_id, const std::s
   const json::value& context = patch.context.set ? patch.context.value : current->context;
   std::optional<std::string> path = patch.path.set ? patch.path.value : current->path;
   std::optional<std::string> before = path;
-  CAIRN_RETURN_IF_ERROR(ValidateReservedRecord(schema, context, path, limits_));
+  CAIRN_RETURN_IF_ERROR(ValidateReservedRecord(schema, context, path, options_.limits, *options_.outbound_policy));
   if (path != before) patch.path.Set(path);
   return Status::Ok();
 }

@@ -2,7 +2,10 @@
 // before they are written (kValidation -> 422 naming the field), so a definition that could not
 // run never reaches an executor:
 //   tool.v1          ParseToolDefinition + a known built-in; its path is tools/<name> (set when
-//                    absent, so tool names are unique per tenant; any other path is refused)
+//                    absent, so tool names are unique per tenant; any other path is refused); an
+//                    http tool whose url has a literal host the outbound policy refuses (an IP in
+//                    a refused range, localhost) is kInvalidArgument (400) naming
+//                    --allow-private-network. Names are judged when the tool connects.
 //   agent.def.v1     ParseAgentDefinition; its path is agents/<agent_id> (set when absent)
 // tool.v1 and agent.def.v1 records are never written (created, changed or deleted) by an
 // executor (actor agent:* or tool:*): a model's output must not be able to define a process tool.
@@ -27,15 +30,22 @@
 #include <memory>
 
 #include "model/limits.h"
+#include "net/outbound_policy.h"
 #include "store/store.h"
 
 namespace cairn::exec {
 
+struct ReservedSchemaOptions {
+  model::Limits limits;
+  // The executors' trace depth limit: a request deeper than it is never answered, so it is refused.
+  int64_t executor_max_depth = 16;
+  // Judges http tool URLs at write; null is the default policy (net/outbound_policy.h).
+  std::shared_ptr<const net::OutboundPolicy> outbound_policy;
+};
+
 class ReservedSchemaStore final : public store::Store {
  public:
-  // `executor_max_depth`: the executors' trace depth limit (a request deeper than it is never
-  // answered, so it is refused).
-  ReservedSchemaStore(std::unique_ptr<store::Store> inner, model::Limits limits, int64_t executor_max_depth);
+  explicit ReservedSchemaStore(std::unique_ptr<store::Store> inner, ReservedSchemaOptions options = {});
 
   Result<store::CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                      const std::string& idempotency_key) override;
@@ -65,12 +75,13 @@ class ReservedSchemaStore final : public store::Store {
 
   std::unique_ptr<store::Store> inner_;
   model::Limits limits_;
-  int64_t executor_max_depth_;
+  ReservedSchemaOptions options_;  // outbound_policy never null
 };
 
 // Validation of one reserved schema's context; Ok for schemas that are not reserved. For
-// tool.v1, `path` is checked/filled as described above.
+// tool.v1, `path` is checked/filled and the url checked against `outbound_policy` as described above.
 Status ValidateReservedRecord(const std::optional<std::string>& schema_name, const boost::json::value& context,
-                              std::optional<std::string>& path, const model::Limits& limits);
+                              std::optional<std::string>& path, const model::Limits& limits,
+                              const net::OutboundPolicy& outbound_policy);
 
 }  // namespace cairn::exec

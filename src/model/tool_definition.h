@@ -12,7 +12,8 @@
 //   "command": ["python3", "t.py"],    // process: argv, no shell
 //   "cwd": "/srv/tools", "env": ["PATH", "LANG"],  // process: working dir, variables passed through
 //   "cpu_seconds": 5, "memory_mb": 256,            // process: rlimits (0 = none)
-//   "url": "http://127.0.0.1:9000/run",            // http: the input is POSTed here
+//   "url": "https://tools.example.com/run",        // http: the input is POSTed here (where it may
+//                                                  // connect: exec/reserved_schema_store.h, src/net)
 //   "headers": {"Authorization": "..."},           // http: extra request headers
 //   "timeout_ms": 30000,               // per run, 1..3,600,000
 //   "concurrency": 4                   // runs at once, 1..64

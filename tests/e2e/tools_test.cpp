@@ -153,8 +153,11 @@ TEST_F(e2e_tools, SleepWaitsTheGivenTime) {
 
 class e2e_tools_http : public e2e_tools {
  protected:
-  // Only this prefix of the loopback server is allowed; the rest of it is not.
-  std::vector<std::string> ServerArgs() const override { return {"--http-allow", http_.base_url() + "/allowed"}; }
+  // Only this prefix of the loopback server is allowed; the rest of it is not. Loopback itself is
+  // a refused address unless --allow-private-network lists it (outbound_policy_test.cpp).
+  std::vector<std::string> ServerArgs() const override {
+    return {"--http-allow", http_.base_url() + "/allowed", "--allow-private-network", "127.0.0.0/8"};
+  }
   LoopbackHttpServer http_;
 };
 
@@ -187,6 +190,21 @@ TEST_F(e2e_tools_http, HttpRequestCallsAnAllowedUrlAndRefusesOthersWithoutContac
   json::object invalid = Call("http_request", json::object{{"method", "PATCH"}, {"url", http_.base_url() + "/allowed"}});
   EXPECT_EQ(ErrorCodeOf(invalid), "invalid_input") << JsonText(invalid);
   EXPECT_NE(ErrorMessageOf(invalid).find("input.method"), std::string::npos) << ErrorMessageOf(invalid);
+}
+
+// An http tool POSTs its input as JSON to its url (not subject to --http-allow, which is the
+// http_request built-in's) and answers with the JSON reply.
+TEST_F(e2e_tools_http, HttpToolsPostTheirInputAndAnswerWithTheReply) {
+  tools().DefineTool({{"name", "remote"}, {"runtime", "http"}, {"url", http_.base_url() + "/tool"},
+                      {"headers", {{"X-Key", "k1"}}}, {"timeout_ms", 10000}});
+  json::object r = Call("remote", json::object{{"a", 1}});
+  ASSERT_EQ(StatusOf(r), "success") << JsonText(r);
+  EXPECT_EQ(OutputOf(r), json::value(json::object{{"seen_path", "/tool"}, {"seen_method", "POST"}}));
+  std::vector<LoopbackHttpServer::Seen> seen = http_.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].headers["x-key"], "k1");
+  EXPECT_EQ(seen[0].headers["content-type"], "application/json");
+  EXPECT_EQ(json::parse(seen[0].body), json::value(json::object{{"a", 1}}));
 }
 
 TEST_F(e2e_tools, BreadcrumbCreateWritesAsTheCaller) {

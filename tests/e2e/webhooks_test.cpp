@@ -1,6 +1,8 @@
 // Webhooks end to end: the real server delivers to small HTTP receivers run by the test
 // (127.0.0.1, port 0), which record requests and answer with scripted statuses. Every wait is on a
-// condition variable with a deadline; nothing sleeps.
+// condition variable with a deadline; nothing sleeps. Loopback is a refused destination unless
+// --allow-private-network lists it, so these servers allow 127.0.0.0/8 (outbound_policy_test.cpp
+// tests the refusals).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
@@ -208,7 +210,7 @@ class e2e_webhooks : public ServerTest {
  protected:
   std::vector<std::string> ServerArgs() const override {
     return {"--webhook-backoff-base-ms", "20", "--webhook-backoff-max-ms", "100", "--webhook-max-attempts", "3",
-            "--webhook-timeout-ms", "10000"};
+            "--webhook-timeout-ms", "10000", "--allow-private-network", "127.0.0.0/8"};
   }
 
   json::object CreateHook(const json::object& body) {
@@ -368,10 +370,45 @@ TEST_F(e2e_webhooks, PermanentFailureEndsInTheDeadLetterQueueAndRetryDeliversIt)
   EXPECT_TRUE(ObjectOf(client().Get("/dlq"))["items"].as_array().empty());
 }
 
+// The operator narrows --allow-private-network: retrying a dead letter through the API is refused
+// before anything is sent, with the setting in the error, and the letter stays in the queue.
+// (A delivery refused by the deliverer itself is dead-lettered at its first attempt:
+// src/server/webhooks/webhook_policy_test.cpp.)
+TEST_F(e2e_webhooks, ARetryToADestinationNoLongerAllowedIsRefusedNamingTheSetting) {
+  Receiver receiver;
+  receiver.Script({404});
+  CreateHook({{"url", receiver.url()}});
+  int64_t refused = CreateEvent("refused with 404");
+  int64_t marker = CreateEvent("marker");
+  ASSERT_TRUE(receiver.WaitDelivered(marker)) << server().LogTail();
+  json::array items = ObjectOf(client().Get("/dlq"))["items"].as_array();
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(IntAt(items[0].as_object(), "event_seq"), refused);
+  std::string letter_id = StringAt(items[0].as_object(), "id");
+  ASSERT_EQ(server().Stop(), 0);
+
+  ServerProcess narrowed({"--data-dir", server().data_dir()});  // the last --data-dir wins; loopback refused
+  ASSERT_TRUE(narrowed.Start()) << narrowed.error();
+  HttpClient narrowed_client(narrowed.port());
+  Response retry = narrowed_client.Post("/dlq/" + letter_id + "/retry", "");
+  ASSERT_EQ(retry.status, 200) << retry.Describe();
+  json::object out = ObjectOf(retry);
+  EXPECT_EQ(out["delivered"], json::value(false));
+  EXPECT_EQ(StringAt(out, "error"),
+            "destination 127.0.0.1 is a loopback address (127.0.0.0/8); allow it with --allow-private-network");
+  json::object letter = out["dead_letter"].as_object();
+  EXPECT_EQ(IntAt(letter, "attempts"), 2);
+  EXPECT_EQ(StringAt(letter, "last_error"), StringAt(out, "error"));
+  EXPECT_EQ(narrowed_client.Get("/dlq/" + letter_id).status, 200);
+  EXPECT_EQ(receiver.requests().size(), 2u);  // the 404 and the marker, nothing since
+  EXPECT_EQ(narrowed.Stop(), 0);
+}
+
 class e2e_webhooks_restart : public e2e_webhooks {
  protected:
   std::vector<std::string> ServerArgs() const override {
-    return {"--webhook-backoff-base-ms", "20", "--webhook-backoff-max-ms", "50", "--webhook-max-attempts", "1000"};
+    return {"--webhook-backoff-base-ms", "20", "--webhook-backoff-max-ms", "50", "--webhook-max-attempts", "1000",
+            "--allow-private-network", "127.0.0.0/8"};
   }
 };
 

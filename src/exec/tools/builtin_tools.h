@@ -14,12 +14,16 @@
 #include "bus/event_bus.h"
 #include "exec/tools/tool.h"
 #include "model/limits.h"
+#include "net/outbound_policy.h"
 #include "store/store.h"
 
 namespace cairn::exec {
 
 struct BuiltinToolOptions {
-  std::vector<std::string> http_allow_list;  // http_request: see UrlAllowed (empty: nothing allowed)
+  std::vector<std::string> http_allow_list;  // http_request: see net::UrlAllowed (empty: nothing allowed)
+  // Where http_request and http tools may connect (net/outbound_policy.h), on top of the
+  // allow-list; null is the default policy.
+  std::shared_ptr<const net::OutboundPolicy> outbound_policy;
   size_t http_max_response_bytes = 1 << 20;
   model::Limits limits;                      // breadcrumb_* tools validate like the HTTP API
 };

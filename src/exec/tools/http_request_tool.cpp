@@ -1,10 +1,12 @@
 // http_request: outbound HTTP for tools and agents, only to URLs on the allow-list
-// (--http-allow; empty by default, so nothing is reachable until an operator opts in).
+// (--http-allow; empty by default, so nothing is reachable until an operator opts in), and only
+// to addresses the outbound policy allows (--allow-private-network), checked when connecting.
 #include <boost/json/serialize.hpp>
 
 #include "base/json_util.h"
 #include "exec/tools/builtin_tools.h"
-#include "exec/tools/http_fetch.h"
+#include "net/http_fetch.h"
+#include "net/url_allow_list.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -16,9 +18,9 @@ class HttpRequestTool final : public Tool {
 
   Result<json::value> Invoke(const ToolCall& call) override {
     const json::object& input = call.input.as_object();
-    HttpFetchRequest request;
+    net::HttpFetchRequest request;
     request.url = std::string(input.at("url").as_string());
-    if (!UrlAllowed(request.url, deps_.options.http_allow_list)) {
+    if (!net::UrlAllowed(request.url, deps_.options.http_allow_list)) {
       return Status::Validation("input.url", "'" + request.url + "' is not on the allow-list (setting http_allow)");
     }
     if (const json::value* method = input.if_contains("method")) request.method = std::string(method->as_string());
@@ -40,7 +42,8 @@ class HttpRequestTool final : public Tool {
       request.timeout = std::min(request.timeout, std::chrono::milliseconds(t->to_number<int64_t>()));
     }
     request.max_response_bytes = deps_.options.http_max_response_bytes;
-    CAIRN_ASSIGN_OR_RETURN(HttpFetchResponse response, HttpFetch(request, &call.cancelled));
+    request.policy = deps_.options.outbound_policy;
+    CAIRN_ASSIGN_OR_RETURN(net::HttpFetchResponse response, net::HttpFetch(request, &call.cancelled));
     json::object headers;
     for (const auto& [name, value] : response.headers) headers[name] = value;
     json::object out{{"status", response.status}, {"headers", std::move(headers)}, {"body", response.body}};

@@ -5,8 +5,8 @@
 
 #include "base/json_util.h"
 #include "base/log.h"
-#include "exec/tools/http_fetch.h"
 #include "exec/tools/process_runner.h"
+#include "net/http_fetch.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -54,17 +54,19 @@ class ProcessTool final : public Tool {
 
 class HttpTool final : public Tool {
  public:
-  explicit HttpTool(model::ToolDefinition def) : def_(std::move(def)) {}
+  HttpTool(model::ToolDefinition def, std::shared_ptr<const net::OutboundPolicy> policy)
+      : def_(std::move(def)), policy_(std::move(policy)) {}
 
   Result<json::value> Invoke(const ToolCall& call) override {
-    HttpFetchRequest request;
+    net::HttpFetchRequest request;
     request.method = "POST";
     request.url = def_.url;
     request.headers = def_.headers;
     request.headers.emplace_back("Content-Type", "application/json");
     request.body = json::serialize(call.input);
     request.timeout = call.timeout;
-    CAIRN_ASSIGN_OR_RETURN(HttpFetchResponse response, HttpFetch(request, &call.cancelled));
+    request.policy = policy_;  // a refused address answers bad_request with the policy's message
+    CAIRN_ASSIGN_OR_RETURN(net::HttpFetchResponse response, net::HttpFetch(request, &call.cancelled));
     if (response.status < 200 || response.status > 299) {
       return Status::Unavailable(def_.url + " answered " + std::to_string(response.status) + ": " +
                                  Tail(response.body, 500));
@@ -76,6 +78,7 @@ class HttpTool final : public Tool {
 
  private:
   model::ToolDefinition def_;
+  std::shared_ptr<const net::OutboundPolicy> policy_;
 };
 
 }  // namespace
@@ -90,7 +93,7 @@ Result<std::unique_ptr<Tool>> MakeTool(const model::ToolDefinition& definition, 
     case model::ToolRuntime::kProcess:
       return std::unique_ptr<Tool>(std::make_unique<ProcessTool>(definition));
     case model::ToolRuntime::kHttp:
-      return std::unique_ptr<Tool>(std::make_unique<HttpTool>(definition));
+      return std::unique_ptr<Tool>(std::make_unique<HttpTool>(definition, deps.options.outbound_policy));
   }
   return Status::Internal("unknown runtime");
 }

@@ -5,7 +5,8 @@
 // value, to file descriptor 3; stdout and stderr are kept as logs. Its environment is only the
 // variables named in `env`, with the server's values. Non-zero exit, a signal, a limit or a
 // result that is not JSON answers with an error carrying the reason and the stderr tail.
-// http: the input is POSTed as JSON; a 2xx JSON reply is the output, anything else an error.
+// http: the input is POSTed as JSON; a 2xx JSON reply is the output, anything else an error. It
+// connects only where deps.options.outbound_policy allows (a refusal is a bad_request error).
 #pragma once
 
 #include <memory>

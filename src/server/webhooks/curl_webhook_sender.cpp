@@ -2,15 +2,16 @@
 
 #include <algorithm>
 
-#include "exec/tools/http_fetch.h"
+#include "net/http_fetch.h"
 #include "server/webhooks/delivery_policy.h"
 
 namespace cairn::server::webhooks {
 
-CurlWebhookSender::CurlWebhookSender(size_t max_response_bytes) : max_response_bytes_(max_response_bytes) {}
+CurlWebhookSender::CurlWebhookSender(std::shared_ptr<const net::OutboundPolicy> policy, size_t max_response_bytes)
+    : policy_(std::move(policy)), max_response_bytes_(max_response_bytes) {}
 
 WebhookResponse CurlWebhookSender::Send(const WebhookRequest& request, const std::atomic<bool>* cancel) {
-  exec::HttpFetchRequest fetch;
+  net::HttpFetchRequest fetch;
   fetch.method = "POST";
   fetch.url = request.url;
   fetch.headers = request.headers;
@@ -19,10 +20,14 @@ WebhookResponse CurlWebhookSender::Send(const WebhookRequest& request, const std
   fetch.timeout = std::max(request.timeout, std::chrono::milliseconds(1));
   fetch.max_response_bytes = max_response_bytes_;
   fetch.truncate_body = true;  // the status decides the outcome; the body is only read, then dropped
+  fetch.policy = policy_;
   WebhookResponse response;
-  auto fetched = exec::HttpFetch(fetch, cancel);
+  auto fetched = net::HttpFetch(fetch, cancel);
   if (!fetched.ok()) {
     response.error = fetched.status().message();
+    // A destination the policy refuses (or a request curl cannot make at all) fails the same way
+    // on every attempt: only a changed setting or URL helps.
+    response.refused = fetched.status().code() == StatusCode::kInvalidArgument;
     return response;
   }
   response.status = fetched->status;

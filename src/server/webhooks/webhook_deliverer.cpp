@@ -115,7 +115,7 @@ class WebhookDeliverer::Worker {
       ++attempts;
       response = shared_.sender.Send(request, &stopping_);
       if (stopping_) return Outcome::kStopped;
-      AttemptVerdict verdict = Classify(response.status);
+      AttemptVerdict verdict = response.refused ? AttemptVerdict::kPermanent : Classify(response.status);
       if (verdict == AttemptVerdict::kDelivered) {
         if (shared_.delivered) shared_.delivered->Increment();
         return Outcome::kDelivered;

@@ -5,7 +5,8 @@
 // thread starts at the webhook's stored cursor, reads events after it from the bus (woken by the
 // bus on commits), skips events of other tenants or not matching the selector, and delivers the
 // rest one by one, in seq order: retries with backoff (RetryPolicy) until delivered or the last
-// attempt failed (then a dead letter). The cursor is stored after each delivered or dead-lettered
+// attempt failed (then a dead letter). A refused attempt (WebhookResponse::refused: the outbound
+// policy refused the destination) is dead-lettered at once, with the policy's message. The cursor is stored after each delivered or dead-lettered
 // event (and after a run of skipped ones), so a restart resumes where delivery stopped; an event
 // delivered just before a crash may be delivered again (receivers deduplicate on
 // X-Cairn-Event-Id).

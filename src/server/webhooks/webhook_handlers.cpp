@@ -7,6 +7,7 @@
 #include "server/request_support.h"
 #include "server/webhooks/delivery_policy.h"
 #include "server/webhooks/webhook_codec.h"
+#include "server/webhooks/webhook_url.h"
 
 namespace cairn::server {
 namespace json = boost::json;
@@ -64,11 +65,14 @@ void NotifyChange(const std::function<Status()>& on_change) {
 }  // namespace
 
 void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::WebhookSender& sender,
-                      std::function<Status()> on_change, const WebhookRouteOptions& options) {
+                      std::function<Status()> on_change, const WebhookRouteOptions& given_options) {
+  WebhookRouteOptions options = given_options;
+  if (!options.outbound_policy) options.outbound_policy = std::make_shared<const net::OutboundPolicy>();
   router.Add("POST", "/webhooks", Dispatch::kWorker, [&store, on_change, options](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, options.limits));
     CAIRN_ASSIGN_OR_RETURN(store::WebhookDraft draft, webhooks::ParseWebhookDraft(body, options.limits, ctx.owner_id));
+    CAIRN_RETURN_IF_ERROR(webhooks::CheckWebhookDestination(draft.url, *options.outbound_policy));
     CAIRN_ASSIGN_OR_RETURN(store::Webhook hook, store.CreateWebhook(draft, options.max_webhooks_per_tenant));
     NotifyChange(on_change);
     HttpResponse response = HttpResponse::Json(201, json::serialize(webhooks::WebhookView(hook)));
@@ -95,6 +99,7 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, options.limits));
     CAIRN_ASSIGN_OR_RETURN(store::WebhookPatch patch, webhooks::ParseWebhookPatch(body, options.limits));
+    if (patch.url) CAIRN_RETURN_IF_ERROR(webhooks::CheckWebhookDestination(*patch.url, *options.outbound_policy));
     CAIRN_ASSIGN_OR_RETURN(store::Webhook hook, store.UpdateWebhook(ctx.owner_id, req.path_params[0], patch));
     NotifyChange(on_change);
     return HttpResponse::Json(200, json::serialize(webhooks::WebhookView(hook)));

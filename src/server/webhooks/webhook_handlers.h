@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 
 #include "base/status.h"
 #include "model/limits.h"
+#include "net/outbound_policy.h"
 #include "server/router.h"
 #include "server/webhooks/webhook_sender.h"
 #include "store/webhook_store.h"
@@ -16,6 +18,9 @@ struct WebhookRouteOptions {
   model::Limits limits;
   size_t max_webhooks_per_tenant = 100;
   std::chrono::milliseconds attempt_timeout{10000};  // for POST /dlq/{id}/retry
+  // Judges the literal host of a webhook URL on create and update (400 when refused); null is the
+  // default policy. The sender enforces the same policy on every delivery.
+  std::shared_ptr<const net::OutboundPolicy> outbound_policy;
 };
 
 // Registers the routes on `router`. `on_change` runs after every successful create, update or

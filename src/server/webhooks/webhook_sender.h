@@ -25,6 +25,9 @@ struct WebhookResponse {
   int status = 0;                           // 0: no HTTP response (see error)
   std::string error;                        // why there was no response, or "HTTP <status>"; empty on 2xx
   std::optional<int64_t> retry_after_seconds;  // a Retry-After header in seconds, if any
+  // Not sent, and no later attempt would be: the outbound policy refused the destination (or the
+  // request cannot be made as it is). The deliverer dead-letters at once instead of retrying.
+  bool refused = false;
 };
 
 class WebhookSender {

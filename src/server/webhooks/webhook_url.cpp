@@ -31,4 +31,10 @@ Status ValidateWebhookUrl(std::string_view url) {
   return Status::Ok();
 }
 
+Status CheckWebhookDestination(std::string_view url, const net::OutboundPolicy& policy) {
+  Status allowed = policy.CheckUrlHost(url);
+  if (allowed.ok()) return allowed;
+  return Status::InvalidArgument("url: " + allowed.message());
+}
+
 }  // namespace cairn::server::webhooks

@@ -1,22 +1,32 @@
-// Outbound HTTP for tools: the client behind the `http_request` built-in tool and `http` tools,
-// and the URL allow-list that decides which URLs those tools may reach.
+// HttpFetch: the one libcurl client for client-defined destinations (webhooks, http tools, the
+// http_request built-in).
 //
 // One blocking request per call, on libcurl; call it from a worker thread. It is safe to call
 // from many threads at once (every call uses its own handle).
+//
+// Where a request may go is decided on the address, at connect time: every socket the transfer
+// opens (each address tried for a name, each redirect hop) is first checked by the request's
+// OutboundPolicy (libcurl's open-socket callback), so a name resolving to 127.0.0.1 is refused
+// like the literal, whatever DNS says between a write-time check and the call. Nothing can route
+// around that check: proxies from the environment (http_proxy, HTTPS_PROXY, ALL_PROXY, ...) are
+// ignored, and no connection outlives a call (its own handle, no shared connection pool), so no
+// request rides on a connection another request opened.
 #pragma once
+
+#include <memory>
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "base/status.h"
+#include "net/outbound_policy.h"
 
-namespace cairn::exec {
+namespace cairn::net {
 
 struct HttpFetchRequest {
   // GET, POST, PUT or DELETE, in any letter case; anything else is kInvalidArgument.
@@ -37,9 +47,14 @@ struct HttpFetchRequest {
   // Instead: stop reading at max_response_bytes and return the response with what was read (at
   // most that many bytes; `body_truncated`), for callers that decide by the status alone.
   bool truncate_body = false;
+  // The addresses this request may connect to. Null is the default OutboundPolicy (every
+  // special-purpose range refused), so a caller that forgets to pass the server's policy is safe;
+  // operator destinations, which clients cannot choose, pass OutboundPolicy::Unrestricted().
+  std::shared_ptr<const OutboundPolicy> policy;
   // 0 (the default) returns a 3xx response as it is. A positive value follows up to that many
-  // redirects, to http(s) URLs only. Followed redirects are NOT checked against an allow-list:
-  // callers that enforce UrlAllowed() should leave this at 0 (or check each hop themselves).
+  // redirects, to http(s) URLs only. Every hop's address is checked by `policy`; followed
+  // redirects are NOT checked against a URL allow-list:
+  // callers that enforce UrlAllowed() (url_allow_list.h) should leave this at 0.
   int max_redirects = 0;
 };
 
@@ -56,7 +71,12 @@ struct HttpFetchResponse {
 
 // Performs `request`. Any HTTP status, 4xx and 5xx included, is a successful fetch: the caller
 // decides what a status means. Errors:
-//   kInvalidArgument  bad method, URL, scheme, header, timeout or max_redirects;
+//   kInvalidArgument  bad method, URL, scheme, header, timeout or max_redirects; or `policy`
+//                     refused every address the transfer tried to connect to (for the request or
+//                     a redirect hop): the policy's message, "destination 127.0.0.1 is a loopback
+//                     address (127.0.0.0/8); allow it with --allow-private-network". Nothing was
+//                     sent. (When some addresses were refused and the others failed, it is the
+//                     kUnavailable connect error, with the refusal added.)
 //   kUnavailable      the host could not be resolved or reached ("cannot connect to HOST:PORT"),
 //                     TLS failed, the connection broke, too many redirects,
 //                     the timeout passed ("request to HOST timed out after N ms"; status.h has
@@ -67,27 +87,4 @@ struct HttpFetchResponse {
 // once a second even while the connection is idle, so a cancel takes effect within ~1 s.
 Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::atomic<bool>* cancel = nullptr);
 
-// Whether `url` may be fetched under `allow_list`. Safe by default: an empty list allows nothing.
-// Each entry is one of:
-//   "*"                           every http:// and https:// URL;
-//   a URL prefix                  "https://api.example.com/v1/": same scheme, host and port
-//                                 (default ports count: https://h/ equals https://h:443/), and a
-//                                 path that starts with the entry's path. An entry path without
-//                                 a trailing slash matches whole segments only: "/v1" allows
-//                                 "/v1" and "/v1/x", not "/v1beta";
-//   a host pattern                "api.example.com", "127.0.0.1", "[::1]", "localhost:8080",
-//                                 "*.example.com" (any subdomain, at any depth, but not
-//                                 example.com itself); either scheme; any port unless the
-//                                 pattern names one.
-// Entries that are none of these (a prefix with a query or user name, "example.com/x", ...)
-// match nothing. Hosts compare case-insensitively, ignoring one trailing dot.
-//
-// The URL is parsed by libcurl's own URL parser (curl_url), the one HttpFetch() connects with,
-// so the host checked is the host contacted: "https://api.example.com.evil.net/" and
-// "https://api.example.com@evil.net/" are evil.net's. On top of that, URLs are refused that are
-// not plain printable ASCII, contain a backslash, lack "scheme://", carry an IPv6 zone, or, when
-// a path prefix has to match, contain an encoded '.' or '/' (%2e, %2f) that a server could
-// decode into a way out of the prefix. The check is on names, not on resolved addresses.
-bool UrlAllowed(std::string_view url, const std::vector<std::string>& allow_list);
-
-}  // namespace cairn::exec
+}  // namespace cairn::net

@@ -1,39 +1,20 @@
-#include "exec/tools/http_fetch.h"
+#include "net/http_fetch.h"
 
 #include <curl/curl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
-#include <mutex>
 #include <optional>
 
-namespace cairn::exec {
+#include "net/curl_url.h"
+
+namespace cairn::net {
 namespace {
 
 // Response headers beyond this abort the transfer: the body has its own caller-chosen limit, and
 // a server must not be able to make us buffer unbounded header lines instead.
 constexpr size_t kMaxHeaderBytes = 256 * 1024;
-
-void EnsureCurlInit() {
-  // curl_global_init is not thread-safe and must run before any other libcurl call. It is
-  // reference-counted, so sharing the process with CurlWebhookSender's own call is fine.
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = Lower(c);
-  return out;
-}
-
-bool ContainsIgnoreCase(std::string_view haystack, std::string_view needle) {
-  return std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
-                     [](char a, char b) { return Lower(a) == Lower(b); }) != haystack.end();
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -41,9 +22,6 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-struct CurluDeleter {
-  void operator()(CURLU* u) const { curl_url_cleanup(u); }
-};
 struct EasyDeleter {
   void operator()(CURL* c) const { curl_easy_cleanup(c); }
 };
@@ -51,99 +29,17 @@ struct ListDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
 
-std::optional<std::string> UrlPart(CURLU* u, CURLUPart part, unsigned int flags = 0) {
-  char* s = nullptr;
-  if (curl_url_get(u, part, &s, flags) != CURLUE_OK || s == nullptr) return std::nullopt;
-  std::string out(s);
-  curl_free(s);
-  return out;
+const OutboundPolicy& DefaultPolicy() {
+  static const OutboundPolicy policy;
+  return policy;
 }
-
-// A URL as libcurl understands it. Using curl's parser (rather than our own or Boost.URL, which
-// cairn_exec does not link) means the allow-list judges exactly the host that curl then contacts.
-struct ParsedUrl {
-  std::string scheme;  // lower-case
-  std::string host;    // lower-case, one trailing dot removed; IPv6 keeps its brackets
-  int port = 0;        // effective: the default port of the scheme when none is given
-  bool explicit_port = false;
-  std::string path;  // normalised by curl ("/a/../b" is "/b"), never empty
-  bool has_user = false;
-  bool has_query = false;
-  bool has_fragment = false;
-  bool has_zone = false;
-};
-
-Result<ParsedUrl> ParseUrl(std::string_view url) {
-  EnsureCurlInit();
-  if (url.find('\0') != std::string_view::npos) return Status::InvalidArgument("invalid URL: contains a NUL byte");
-  std::unique_ptr<CURLU, CurluDeleter> u(curl_url());
-  if (!u) return Status::Internal("cannot allocate a URL handle");
-  std::string copy(url);  // curl wants a NUL-terminated string
-  if (CURLUcode rc = curl_url_set(u.get(), CURLUPART_URL, copy.c_str(), 0); rc != CURLUE_OK) {
-    return Status::InvalidArgument(std::string("invalid URL: ") + curl_url_strerror(rc));
-  }
-  ParsedUrl out;
-  out.scheme = ToLower(UrlPart(u.get(), CURLUPART_SCHEME).value_or(""));
-  if (out.scheme != "http" && out.scheme != "https") {
-    return Status::InvalidArgument("unsupported URL scheme '" + out.scheme + "': only http and https are allowed");
-  }
-  out.host = ToLower(UrlPart(u.get(), CURLUPART_HOST).value_or(""));
-  if (out.host.size() > 1 && out.host.back() == '.') out.host.pop_back();
-  if (out.host.empty()) return Status::InvalidArgument("invalid URL: no host");
-  std::string port = UrlPart(u.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT).value_or("");
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
-  if (ec != std::errc() || end != port.data() + port.size()) return Status::InvalidArgument("invalid URL: bad port");
-  out.explicit_port = UrlPart(u.get(), CURLUPART_PORT).has_value();
-  out.path = UrlPart(u.get(), CURLUPART_PATH).value_or("/");
-  if (out.path.empty()) out.path = "/";
-  out.has_user = UrlPart(u.get(), CURLUPART_USER).has_value() || UrlPart(u.get(), CURLUPART_PASSWORD).has_value();
-  out.has_query = UrlPart(u.get(), CURLUPART_QUERY).has_value();
-  out.has_fragment = UrlPart(u.get(), CURLUPART_FRAGMENT).has_value();
-  out.has_zone = UrlPart(u.get(), CURLUPART_ZONEID).has_value();
-  return out;
-}
-
-// "127.0.0.1" style hosts must never match a "*." wildcard ("*.0.0.1").
-bool IsIpv4Literal(std::string_view host) {
-  return std::all_of(host.begin(), host.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
-}
-
-bool PathHasPrefix(std::string_view path, std::string_view prefix) {
-  if (prefix == "/") return true;
-  // A server may decode %2e/%2f into "../" after we approved the path: no way out of a prefix.
-  if (ContainsIgnoreCase(path, "%2e") || ContainsIgnoreCase(path, "%2f")) return false;
-  if (!path.starts_with(prefix)) return false;
-  // "/v1/" is a plain prefix; "/v1" must end at a segment boundary so it does not allow "/v1beta".
-  return prefix.back() == '/' || path.size() == prefix.size() || path[prefix.size()] == '/';
-}
-
-bool PrefixEntryMatches(std::string_view entry, const ParsedUrl& url) {
-  Result<ParsedUrl> prefix = ParseUrl(entry);
-  if (!prefix.ok() || prefix->has_user || prefix->has_query || prefix->has_fragment || prefix->has_zone) return false;
-  return prefix->scheme == url.scheme && prefix->host == url.host && prefix->port == url.port &&
-         PathHasPrefix(url.path, prefix->path);
-}
-
-bool HostEntryMatches(std::string_view entry, const ParsedUrl& url) {
-  bool wildcard = entry.starts_with("*.");
-  if (wildcard) entry.remove_prefix(2);
-  // Anything that would make the entry more than "host[:port]" makes it match nothing.
-  if (entry.empty() || entry.back() == ':' ||
-      entry.find_first_of("*/\\@?#% \t") != std::string_view::npos) {
-    return false;
-  }
-  Result<ParsedUrl> pattern = ParseUrl("http://" + std::string(entry) + "/");
-  if (!pattern.ok() || pattern->path != "/" || pattern->has_zone) return false;
-  if (pattern->explicit_port && pattern->port != url.port) return false;
-  if (!wildcard) return pattern->host == url.host;
-  const std::string& suffix = pattern->host;
-  return !IsIpv4Literal(url.host) && url.host.size() > suffix.size() + 1 && url.host.ends_with(suffix) &&
-         url.host[url.host.size() - suffix.size() - 1] == '.';
-}
-
-// ---- HttpFetch ----
 
 struct Exchange {
+  const OutboundPolicy* policy = nullptr;
+  // The connection attempts of the current hop (reset when a response begins, so that a refused
+  // redirect hop is judged on its own attempts): sockets opened and addresses refused.
+  int hop_opened = 0;
+  std::vector<std::string> hop_refusals;
   size_t max_body = 0;
   bool body_too_large = false;
   bool headers_too_large = false;
@@ -173,6 +69,8 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     // A new response begins (after a 100 Continue or a followed redirect): keep only the last one.
     ex->headers.clear();
     ex->header_bytes = 0;
+    ex->hop_opened = 0;
+    ex->hop_refusals.clear();
   }
   ex->header_bytes += n;
   if (ex->header_bytes > kMaxHeaderBytes) {
@@ -191,6 +89,30 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
   if (colon == std::string_view::npos || colon == 0) return n;  // not a header; ignore it
   ex->headers.emplace_back(ToLower(Trim(line.substr(0, colon))), std::string(Trim(line.substr(colon + 1))));
   return n;
+}
+
+// libcurl calls this for every socket a transfer opens: each address it tries for a name (both
+// families, happy eyeballs), each redirect hop that needs a new connection, and what would be a
+// proxy if one were set. Refusing here (CURL_SOCKET_BAD) makes curl try the next address or
+// fail with CURLE_COULDNT_CONNECT without a byte sent.
+curl_socket_t OnOpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
+  auto* ex = static_cast<Exchange*>(user);
+  if (purpose != CURLSOCKTYPE_IPCXN) {  // an accepted connection (FTP active mode): never ours
+    ex->hop_refusals.push_back("incoming connections are not allowed");
+    return CURL_SOCKET_BAD;
+  }
+  std::optional<IpAddress> ip = IpAddress::FromSockaddr(&address->addr, address->addrlen);
+  Status allowed = ip ? ex->policy->Check(*ip)
+                      : Status::InvalidArgument("destination of address family " + std::to_string(address->family) +
+                                                " is not an IP address");
+  if (!allowed.ok()) {
+    ex->hop_refusals.push_back(allowed.message());
+    return CURL_SOCKET_BAD;
+  }
+  int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+  if (fd < 0) return CURL_SOCKET_BAD;
+  ++ex->hop_opened;
+  return fd;
 }
 
 int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
@@ -260,6 +182,7 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
   std::unique_ptr<CURL, EasyDeleter> curl(curl_easy_init());
   if (!curl) return Status::Internal("cannot create an HTTP handle");
   Exchange ex;
+  ex.policy = request.policy ? request.policy.get() : &DefaultPolicy();
   ex.max_body = request.max_response_bytes;
   ex.cancel = cancel;
   const long timeout_ms = static_cast<long>(request.timeout.count());
@@ -272,6 +195,12 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
   curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
   curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
+  // Every connection goes through the address policy; the environment must not be able to send
+  // it to a proxy instead (the check would then see the proxy's address, not the destination's).
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, OnOpenSocket);
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &ex);
+  curl_easy_setopt(h, CURLOPT_PROXY, "");
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for timeouts: we run on worker threads
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, request.max_redirects > 0 ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, static_cast<long>(request.max_redirects));
@@ -334,6 +263,12 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
     return Status::PayloadTooLarge("response headers larger than " + std::to_string(kMaxHeaderBytes) + " bytes");
   }
   std::string detail = error_buffer[0] != '\0' ? std::string(error_buffer) : std::string(curl_easy_strerror(rc));
+  if (!ex.hop_refusals.empty()) {
+    // Every address of the hop refused: the policy's own words, and nothing was sent. Some
+    // refused, the others unreachable: a network error that names the refusal too.
+    if (ex.hop_opened == 0) return Status::InvalidArgument(ex.hop_refusals.front());
+    detail += " (also refused: " + ex.hop_refusals.front() + ")";
+  }
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:
       return Status::Unavailable("request to " + url.host + " timed out after " + std::to_string(timeout_ms) + " ms");
@@ -351,24 +286,4 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
   }
 }
 
-bool UrlAllowed(std::string_view url, const std::vector<std::string>& allow_list) {
-  if (allow_list.empty()) return false;
-  // Refuse what parsers disagree about before asking any parser: controls, spaces, non-ASCII
-  // (IDN hosts must be written in punycode to match), backslashes, and "http:/x" forms.
-  if (!std::all_of(url.begin(), url.end(), [](char c) { return c > 0x20 && c < 0x7f && c != '\\'; })) return false;
-  size_t sep = url.find("://");
-  if (sep == std::string_view::npos || url.find_first_of("/?#") < sep) return false;
-  Result<ParsedUrl> parsed = ParseUrl(url);
-  if (!parsed.ok() || parsed->has_zone) return false;
-  for (const std::string& raw_entry : allow_list) {
-    std::string_view entry = Trim(raw_entry);
-    if (entry.empty()) continue;
-    if (entry == "*") return true;
-    bool match = entry.find("://") != std::string_view::npos ? PrefixEntryMatches(entry, *parsed)
-                                                                : HostEntryMatches(entry, *parsed);
-    if (match) return true;
-  }
-  return false;
-}
-
-}  // namespace cairn::exec
+}  // namespace cairn::net
