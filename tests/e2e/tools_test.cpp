@@ -344,6 +344,8 @@ TEST_F(e2e_tools, ABuiltinReusedWithoutItsInputSchemaSurvivesBadInput) {
 }
 
 TEST_F(e2e_tools, InvalidDefinitionsAreRefusedWithTheFieldAndWriteNothing) {
+  // A definition of the user's own (built-in ones are read-only) to update below.
+  tools().DefineTool(json::object{{"name", "mine"}, {"runtime", "builtin"}, {"builtin", "echo"}});
   std::vector<std::string> before = StoreSnapshot();
   json::object echo{{"name", "bad"}, {"runtime", "builtin"}, {"builtin", "echo"}};
   auto with = [&](json::object base, const std::string& key, json::value value) {
@@ -378,10 +380,10 @@ TEST_F(e2e_tools, InvalidDefinitionsAreRefusedWithTheFieldAndWriteNothing) {
   json::object no_tool{{"title", "r"}, {"schema_name", "tool.request.v1"}, {"context", {{"input", json::object{}}}}};
   EXPECT_TRUE(IsError(client().Post("/breadcrumbs", json::serialize(no_tool)), 422, "validation_failed", "context.tool"));
   // An update to an invalid definition is refused the same way.
-  std::vector<json::object> echo_defs = ListAll("path=" + UrlEncode("tools/echo"));
-  ASSERT_EQ(echo_defs.size(), 1u);
-  Response patched = client().Patch("/breadcrumbs/" + StringAt(echo_defs[0], "id"),
-                                    R"({"context":{"name":"echo","runtime":"process"}})");
+  std::vector<json::object> mine = ListAll("path=" + UrlEncode("tools/mine"));
+  ASSERT_EQ(mine.size(), 1u);
+  Response patched = client().Patch("/breadcrumbs/" + StringAt(mine[0], "id"),
+                                    R"({"context":{"name":"mine","runtime":"process"}})");
   EXPECT_TRUE(IsError(patched, 422, "validation_failed", "context.command"));
   EXPECT_EQ(StoreSnapshot(), before);
 
