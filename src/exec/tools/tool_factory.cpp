@@ -32,8 +32,9 @@ class ProcessTool final : public Tool {
     }
     spec.stdin_data = json::serialize(json::object{{"input", call.input}, {"context", call.context}});
     spec.wall_timeout = call.timeout;
-    spec.cpu_seconds = def_.cpu_seconds;
-    spec.memory_bytes = def_.memory_mb * 1024 * 1024;
+    spec.cpu_seconds = def_.process_limits.cpu_seconds;
+    spec.memory_bytes = def_.process_limits.memory_mb * 1024 * 1024;
+    spec.max_result_bytes = static_cast<size_t>(def_.process_limits.output_bytes);
     CAIRN_ASSIGN_OR_RETURN(ProcessResult result, RunProcess(spec, &call.cancelled));
     if (!result.stdout_tail.empty()) CAIRN_LOG_DEBUG("tool {} stdout: {}", def_.name, result.stdout_tail);
     if (!result.stderr_tail.empty()) CAIRN_LOG_DEBUG("tool {} stderr: {}", def_.name, result.stderr_tail);
