@@ -54,6 +54,8 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"llm_max_attempts", K::kInt, "4", "Attempts per model request on connection errors, 429 and 5xx (with backoff, jitter and Retry-After).", 1, 20},
       {"llm_backoff_base_ms", K::kInt, "500", "Wait after a model request's first failed attempt; doubles per attempt, with jitter.", 1, kMaxInt},
       {"http_allow", K::kString, "", "Comma-separated URL prefixes or host patterns the http_request tool may call ('*' allows all; empty allows none)."},
+      {"tool_user", K::kString, "", "When cairn runs as root, process tools run as this user (its uid, gid and groups); empty: as cairn's own user (a warning at start when that is root). Unknown users, or a user other than cairn's own when cairn is not root, stop the start."},
+      {"tool_env_allow", K::kString, "", "Comma-separated names of server environment variables a process tool's env may pass through ('*' matches any run of characters); CAIRN_* and the LLM provider key variables never pass, whatever this says. Tools always get PATH, LANG, TZ and their own HOME."},
       {"http_tool_max_response_bytes", K::kInt, "1048576", "Largest response body the http_request tool accepts.", 1024, 1LL << 30},
       {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs, old idempotency keys and events past retention are removed.", 100, kMaxInt},
   };

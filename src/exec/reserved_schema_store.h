@@ -2,7 +2,9 @@
 // before they are written (kValidation -> 422 naming the field), so a definition that could not
 // run never reaches an executor:
 //   tool.v1          ParseToolDefinition + a known built-in; its path is tools/<name> (set when
-//                    absent, so tool names are unique per tenant; any other path is refused)
+//                    absent, so tool names are unique per tenant; any other path is refused).
+//                    An `env` naming a variable never passed to tools (CAIRN_*, provider keys)
+//                    is kInvalidArgument (400), per limits.tool_env.
 //   agent.def.v1     ParseAgentDefinition; its path is agents/<agent_id> (set when absent)
 // tool.v1 and agent.def.v1 records are never written (created, changed or deleted) by an
 // executor (actor agent:* or tool:*): a model's output must not be able to define a process tool.
