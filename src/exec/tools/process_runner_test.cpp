@@ -291,8 +291,10 @@ TEST(ProcessRunner, NoDescendantOutlivesACancel) {
 
 TEST(ProcessRunner, AKilledKeeperIsReportedHonestly) {
   // Running as the runner's own user, the program can kill its keeper (its parent); it then dies
-  // with it (parent-death signal), and the result says what is unknown.
-  ProcessSpec spec = Sh("kill -KILL $PPID; exec sleep 1006");
+  // with it (parent-death signal), and the result says what is unknown. Stdin is written only
+  // once the keeper has reported the start, so reading it first orders the kill after that.
+  ProcessSpec spec = Sh("read line; kill -KILL $PPID; exec sleep 1006");
+  spec.stdin_data = "go\n";
   const auto start = Clock::now();
   ProcessResult r = MustRun(spec);
   EXPECT_LT(Clock::now() - start, 5s);
