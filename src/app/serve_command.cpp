@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "app/llm_setup.h"
@@ -20,9 +21,11 @@
 #include "bus/ephemeral_hub.h"
 #include "exec/agents/agent_supervisor.h"
 #include "exec/executor_host.h"
+#include "exec/llm/provider_registry.h"
 #include "exec/reserved_schema_store.h"
 #include "sessions/session_service.h"
 #include "sessions/session_worker.h"
+#include "exec/tools/process_sandbox.h"
 #include "exec/tools/tool_supervisor.h"
 #include "net/outbound_policy.h"
 #include "server/breadcrumb_handlers.h"
@@ -75,12 +78,23 @@ Status WritePortFile(const std::string& path, uint16_t port) {
   return Status::Ok();
 }
 
+std::vector<std::string> SplitList(const std::string& text);
+
 model::Limits LimitsFrom(const Settings& s) {
   model::Limits limits;
   limits.max_json_depth = static_cast<size_t>(s.GetInt("max_json_depth"));
   limits.max_title_bytes = static_cast<size_t>(s.GetInt("max_title_bytes"));
   limits.max_tags = static_cast<size_t>(s.GetInt("max_tags"));
   limits.max_tag_bytes = static_cast<size_t>(s.GetInt("max_tag_bytes"));
+  // What process tools may see of the server's environment (checked when a tool.v1 is written
+  // and again when it runs): the operator's allow-list; never the provider keys cairn reads. A
+  // malformed provider list stops the start in MakeProviderRegistry.
+  limits.tool_env.allow = SplitList(s.GetString("tool_env_allow"));
+  if (auto providers = exec::llm::ParseProviderList(s.GetString("llm_providers")); providers.ok()) {
+    for (const auto& provider : *providers) {
+      if (!provider.api_key_env.empty()) limits.tool_env.secret_names.push_back(provider.api_key_env);
+    }
+  }
   return limits;
 }
 
@@ -156,6 +170,15 @@ int RunServe(const std::vector<std::string>& args) {
     std::cerr << "cairn serve: --sync must be full or normal\n";
     return 2;
   }
+  std::optional<exec::RunAs> tool_user;  // process tools drop to it (docs/executors.md)
+  if (const std::string& name = settings.GetString("tool_user"); !name.empty()) {
+    auto resolved = exec::ResolveToolUser(name);
+    if (!resolved.ok()) {
+      std::cerr << "cairn serve: " << resolved.status().message() << "\n";
+      return 2;
+    }
+    tool_user = std::move(resolved).value();
+  }
 
   RaiseFileLimit();
   LimitMallocArenas();
@@ -226,6 +249,8 @@ int RunServe(const std::vector<std::string>& args) {
   builtin_options.outbound_policy = outbound_policy;
   builtin_options.http_max_response_bytes = static_cast<size_t>(settings.GetInt("http_tool_max_response_bytes"));
   builtin_options.limits = LimitsFrom(settings);
+  builtin_options.process.user = tool_user;
+  for (const std::string& warning : exec::ProcessSandboxWarnings(builtin_options.process)) CAIRN_LOG_WARN("{}", warning);
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
   exec::AgentSupervisor agents(cursor_store, executor_host,

@@ -55,6 +55,8 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"llm_backoff_base_ms", K::kInt, "500", "Wait after a model request's first failed attempt; doubles per attempt, with jitter.", 1, kMaxInt},
       {"allow_private_network", K::kString, "", "Comma-separated CIDRs (e.g. 127.0.0.0/8,10.0.0.0/8,fd00::/8) that client-defined destinations (webhooks, http tools, http_request) may reach although they are loopback, private, link-local or another special-purpose range; empty refuses them all. Checked on the resolved address of every connection. Operator URLs (LLM endpoints) are exempt."},
       {"http_allow", K::kString, "", "Comma-separated URL prefixes or host patterns the http_request tool may call ('*' allows all; empty allows none); --allow-private-network applies on top."},
+      {"tool_user", K::kString, "", "When cairn runs as root, process tools run as this user (its uid, gid and groups); empty: as cairn's own user (a warning at start when that is root). Unknown users, or a user other than cairn's own when cairn is not root, stop the start."},
+      {"tool_env_allow", K::kString, "", "Comma-separated names of server environment variables a process tool's env may pass through ('*' matches any run of characters); CAIRN_* and the LLM provider key variables never pass, whatever this says. Tools always get PATH, LANG, TZ and their own HOME."},
       {"http_tool_max_response_bytes", K::kInt, "1048576", "Largest response body the http_request tool accepts.", 1024, 1LL << 30},
       {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs, old idempotency keys and events past retention are removed.", 100, kMaxInt},
   };

@@ -44,6 +44,8 @@ struct RunRequest {
   const boost::json::object& trigger;  // the trigger as a record (TriggerView)
   const boost::json::object& context;  // {trigger, <key>: ...}
   const std::atomic<bool>& cancelled;  // set at the run's timeout and at shutdown
+  // When the run was taken up; a refusal after a timeout reports the real time spent from here.
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 // One run's outcome: the response to write (the host fills in trace and actor), or none.

@@ -6,6 +6,8 @@
 //                    http tool whose url has a literal host the outbound policy refuses (an IP in
 //                    a refused range, localhost) is kInvalidArgument (400) naming
 //                    --allow-private-network. Names are judged when the tool connects.
+//                    An `env` naming a variable never passed to tools (CAIRN_*, provider keys)
+//                    is kInvalidArgument (400), per limits.tool_env.
 //   agent.def.v1     ParseAgentDefinition; its path is agents/<agent_id> (set when absent)
 // tool.v1 and agent.def.v1 records are never written (created, changed or deleted) by an
 // executor (actor agent:* or tool:*): a model's output must not be able to define a process tool.

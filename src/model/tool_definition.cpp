@@ -12,6 +12,10 @@ namespace {
 
 constexpr int64_t kMaxTimeoutMs = 3'600'000;
 constexpr int64_t kMaxConcurrency = 64;
+constexpr int64_t kMaxMemoryMb = 1 << 20;
+constexpr int64_t kMaxProcesses = 65'536;
+constexpr int64_t kMaxOutputBytes = 256 << 20;
+constexpr int64_t kMaxCpuSeconds = 86'400;
 
 Subscription DefaultTrigger(const std::string& name) {
   Subscription sub;
@@ -33,7 +37,23 @@ const char* RuntimeOfField(std::string_view name) {
   return nullptr;
 }
 
-Status ParseRuntimeField(ToolDefinition& def, std::string_view name, const json::value& value, const std::string& field) {
+bool IsEnvName(std::string_view name) {
+  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
+  for (char c : name) {
+    if (!(c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
+  }
+  return true;
+}
+
+// Which limits were given at the top level (older spellings), so that giving one twice is refused.
+struct TopLevelLimits {
+  bool timeout_ms = false;
+  bool memory_mb = false;
+  bool cpu_seconds = false;
+};
+
+Status ParseRuntimeField(ToolDefinition& def, std::string_view name, const json::value& value, const std::string& field,
+                         const Limits& limits, TopLevelLimits& top) {
   if (name == "builtin") {
     CAIRN_ASSIGN_OR_RETURN(def.builtin, RequireString(value, field, 64));
   } else if (name == "command") {
@@ -42,10 +62,17 @@ Status ParseRuntimeField(ToolDefinition& def, std::string_view name, const json:
     CAIRN_ASSIGN_OR_RETURN(def.cwd, RequireString(value, field, 4096));
   } else if (name == "env") {
     CAIRN_ASSIGN_OR_RETURN(def.env, RequireStrings(value, field, false));
+    for (size_t i = 0; i < def.env.size(); ++i) {
+      CAIRN_RETURN_IF_ERROR(CheckToolEnvName(def.env[i], limits.tool_env, field + "[" + std::to_string(i) + "]"));
+    }
   } else if (name == "cpu_seconds") {
-    CAIRN_ASSIGN_OR_RETURN(def.cpu_seconds, RequireInt(value, field, 0, 86400));
+    CAIRN_ASSIGN_OR_RETURN(def.process_limits.cpu_seconds, RequireInt(value, field, 0, kMaxCpuSeconds));
+    top.cpu_seconds = true;
   } else if (name == "memory_mb") {
-    CAIRN_ASSIGN_OR_RETURN(def.memory_mb, RequireInt(value, field, 0, 1 << 20));
+    // 0 used to mean "no limit"; there is always one now.
+    CAIRN_ASSIGN_OR_RETURN(int64_t mb, RequireInt(value, field, 0, kMaxMemoryMb));
+    if (mb > 0) def.process_limits.memory_mb = mb;
+    top.memory_mb = true;
   } else if (name == "url") {
     CAIRN_ASSIGN_OR_RETURN(def.url, RequireString(value, field, 4096));
     if (def.url.rfind("http://", 0) != 0 && def.url.rfind("https://", 0) != 0) {
@@ -61,7 +88,92 @@ Status ParseRuntimeField(ToolDefinition& def, std::string_view name, const json:
   return Status::Ok();
 }
 
+// context.limits: timeout_ms for every runtime, the rest for process tools only.
+Status ParseLimits(ToolDefinition& def, const json::value& value, const char* runtime_name, const TopLevelLimits& top) {
+  if (!value.is_object()) return Status::Validation("context.limits", "must be an object");
+  for (const auto& [key, member] : value.as_object()) {
+    const std::string field = "context.limits." + std::string(key);
+    const bool given_twice = (key == "timeout_ms" && top.timeout_ms) || (key == "memory_mb" && top.memory_mb) ||
+                             (key == "cpu_seconds" && top.cpu_seconds);
+    if (given_twice) {
+      return Status::Validation(field, "given twice (also as context." + std::string(key) + "); keep limits." +
+                                           std::string(key));
+    }
+    if (key == "timeout_ms") {
+      CAIRN_ASSIGN_OR_RETURN(def.timeout_ms, RequireInt(member, field, 1, kMaxTimeoutMs));
+      continue;
+    }
+    int64_t* target = key == "memory_mb"      ? &def.process_limits.memory_mb
+                      : key == "processes"    ? &def.process_limits.processes
+                      : key == "output_bytes" ? &def.process_limits.output_bytes
+                      : key == "cpu_seconds"  ? &def.process_limits.cpu_seconds
+                                              : nullptr;
+    if (target == nullptr) {
+      return Status::Validation(field, "unknown field (timeout_ms, memory_mb, processes, output_bytes, cpu_seconds)");
+    }
+    if (def.runtime != ToolRuntime::kProcess) {
+      return Status::Validation(field, "belongs to the process runtime, not " + std::string(runtime_name));
+    }
+    const int64_t min = key == "cpu_seconds" ? 0 : 1;
+    const int64_t max = key == "memory_mb"      ? kMaxMemoryMb
+                        : key == "processes"    ? kMaxProcesses
+                        : key == "output_bytes" ? kMaxOutputBytes
+                                                : kMaxCpuSeconds;
+    CAIRN_ASSIGN_OR_RETURN(*target, RequireInt(member, field, min, max));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+bool IsBaseToolEnvName(std::string_view name) {
+  return name == "PATH" || name == "LANG" || name == "TZ" || name == "HOME";
+}
+
+bool ToolEnvPatternMatches(std::string_view pattern, std::string_view name) {
+  // Iterative glob with one backtrack point: the last '*' seen.
+  size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = n;
+    } else if (p < pattern.size() && pattern[p] == name[n]) {
+      ++p;
+      ++n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+Status CheckToolEnvName(std::string_view name, const ToolEnvPolicy& policy, const std::string& field) {
+  const std::string quoted = "'" + std::string(name) + "'";
+  if (!IsEnvName(name)) {
+    return Status::Validation(field, quoted + " is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
+  }
+  // Never passed, whatever the allow-list says: the server's own settings and the keys it holds.
+  if (name.substr(0, 6) == "CAIRN_") {
+    return Status(StatusCode::kInvalidArgument,
+                  field + ": " + quoted + " is a cairn setting; CAIRN_* variables are never passed to tools", field);
+  }
+  for (const std::string& secret : policy.secret_names) {
+    if (name == secret) {
+      return Status(StatusCode::kInvalidArgument,
+                    field + ": " + quoted + " holds an LLM provider's API key and is never passed to tools", field);
+    }
+  }
+  if (IsBaseToolEnvName(name)) return Status::Ok();
+  for (const std::string& pattern : policy.allow) {
+    if (ToolEnvPatternMatches(pattern, name)) return Status::Ok();
+  }
+  return Status::Validation(field, quoted + " is not allowed by the server's --tool-env-allow" +
+                                       (policy.allow.empty() ? " (empty: only PATH, LANG, TZ and HOME)" : ""));
+}
 
 bool IsValidToolName(std::string_view name) { return IsValidDefinitionName(name); }
 
@@ -75,6 +187,8 @@ Result<ToolDefinition> ParseToolDefinition(const json::value& context, const Lim
   def.output_schema = json::object{};
   bool has_name = false, has_runtime = false, has_selectors = false;
   std::vector<std::pair<std::string, const json::value*>> runtime_fields;
+  const json::value* limits_value = nullptr;  // parsed once the runtime is known
+  TopLevelLimits top;
   for (const auto& [key, value] : o) {
     std::string field = "context." + std::string(key);
     if (key == "name") {
@@ -106,6 +220,9 @@ Result<ToolDefinition> ParseToolDefinition(const json::value& context, const Lim
       has_runtime = true;
     } else if (key == "timeout_ms") {
       CAIRN_ASSIGN_OR_RETURN(def.timeout_ms, RequireInt(value, field, 1, kMaxTimeoutMs));
+      top.timeout_ms = true;
+    } else if (key == "limits") {
+      limits_value = &value;
     } else if (key == "concurrency") {
       CAIRN_ASSIGN_OR_RETURN(def.concurrency, RequireInt(value, field, 1, kMaxConcurrency));
     } else if (RuntimeOfField(key)) {
@@ -123,8 +240,9 @@ Result<ToolDefinition> ParseToolDefinition(const json::value& context, const Lim
     if (std::string_view(RuntimeOfField(key)) != runtime_name) {
       return Status::Validation(field, "belongs to the " + std::string(RuntimeOfField(key)) + " runtime, not " + runtime_name);
     }
-    CAIRN_RETURN_IF_ERROR(ParseRuntimeField(def, key, *value, field));
+    CAIRN_RETURN_IF_ERROR(ParseRuntimeField(def, key, *value, field, limits, top));
   }
+  if (limits_value != nullptr) CAIRN_RETURN_IF_ERROR(ParseLimits(def, *limits_value, runtime_name, top));
   if (def.runtime == ToolRuntime::kBuiltin && def.builtin.empty()) def.builtin = def.name;
   if (def.runtime == ToolRuntime::kProcess && def.command.empty()) {
     return Status::Validation("context.command", "is required for the process runtime");

@@ -10,15 +10,20 @@
 //   "runtime": "builtin" | "process" | "http",
 //   "builtin": "echo",                 // builtin: which implementation (default: the name)
 //   "command": ["python3", "t.py"],    // process: argv, no shell
-//   "cwd": "/srv/tools", "env": ["PATH", "LANG"],  // process: working dir, variables passed through
-//   "cpu_seconds": 5, "memory_mb": 256,            // process: rlimits (0 = none)
+//   "cwd": "/srv/tools",               // process: working dir (default: the run's own directory)
+//   "env": ["PGHOST"],                 // process: server variables passed through (CheckToolEnvName)
 //   "url": "https://tools.example.com/run",        // http: the input is POSTed here (where it may
 //                                                  // connect: exec/reserved_schema_store.h, src/net)
 //   "headers": {"Authorization": "..."},           // http: extra request headers
-//   "timeout_ms": 30000,               // per run, 1..3,600,000
+//   "limits": {"timeout_ms": 30000,    // per run, every runtime, 1..3,600,000
+//              "memory_mb": 1024, "processes": 256, "output_bytes": 16777216,
+//              "cpu_seconds": 0},      // process only (ProcessLimits)
 //   "concurrency": 4                   // runs at once, 1..64
 // }
-// Unknown fields and fields of another runtime are refused, so a typo never goes unnoticed.
+// Older spellings, still read: top-level "timeout_ms", "memory_mb" and "cpu_seconds" mean the
+// same as in "limits" (a top-level memory_mb of 0, once "no limit", now means the default); giving
+// one both ways is refused. Unknown fields and fields of another runtime are refused, so a typo
+// never goes unnoticed.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -39,6 +44,15 @@ inline constexpr std::string_view kToolResponseSchema = "tool.response.v1";
 
 enum class ToolRuntime { kBuiltin, kProcess, kHttp };
 
+// A process tool's limits per run (docs/executors.md, "Process tools"); the defaults are the
+// documented ones.
+struct ProcessLimits {
+  int64_t memory_mb = 1024;          // RLIMIT_DATA of each process, 1..1,048,576
+  int64_t processes = 256;           // RLIMIT_NPROC (counted per user: see docs), 1..65,536
+  int64_t output_bytes = 16 << 20;   // the most read from fd 3, 1..268,435,456
+  int64_t cpu_seconds = 0;           // RLIMIT_CPU, 0 (none: the timeout bounds it)..86,400
+};
+
 struct ToolDefinition {
   std::string name;
   std::string description;
@@ -49,17 +63,33 @@ struct ToolDefinition {
   std::string builtin;                      // kBuiltin
   std::vector<std::string> command;         // kProcess
   std::string cwd;                          // kProcess
-  std::vector<std::string> env;             // kProcess
-  int64_t cpu_seconds = 0;                  // kProcess
-  int64_t memory_mb = 0;                    // kProcess
+  std::vector<std::string> env;             // kProcess; each passed CheckToolEnvName
+  ProcessLimits process_limits;             // kProcess
   std::string url;                          // kHttp
   std::vector<std::pair<std::string, std::string>> headers;  // kHttp
   int64_t timeout_ms = 30000;
   int64_t concurrency = 4;
 };
 
-// Parses and checks a tool.v1 context; errors name the field as "context.<field>".
+// Parses and checks a tool.v1 context; errors name the field as "context.<field>". `env` is
+// checked against limits.tool_env (CheckToolEnvName), so its kInvalidArgument comes through.
 Result<ToolDefinition> ParseToolDefinition(const boost::json::value& context, const Limits& limits);
+
+// The variables every process tool gets from cairn itself: PATH, LANG and TZ (the server's values)
+// and HOME (the run's own directory). Naming one in `env` changes nothing.
+bool IsBaseToolEnvName(std::string_view name);
+
+// Whether an --tool-env-allow pattern matches `name`: '*' stands for any run of characters
+// (none included), everything else for itself.
+bool ToolEnvPatternMatches(std::string_view pattern, std::string_view name);
+
+// Whether a definition may name server variable `name` in `env`, with `field` naming the entry
+// ("context.env[2]"):
+//   kInvalidArgument  never, whatever the allow-list says: cairn's own settings (CAIRN_*) and the
+//                     provider key variables (policy.secret_names)
+//   kValidation       not a variable name ([A-Za-z_][A-Za-z0-9_]*), or not a base name and no
+//                     pattern of policy.allow matches it
+Status CheckToolEnvName(std::string_view name, const ToolEnvPolicy& policy, const std::string& field);
 
 // The path every tool.v1 record has: "tools/<name>" (so names are unique per tenant).
 std::string ToolPath(const std::string& name);

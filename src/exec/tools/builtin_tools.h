@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "bus/event_bus.h"
+#include "exec/tools/process_sandbox.h"
 #include "exec/tools/tool.h"
 #include "model/limits.h"
 #include "net/outbound_policy.h"
@@ -25,7 +26,9 @@ struct BuiltinToolOptions {
   // allow-list; null is the default policy.
   std::shared_ptr<const net::OutboundPolicy> outbound_policy;
   size_t http_max_response_bytes = 1 << 20;
-  model::Limits limits;                      // breadcrumb_* tools validate like the HTTP API
+  model::Limits limits;                      // breadcrumb_* tools validate like the HTTP API;
+                                             // process tools' env follows limits.tool_env
+  ProcessToolOptions process;                // process tools (MakeTool): tool user, run directories
 };
 
 struct BuiltinToolDeps {

@@ -1,16 +1,16 @@
 // fork + execve with pipes, driven by one poll() loop in the calling thread.
 //
-// The runner lives in a multithreaded program, so between fork() and execve() the child may only
-// make async-signal-safe calls (another thread may have held the malloc or ASan allocator lock at
-// the moment of fork). Everything the child needs — argv/envp arrays, the resolved program path,
-// rlimits, signal sets — is therefore prepared before fork in a ChildPlan.
+// The runner forks a keeper per run (process_keeper.h), which forks the program and cleans up
+// after it; this file is the runner's side: it prepares the KeeperPlan (argv/envp arrays, the
+// resolved program path, rlimits, ids, signal sets) before fork, feeds stdin, collects the pipes,
+// enforces the timeout, cancellation and the result cap by asking the keeper to kill the run,
+// and reads the keeper's reports.
 #include "exec/tools/process_runner.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -21,7 +21,10 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <initializer_list>
 #include <string_view>
+
+#include "exec/tools/process_keeper.h"
 
 namespace cairn::exec {
 namespace {
@@ -31,8 +34,8 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kCancelPollInterval{20};
 constexpr milliseconds kExitPollInterval{10};  // only when pidfd_open is unavailable
-// After the child exits, how long to keep reading pipes still held open by processes that left
-// its process group (their own group was not killed).
+// After the keeper exits, how long to keep reading pipes still held open: only processes the
+// keeper could not reach (it was killed, or /proc lists no children) can still hold them.
 constexpr milliseconds kDrainGrace{500};
 constexpr size_t kChunk = 64 * 1024;  // the default pipe capacity
 constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
@@ -88,120 +91,36 @@ void SetNonBlocking(const Fd& fd) {
   if (fd.valid()) ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
 }
 
-// What the child sends through the report pipe when a setup step or execve fails.
-enum ChildStage : int { kStageFds = 1, kStageSetpgid, kStageRlimit, kStageChdir, kStageExec };
-struct ChildReport {
-  int stage = 0;
-  int err = 0;
-};
-
-struct ChildPlan {
-  const char* path = nullptr;
-  char* const* argv = nullptr;
-  char* const* envp = nullptr;
-  const char* cwd = nullptr;  // null: inherit
-  int fds[4] = {-1, -1, -1, -1};  // become the child's 0, 1, 2, 3
-  int report_fd = -1;  // CLOEXEC: a successful execve closes it, which the parent reads as EOF
-  pid_t parent_pid = 0;
-  bool set_cpu = false;
-  struct rlimit cpu {};
-  bool set_as = false;
-  struct rlimit as {};
-  struct sigaction default_action {};
-  sigset_t empty_mask{};
-  int fd_limit = 0;  // for the close loop when close_range is unavailable
-};
-
-[[noreturn]] void ChildFail(int report_fd, int stage) {
-  ChildReport report{stage, errno};
-  // Smaller than PIPE_BUF, hence atomic. If it fails, the parent just sees exit status 127.
-  ssize_t written = ::write(report_fd, &report, sizeof report);
-  (void)written;
-  ::_exit(127);
-}
-
-// Runs in the child: async-signal-safe calls only, no allocation, no C++ library.
-[[noreturn]] void RunChild(const ChildPlan& plan) {
-  // Die with the runner instead of living on unsupervised. getppid() catches a runner that died
-  // before prctl took effect.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != plan.parent_pid) ::_exit(127);
-
-  // execve resets handlers but keeps ignored signals ignored (the runner may ignore SIGPIPE, which
-  // would then break `yes | head` in the tool), and a runner's handler must not run here before
-  // exec: so default everything. Fails for SIGKILL/SIGSTOP, which is fine.
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &plan.default_action, nullptr);
-#if defined(__x86_64__)
-  // glibc refuses sigaction for the two real-time signals it reserves (32, 33); a runner started
-  // with them ignored would pass that on. The kernel call has no such rule.
-  struct KernelSigaction {
-    void (*handler)(int);
-    unsigned long flags;
-    void (*restorer)();
-    unsigned long mask;
-  } kernel_default{SIG_DFL, 0, nullptr, 0};
-  for (int sig = 32; sig < SIGRTMIN; ++sig) ::syscall(SYS_rt_sigaction, sig, &kernel_default, nullptr, sizeof(unsigned long));
-#endif
-
-  // The pipe ends may have any numbers, including 0..3 if the runner had those closed, so first
-  // move them (and the report pipe) above 3; then no dup2 below can overwrite an end still needed.
-  const int report_fd = ::fcntl(plan.report_fd, F_DUPFD_CLOEXEC, 4);
-  if (report_fd < 0) ::_exit(127);
-  int high[4];
-  for (int i = 0; i < 4; ++i) {
-    high[i] = ::fcntl(plan.fds[i], F_DUPFD_CLOEXEC, 4);
-    if (high[i] < 0) ChildFail(report_fd, kStageFds);
-  }
-  for (int i = 0; i < 4; ++i) {
-    if (::dup2(high[i], i) < 0) ChildFail(report_fd, kStageFds);  // the copy is not CLOEXEC
-  }
-  // Everything from 4 up (the runner's descriptors, our pipe copies) closes at exec. Marking
-  // instead of closing keeps report_fd usable until then.
-  if (::close_range(4, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-    for (int fd = 4; fd < plan.fd_limit; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  }
-
-  if (::setpgid(0, 0) != 0) ChildFail(report_fd, kStageSetpgid);
-  if (plan.set_cpu && ::setrlimit(RLIMIT_CPU, &plan.cpu) != 0) ChildFail(report_fd, kStageRlimit);
-  if (plan.set_as && ::setrlimit(RLIMIT_AS, &plan.as) != 0) ChildFail(report_fd, kStageRlimit);
-  if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) ChildFail(report_fd, kStageChdir);
-  // The runner blocked all signals around fork; the program starts with none blocked.
-  ::sigprocmask(SIG_SETMASK, &plan.empty_mask, nullptr);
-  ::execve(plan.path, plan.argv, plan.envp);
-  ChildFail(report_fd, kStageExec);
-}
-
-// Kills and reaps the child on every early return, so no path leaves a zombie or a running child.
-class ChildReaper {
+// The keeper of one run, as the runner sees it. Asking it to stop and reaping it are the only
+// ways this file ends a run; the destructor does both on every early return, so no path leaves a
+// zombie or a process of the run behind.
+class KeeperHandle {
  public:
-  explicit ChildReaper(pid_t pid) : pid_(pid) {}
-  ChildReaper(const ChildReaper&) = delete;
-  ChildReaper& operator=(const ChildReaper&) = delete;
-  ~ChildReaper() {
+  KeeperHandle(pid_t pid, Fd control) : pid_(pid), control_(std::move(control)) {}
+  KeeperHandle(const KeeperHandle&) = delete;
+  KeeperHandle& operator=(const KeeperHandle&) = delete;
+  ~KeeperHandle() {
     if (reaped_) return;
-    KillGroup();
-    Reap(nullptr);
+    control_.Reset();  // EOF: the keeper kills everything and exits
+    Reap();
   }
-  void KillGroup() const {
-    ::kill(-pid_, SIGKILL);
-    ::kill(pid_, SIGKILL);  // in case the group was never formed
-  }
-  // Waits for the child and records how it ended. If the status was taken elsewhere (SIGCHLD
-  // ignored), the result keeps exit_code -1 and term_signal 0.
-  void Reap(ProcessResult* result) {
+  // The keeper kills every process of the run, then exits. Idempotent.
+  void StopRun();
+  // Waits for the keeper; its own wait status (-1 if it was taken elsewhere).
+  int Reap() {
     int status = 0;
     pid_t r;
     do {
       r = ::waitpid(pid_, &status, 0);
     } while (r < 0 && errno == EINTR);
     reaped_ = true;
-    if (result == nullptr || r != pid_) return;
-    if (WIFEXITED(status)) result->exit_code = WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) result->term_signal = WTERMSIG(status);
+    return r == pid_ ? status : -1;
   }
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_;
+  Fd control_;
   bool reaped_ = false;
 };
 
@@ -225,6 +144,34 @@ ssize_t WriteNoSigpipe(int fd, const char* data, size_t len) {
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   errno = err;
   return n;
+}
+
+void KeeperHandle::StopRun() {
+  if (!control_.valid()) return;
+  const char byte = 'k';
+  // A full pipe cannot happen (one byte, once); EPIPE means the keeper is already gone.
+  ssize_t n;
+  do {
+    n = WriteNoSigpipe(control_.get(), &byte, 1);
+  } while (n < 0 && errno == EINTR);
+}
+
+// Reads one KeeperReport from `fd`; kNone at EOF (the keeper died without reporting).
+KeeperReport ReadReport(int fd) {
+  KeeperReport report;
+  size_t got = 0;
+  while (got < sizeof report) {
+    const ssize_t n = ::read(fd, reinterpret_cast<char*>(&report) + got, sizeof report - got);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  if (got != sizeof report) return KeeperReport{};
+  return report;
 }
 
 // Keeps the last `cap` bytes. Trims only when twice the cap is buffered, so appends stay amortised
@@ -257,7 +204,7 @@ Status ValidateSpec(const ProcessSpec& spec) {
     }
   }
   if (has_nul(spec.cwd)) return Status::InvalidArgument("process spec: cwd contains NUL");
-  if (spec.wall_timeout.count() < 0 || spec.cpu_seconds < 0 || spec.memory_bytes < 0) {
+  if (spec.wall_timeout.count() < 0 || spec.cpu_seconds < 0 || spec.memory_bytes < 0 || spec.max_processes < 0) {
     return Status::InvalidArgument("process spec: limits must not be negative");
   }
   return Status::Ok();
@@ -299,18 +246,25 @@ Result<std::string> ResolveProgram(const ProcessSpec& spec) {
   return Status::NotFound("program not found in PATH: " + program);
 }
 
-Status StartFailure(const ChildReport& report, const ProcessSpec& spec, const std::string& path) {
+Status StartFailure(const KeeperReport& report, const ProcessSpec& spec, const std::string& path) {
   const std::string& program = spec.argv[0];
   const std::string why = ErrnoText(report.err);
-  if (report.stage == kStageChdir) {
-    if (report.err == ENOENT || report.err == ENOTDIR) {
-      return Status::NotFound("working directory does not exist: " + spec.cwd);
-    }
-    return Status::InvalidArgument("cannot use working directory " + spec.cwd + ": " + why);
-  }
-  if (report.stage != kStageExec) {
-    return Status::Internal("cannot set up the process for " + program + " (stage " +
-                            std::to_string(report.stage) + "): " + why);
+  switch (report.stage) {
+    case kStageChdir:
+      if (report.err == ENOENT || report.err == ENOTDIR) {
+        return Status::NotFound("working directory does not exist: " + spec.cwd);
+      }
+      return Status::InvalidArgument("cannot use working directory " + spec.cwd + ": " + why);
+    case kStageFork:
+      return Status::ResourceExhausted("cannot fork to run " + program + ": " + why);
+    case kStageUser:
+      return Status::Internal("cannot run " + program + " as uid " +
+                              std::to_string(spec.run_as ? spec.run_as->uid : ::getuid()) + ": " + why);
+    case kStageExec:
+      break;
+    default:
+      return Status::Internal("cannot set up the process for " + program + " (stage " +
+                              std::to_string(report.stage) + "): " + why);
   }
   struct stat st {};
   switch (report.err) {
@@ -320,8 +274,14 @@ Status StartFailure(const ChildReport& report, const ProcessSpec& spec, const st
         return Status::NotFound("interpreter of program not found: " + program);
       }
       return Status::NotFound("program not found: " + program);
-    case ENOMEM:
     case EAGAIN:
+      // execve after a change of user refuses when that user is over RLIMIT_NPROC.
+      if (spec.max_processes > 0 && spec.run_as) {
+        return Status::ResourceExhausted("cannot start " + program + ": the process limit of " +
+                                         std::to_string(spec.max_processes) + " is reached (counted per user)");
+      }
+      [[fallthrough]];
+    case ENOMEM:
       return Status::ResourceExhausted("cannot start " + program + ": " + why +
                                        (spec.memory_bytes > 0 ? " (memory limit too small?)" : ""));
     default:
@@ -340,14 +300,30 @@ struct rlimit ClampedLimit(int resource, rlim_t soft, rlim_t hard) {
   return {soft, hard};
 }
 
-bool MentionsAllocationFailure(std::string_view text) {
+bool Mentions(std::string_view text, std::initializer_list<std::string_view> markers) {
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (std::string_view marker : {"memoryerror", "out of memory", "cannot allocate memory", "bad_alloc",
-                                  "failed to allocate", "allocation failed"}) {
+  for (std::string_view marker : markers) {
     if (lower.find(marker) != std::string::npos) return true;
   }
   return false;
+}
+
+bool MentionsAllocationFailure(std::string_view text) {
+  return Mentions(text, {"memoryerror", "out of memory", "cannot allocate memory", "bad_alloc", "failed to allocate",
+                         "allocation failed", "xmalloc: cannot allocate"});
+}
+
+// What shells and runtimes print when fork/clone/pthread_create fails with EAGAIN.
+bool MentionsForkFailure(std::string_view text) {
+  return Mentions(text, {"cannot fork", "can't fork", "fork: retry", "fork failed", "resource temporarily unavailable",
+                         "blockingioerror", "can't start new thread"});
+}
+
+// "64 MiB" when whole mebibytes, else bytes.
+std::string Bytes(int64_t bytes) {
+  if (bytes > 0 && bytes % (1024 * 1024) == 0) return std::to_string(bytes / (1024 * 1024)) + " MiB";
+  return std::to_string(bytes) + " bytes";
 }
 
 }  // namespace
@@ -365,12 +341,12 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec, const std::atomic<bool
   for (std::string& entry : env_strings) envp.push_back(entry.data());
   envp.push_back(nullptr);
 
-  Pipe in, out, err, res, report;
-  for (Pipe* pipe : {&in, &out, &err, &res, &report}) {
+  Pipe in, out, err, res, status, control;
+  for (Pipe* pipe : {&in, &out, &err, &res, &status, &control}) {
     CAIRN_RETURN_IF_ERROR(OpenPipe(*pipe));
   }
 
-  ChildPlan plan;
+  KeeperPlan plan;
   plan.path = path.c_str();
   plan.argv = argv.data();
   plan.envp = envp.data();
@@ -379,8 +355,8 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec, const std::atomic<bool
   plan.fds[1] = out.write.get();
   plan.fds[2] = err.write.get();
   plan.fds[3] = res.write.get();
-  plan.report_fd = report.write.get();
-  plan.parent_pid = ::getpid();
+  plan.status_fd = status.write.get();
+  plan.control_fd = control.read.get();
   if (spec.cpu_seconds > 0) {
     // SIGXCPU at the soft limit, SIGKILL a second later for programs that catch SIGXCPU.
     const auto seconds = static_cast<rlim_t>(spec.cpu_seconds);
@@ -389,8 +365,20 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec, const std::atomic<bool
   }
   if (spec.memory_bytes > 0) {
     const auto bytes = static_cast<rlim_t>(spec.memory_bytes);
-    plan.set_as = true;
-    plan.as = ClampedLimit(RLIMIT_AS, bytes, bytes);
+    plan.set_data = true;
+    plan.data = ClampedLimit(RLIMIT_DATA, bytes, bytes);
+  }
+  if (spec.max_processes > 0) {
+    const auto count = static_cast<rlim_t>(spec.max_processes);
+    plan.set_nproc = true;
+    plan.nproc = ClampedLimit(RLIMIT_NPROC, count, count);
+  }
+  if (spec.run_as) {
+    plan.set_user = true;
+    plan.uid = spec.run_as->uid;
+    plan.gid = spec.run_as->gid;
+    plan.groups = spec.run_as->groups.data();
+    plan.group_count = spec.run_as->groups.size();
   }
   plan.default_action.sa_handler = SIG_DFL;
   sigemptyset(&plan.default_action.sa_mask);
@@ -400,50 +388,40 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec, const std::atomic<bool
                       ? static_cast<int>(std::min<rlim_t>(nofile.rlim_cur, INT_MAX))
                       : 65536;
 
-  // All signals stay blocked from fork until the child has reset their dispositions, so no
-  // handler of the runner ever runs in the child.
+  // All signals stay blocked from fork on in the keeper (it reads SIGCHLD from a signalfd), and
+  // in the program until it has reset their dispositions, so no handler of the runner ever runs
+  // in either.
   sigset_t all, saved;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &saved);
   const auto start = Clock::now();
   const pid_t pid = ::fork();
-  if (pid == 0) RunChild(plan);
+  if (pid == 0) RunKeeper(plan);
   const int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   if (pid < 0) return Status::ResourceExhausted("cannot fork to run " + spec.argv[0] + ": " + ErrnoText(fork_errno));
 
-  ChildReaper child(pid);
-  // Also done in the child; whichever runs first wins, so kill(-pid) below always reaches the
-  // group. Fails harmlessly (EACCES) once the child has exec'd.
-  ::setpgid(pid, pid);
+  KeeperHandle keeper(pid, std::move(control.write));
   // Without closing our copies of the child's ends, EOF would never come.
   in.read.Reset();
   out.write.Reset();
   err.write.Reset();
   res.write.Reset();
-  report.write.Reset();
+  status.write.Reset();
+  control.read.Reset();
 
-  ChildReport failure;
-  size_t got = 0;
-  while (got < sizeof failure) {
-    const ssize_t n = ::read(report.read.get(), reinterpret_cast<char*>(&failure) + got, sizeof failure - got);
-    if (n > 0) {
-      got += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      break;  // EOF: execve succeeded
-    }
+  const KeeperReport first = ReadReport(status.read.get());
+  if (first.kind != KeeperReport::kStarted) {
+    const int keeper_status = keeper.Reap();
+    if (first.kind == KeeperReport::kStartFailed) return StartFailure(first, spec, path);
+    return Status::Internal("the process keeper for " + spec.argv[0] + " ended before starting it (wait status " +
+                            std::to_string(keeper_status) + ")");
   }
-  report.read.Reset();
-  if (got == sizeof failure) {
-    child.Reap(nullptr);
-    return StartFailure(failure, spec, path);
-  }
+  const pid_t tool_pid = first.tool_pid;
 
-  // A pidfd becomes readable when the child exits, so the poll loop needs no SIGCHLD handling.
+  // A pidfd becomes readable when the keeper exits, so the poll loop needs no SIGCHLD handling.
   Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  for (const Fd* fd : {&in.write, &out.read, &err.read, &res.read}) SetNonBlocking(*fd);
+  for (const Fd* fd : {&in.write, &out.read, &err.read, &res.read, &status.read}) SetNonBlocking(*fd);
   if (spec.stdin_data.empty()) in.write.Reset();
 
   ProcessResult result;
@@ -469,10 +447,10 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec, const std::atomic<bool
     if (!exited && !killed) {
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
         result.cancelled = true;
-        child.KillGroup();
+        keeper.StopRun();
       } else if (has_deadline && now >= deadline) {
         result.timed_out = true;
-        child.KillGroup();
+        keeper.StopRun();
       }
     }
     if (exited && ((!out.read.valid() && !err.read.valid() && !res.read.valid()) || now >= drain_until)) break;
@@ -494,7 +472,7 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec, const std::atomic<bool
     if (exited) {
       wait = drain_until - now;
     } else {
-      // Once killed, only the exit (pidfd) is awaited.
+      // Once killed, only the keeper's exit (pidfd) is awaited.
       if (has_deadline && !killed) wait = std::min(wait, Clock::duration(deadline - now));
       if (cancel != nullptr && !killed) wait = std::min<Clock::duration>(wait, kCancelPollInterval);
       if (!pidfd.valid()) wait = std::min<Clock::duration>(wait, kExitPollInterval);
@@ -539,28 +517,37 @@ Result<ProcessResult> RunProcess(const ProcessSpec& spec, const std::atomic<bool
       result.result.append(buffer.data(), std::min(n, room));
       if (n > room) {
         result.result_truncated = true;
-        // Kill before closing: a child whose write failed with EPIPE first could exit on its own
+        // Stop before closing: a child whose write failed with EPIPE first could exit on its own
         // (status 1 with SIGPIPE ignored) and the result would not read as killed.
-        if (!exited) child.KillGroup();
+        if (!exited) keeper.StopRun();
         res.read.Reset();
       }
     }
 
-    bool leader_done = false;
+    bool keeper_done = false;
     if (!exited && pidfd.valid()) {
-      leader_done = pid_index >= 0 && (fds[pid_index].revents & POLLIN) != 0;
+      keeper_done = pid_index >= 0 && (fds[pid_index].revents & POLLIN) != 0;
     } else if (!exited) {
       siginfo_t info{};
       const int rc = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
-      leader_done = (rc == 0 && info.si_pid == pid) || (rc < 0 && errno == ECHILD);
+      keeper_done = (rc == 0 && info.si_pid == pid) || (rc < 0 && errno == ECHILD);
     }
-    if (leader_done) {
+    if (keeper_done) {
       exited = true;
-      // Kill background leftovers of the group before reaping: the zombie leader keeps the group
-      // id from being reused until then.
-      ::kill(-pid, SIGKILL);
-      child.Reap(&result);
+      // Written before the keeper exited, so it is complete in the pipe if it was written at all.
+      const KeeperReport last = ReadReport(status.read.get());
+      keeper.Reap();
       result.duration_ms = std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+      if (last.kind == KeeperReport::kFinished) {
+        if (last.status_known != 0 && WIFEXITED(last.wait_status)) result.exit_code = WEXITSTATUS(last.wait_status);
+        if (last.status_known != 0 && WIFSIGNALED(last.wait_status)) result.term_signal = WTERMSIG(last.wait_status);
+        result.leftovers = last.leftovers;
+      } else {
+        // Killed before it could clean up. Its group is all that can still be reached (the
+        // program's pid cannot have been reused while that group has members).
+        result.keeper_lost = true;
+        ::kill(-tool_pid, SIGKILL);
+      }
       in.write.Reset();
       drain_until = Clock::now() + kDrainGrace;
     }
@@ -575,14 +562,25 @@ std::string DescribeFailure(const ProcessResult& result, const ProcessSpec& spec
   if (result.timed_out) return "timed out after " + std::to_string(spec.wall_timeout.count()) + " ms";
   if (result.cancelled) return "cancelled";
   if (result.result_truncated) {
-    return "result exceeded " + std::to_string(spec.max_result_bytes) + " bytes; process killed";
+    return "result exceeded the output limit of " + std::to_string(spec.max_result_bytes) + " bytes; process killed";
+  }
+  if (result.keeper_lost) {
+    return "its keeper process was killed, so how it ended is unknown and processes it started may have survived";
   }
   if (result.term_signal == SIGXCPU) {
     return spec.cpu_seconds > 0 ? "cpu time limit exceeded (" + std::to_string(spec.cpu_seconds) + " s)"
                                 : "cpu time limit exceeded (SIGXCPU)";
   }
-  const std::string memory_hint =
-      spec.memory_bytes > 0 ? "; memory limit of " + std::to_string(spec.memory_bytes) + " bytes may have been hit" : "";
+  const bool allocation_failed = spec.memory_bytes > 0 && MentionsAllocationFailure(result.stderr_tail);
+  const std::string memory_limit = "memory limit of " + Bytes(spec.memory_bytes);
+  // Exiting non-zero or crashing is the normal way to fail, so blame a limit only on evidence.
+  std::string hint;
+  if (allocation_failed) {
+    hint = "; " + memory_limit + " reached (an allocation failed)";
+  } else if (spec.max_processes > 0 && MentionsForkFailure(result.stderr_tail)) {
+    hint = "; process limit of " + std::to_string(spec.max_processes) +
+           " may have been hit (it counts every process of the user)";
+  }
   if (result.term_signal != 0) {
     const char* abbrev = ::sigabbrev_np(result.term_signal);
     std::string text = "killed by signal " + std::to_string(result.term_signal) + " (" +
@@ -591,14 +589,14 @@ std::string DescribeFailure(const ProcessResult& result, const ProcessSpec& spec
     if (result.term_signal == SIGKILL && spec.cpu_seconds > 0) {
       text += "; cpu time limit of " + std::to_string(spec.cpu_seconds) + " s may have been hit";
     }
-    return text + memory_hint;
+    // Programs that do not check allocations crash or abort when one fails.
+    const bool crash = result.term_signal == SIGSEGV || result.term_signal == SIGBUS || result.term_signal == SIGABRT;
+    if (hint.empty() && crash && spec.memory_bytes > 0) hint = "; " + memory_limit + " may have been hit";
+    return text + hint;
   }
   if (result.exit_code == 0) return "";
   if (result.exit_code < 0) return "exit status unknown";
-  std::string text = "exited with status " + std::to_string(result.exit_code);
-  // Exiting non-zero is the normal way to fail, so blame the limit only on evidence.
-  if (spec.memory_bytes > 0 && MentionsAllocationFailure(result.stderr_tail)) text += memory_hint;
-  return text;
+  return "exited with status " + std::to_string(result.exit_code) + hint;
 }
 
 }  // namespace cairn::exec

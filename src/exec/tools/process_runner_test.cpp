@@ -1,6 +1,8 @@
 #include "exec/tools/process_runner.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -11,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +60,49 @@ bool EventuallyGone(pid_t pid) {
   }
   return ProcessGone(pid);
 }
+
+// Whether a process with pid `pid` runs a command line containing `marker`: after a run, one of
+// the run's processes still alive (a different process that got the pid back would not match).
+bool StillRuns(pid_t pid, const std::string& marker) {
+  std::ifstream file("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  const std::string cmdline((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  return cmdline.find(marker) != std::string::npos;
+}
+
+std::vector<pid_t> PidsIn(const std::string& text) {
+  std::vector<pid_t> pids;
+  std::istringstream in(text);
+  for (pid_t pid; in >> pid;) pids.push_back(pid);
+  return pids;
+}
+
+// Processes whose real uid is `uid`, now.
+int CountProcessesOf(uid_t uid) {
+  int count = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::ifstream status(entry.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("Uid:", 0) == 0) {
+        if (std::stoul(line.substr(4)) == uid) ++count;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+const passwd* Nobody() { return ::getpwnam("nobody"); }
+
+// Escapes from the tool's process group and parentage, each reporting its pid on fd 3 once it is
+// out: `setsid`, a double fork, and a daemon doing both. Each command substitution returns once
+// its escapee has printed its pid and sent its stdout elsewhere, so no waiting is needed.
+constexpr const char* kEscapes = R"(
+a=$(setsid sh -c 'echo $$; exec sleep 1001 >/dev/null' &)
+b=$(sh -c 'sh -c "echo \$\$; exec sleep 1002 >/dev/null" &')
+c=$(setsid sh -c 'sh -c "echo \$\$; exec sleep 1003 >/dev/null" & exit 0' &)
+echo $a $b $c >&3
+)";
 
 int CountOpenFds() {
   int count = 0;
@@ -192,6 +239,129 @@ TEST(ProcessRunner, BackgroundChildrenAreKilledWhenTheChildExits) {
   EXPECT_TRUE(EventuallyGone(grandchild));
 }
 
+TEST(ProcessRunner, NoDescendantOutlivesTheRun) {
+  ProcessSpec spec = Sh(kEscapes);
+  const auto start = Clock::now();
+  ProcessResult r = MustRun(spec);
+  EXPECT_LT(Clock::now() - start, 5s);  // nothing waited for the escapees' 1000 s
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_tail;
+  const std::vector<pid_t> escapees = PidsIn(r.result);
+  ASSERT_EQ(escapees.size(), 3u) << r.result;
+  // Gone the moment RunProcess returns: the keeper reaped them before exiting.
+  for (pid_t pid : escapees) EXPECT_FALSE(StillRuns(pid, "sleep")) << pid;
+  EXPECT_GE(r.leftovers, 3);
+}
+
+TEST(ProcessRunner, NoDescendantOutlivesATimeout) {
+  ProcessSpec spec = Sh(std::string(kEscapes) + "exec sleep 1004\n");
+  spec.wall_timeout = 1000ms;  // far more than the escapes take
+  ProcessResult r = MustRun(spec);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_GE(r.duration_ms, 1000);  // the real time, not 0
+  EXPECT_LT(r.duration_ms, 6000);
+  EXPECT_EQ(r.term_signal, SIGKILL);
+  const std::vector<pid_t> escapees = PidsIn(r.result);
+  ASSERT_EQ(escapees.size(), 3u) << r.result;
+  for (pid_t pid : escapees) EXPECT_FALSE(StillRuns(pid, "sleep")) << pid;
+}
+
+TEST(ProcessRunner, NoDescendantOutlivesACancel) {
+  // The tool says on a FIFO when its escapees are out; the cancel follows that, not a delay.
+  const std::string dir = MakeTempDir();
+  const std::string fifo = dir + "/ready";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int ready = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // no writer yet: no EOF either
+  ASSERT_GE(ready, 0);
+  std::atomic<bool> cancel{false};
+  std::thread canceller([&] {
+    pollfd wait{ready, POLLIN, 0};
+    ::poll(&wait, 1, 20000);
+    cancel = true;
+  });
+  ProcessSpec spec = Sh(std::string(kEscapes) + "echo ready >" + fifo + "\nexec sleep 1005\n");
+  ProcessResult r = MustRun(spec, &cancel);
+  canceller.join();
+  ::close(ready);
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(r.cancelled);
+  const std::vector<pid_t> escapees = PidsIn(r.result);
+  ASSERT_EQ(escapees.size(), 3u) << r.result;
+  for (pid_t pid : escapees) EXPECT_FALSE(StillRuns(pid, "sleep")) << pid;
+}
+
+TEST(ProcessRunner, AKilledKeeperIsReportedHonestly) {
+  // Running as the runner's own user, the program can kill its keeper (its parent); it then dies
+  // with it (parent-death signal), and the result says what is unknown. Stdin is written only
+  // once the keeper has reported the start, so reading it first orders the kill after that.
+  ProcessSpec spec = Sh("read line; kill -KILL $PPID; exec sleep 1006");
+  spec.stdin_data = "go\n";
+  const auto start = Clock::now();
+  ProcessResult r = MustRun(spec);
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_TRUE(r.keeper_lost);
+  EXPECT_NE(DescribeFailure(r, spec).find("keeper process was killed"), std::string::npos) << DescribeFailure(r, spec);
+}
+
+TEST(ProcessRunner, RunsAsTheGivenUserWithoutPrivileges) {
+  if (::geteuid() != 0) GTEST_SKIP() << "changing users needs root";
+  const passwd* nobody = Nobody();
+  if (nobody == nullptr) GTEST_SKIP() << "no user nobody";
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(::chown(dir.c_str(), nobody->pw_uid, nobody->pw_gid), 0);
+  ProcessSpec spec = Sh("id -u; id -g; id -G; grep NoNewPrivs /proc/self/status; touch mine && echo wrote");
+  spec.run_as = RunAs{nobody->pw_uid, nobody->pw_gid, {nobody->pw_gid}};
+  spec.cwd = dir;
+  ProcessResult r = MustRun(spec);
+  const std::string uid = std::to_string(nobody->pw_uid), gid = std::to_string(nobody->pw_gid);
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_tail;
+  EXPECT_EQ(r.stdout_tail, uid + "\n" + gid + "\n" + gid + "\nNoNewPrivs:\t1\nwrote\n");
+
+  // Root's own directory is closed to it.
+  spec = Sh("touch /root/cairn-runner-test-must-not-exist");
+  spec.run_as = RunAs{nobody->pw_uid, nobody->pw_gid, {}};
+  r = MustRun(spec);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists("/root/cairn-runner-test-must-not-exist"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ProcessRunner, ProcessLimitBindsAUserOtherThanRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "changing users needs root";
+  const passwd* nobody = Nobody();
+  if (nobody == nullptr) GTEST_SKIP() << "no user nobody";
+  ProcessSpec spec = Sh("for i in 1 2 3 4 5 6 7 8 9 10; do sleep 1007 & done; echo all started");
+  spec.run_as = RunAs{nobody->pw_uid, nobody->pw_gid, {}};
+  // The kernel counts every process of the user; leave room for the shell and three sleeps.
+  spec.max_processes = CountProcessesOf(nobody->pw_uid) + 4;
+  ProcessResult r = MustRun(spec);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.stdout_tail.find("all started"), std::string::npos);
+  EXPECT_NE(DescribeFailure(r, spec).find("process limit of " + std::to_string(spec.max_processes)), std::string::npos)
+      << DescribeFailure(r, spec) << "\n" << r.stderr_tail;
+  EXPECT_GE(r.leftovers, 1);  // the sleeps that did start were killed
+}
+
+TEST(ProcessRunner, MemoryLimitCountsDataNotReservedAddressSpace) {
+  std::string python;
+  for (const char* candidate : {"/usr/bin/python3", "/usr/local/bin/python3"}) {
+    if (::access(candidate, X_OK) == 0) {
+      python = candidate;
+      break;
+    }
+  }
+  if (python.empty()) GTEST_SKIP() << "python3 not installed";
+  // Runtimes (JVMs, Go, V8) reserve large inaccessible ranges at start; under RLIMIT_AS they
+  // would not start at all.
+  ProcessSpec spec;
+  spec.argv = {python, "-c",
+               "import mmap; m = mmap.mmap(-1, 8 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, prot=0); "
+               "print('reserved')"};
+  spec.memory_bytes = 256 << 20;
+  ProcessResult r = MustRun(spec);
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_tail;
+  EXPECT_EQ(r.stdout_tail, "reserved\n");
+}
+
 TEST(ProcessRunner, CpuLimitKillsABusyLoop) {
   ProcessSpec spec = Sh("while :; do :; done");
   spec.cpu_seconds = 1;
@@ -281,7 +451,7 @@ TEST(ProcessRunner, ResultIsCapped) {
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.result.size(), 1000u);
   EXPECT_NE(r.term_signal, 0);
-  EXPECT_EQ(DescribeFailure(r, spec), "result exceeded 1000 bytes; process killed");
+  EXPECT_EQ(DescribeFailure(r, spec), "result exceeded the output limit of 1000 bytes; process killed");
 
   ProcessSpec exact = Sh("printf abc >&3");
   exact.max_result_bytes = 3;
@@ -389,10 +559,26 @@ TEST(ProcessRunner, DescribeFailureStaysHonest) {
   spec.memory_bytes = 1000;
   EXPECT_EQ(DescribeFailure(r, spec), "exited with status 2");  // no evidence of the limit
   r.stderr_tail = "Traceback ...\nMemoryError\n";
-  EXPECT_EQ(DescribeFailure(r, spec), "exited with status 2; memory limit of 1000 bytes may have been hit");
+  EXPECT_EQ(DescribeFailure(r, spec), "exited with status 2; memory limit of 1000 bytes reached (an allocation failed)");
+  spec.memory_bytes = 64 << 20;
+  EXPECT_EQ(DescribeFailure(r, spec), "exited with status 2; memory limit of 64 MiB reached (an allocation failed)");
   r = ProcessResult{};
   r.term_signal = SIGABRT;
-  EXPECT_EQ(DescribeFailure(r, spec), "killed by signal 6 (SIGABRT); memory limit of 1000 bytes may have been hit");
+  EXPECT_EQ(DescribeFailure(r, spec), "killed by signal 6 (SIGABRT); memory limit of 64 MiB may have been hit");
+  r.term_signal = SIGTERM;  // someone else's doing: no limit to blame
+  EXPECT_EQ(DescribeFailure(r, spec), "killed by signal 15 (SIGTERM)");
+  r = ProcessResult{};
+  r.exit_code = 2;
+  r.stderr_tail = "sh: 1: Cannot fork\n";
+  EXPECT_EQ(DescribeFailure(r, spec), "exited with status 2");  // no process limit was set
+  spec.max_processes = 8;
+  EXPECT_EQ(DescribeFailure(r, spec),
+            "exited with status 2; process limit of 8 may have been hit (it counts every process of the user)");
+  spec.max_processes = 0;
+  r = ProcessResult{};
+  r.keeper_lost = true;
+  EXPECT_NE(DescribeFailure(r, spec).find("keeper process was killed"), std::string::npos);
+  r = ProcessResult{};
   spec.memory_bytes = 0;
   spec.cpu_seconds = 2;
   r.term_signal = SIGKILL;

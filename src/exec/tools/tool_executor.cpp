@@ -50,8 +50,16 @@ RunResult ToolResponse(const std::string& tool, const std::string& request_id, c
 ToolExecutor::ToolExecutor(model::ToolDefinition definition, std::unique_ptr<Tool> tool)
     : definition_(std::move(definition)), tool_(std::move(tool)) {}
 
+namespace {
+
+int64_t ElapsedMs(const RunRequest& request) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - request.started)
+      .count();
+}
+
+}  // namespace
+
 RunResult ToolExecutor::Run(const RunRequest& request) {
-  auto started = std::chrono::steady_clock::now();
   const model::Event& trigger = request.trigger_event;
   json::value input = json::object{};
   std::string caller = trigger.created_by;
@@ -63,9 +71,7 @@ RunResult ToolExecutor::Run(const RunRequest& request) {
     input = trigger.context;
   }
   std::string request_id = RequestIdOf(trigger);
-  auto elapsed = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
-  };
+  auto elapsed = [&] { return ElapsedMs(request); };
   if (Status valid = model::ValidateAgainstSchema(definition_.input_schema, input, "input"); !valid.ok()) {
     return ToolResponse(definition_.name, request_id, valid, elapsed(), "invalid_input");
   }
@@ -78,7 +84,9 @@ RunResult ToolExecutor::Run(const RunRequest& request) {
 }
 
 RunResult ToolExecutor::Refuse(const RunRequest& request, const std::string& code, const std::string& message) {
-  return ToolResponse(definition_.name, RequestIdOf(request.trigger_event), Status::Internal(message), 0, code);
+  // After a timeout (the host refuses once the run has returned) this is the real time spent.
+  return ToolResponse(definition_.name, RequestIdOf(request.trigger_event), Status::Internal(message),
+                      ElapsedMs(request), code);
 }
 
 }  // namespace cairn::exec

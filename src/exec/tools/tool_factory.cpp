@@ -1,12 +1,12 @@
 #include "exec/tools/tool_factory.h"
 
 #include <boost/json/serialize.hpp>
-#include <cstdlib>
 
 #include "base/json_util.h"
 #include "base/log.h"
 #include "exec/tools/process_runner.h"
 #include "net/http_fetch.h"
+#include "exec/tools/process_sandbox.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -21,22 +21,30 @@ std::string Tail(const std::string& text, size_t bytes) {
 
 class ProcessTool final : public Tool {
  public:
-  explicit ProcessTool(model::ToolDefinition def) : def_(std::move(def)) {}
+  ProcessTool(model::ToolDefinition def, const BuiltinToolOptions& options)
+      : def_(std::move(def)), sandbox_(options.process), env_policy_(options.limits.tool_env) {}
 
   Result<json::value> Invoke(const ToolCall& call) override {
+    CAIRN_ASSIGN_OR_RETURN(RunDirectory dir, RunDirectory::Create(sandbox_));
     ProcessSpec spec;
     spec.argv = def_.command;
-    spec.cwd = def_.cwd;
-    for (const auto& name : def_.env) {
-      if (const char* value = std::getenv(name.c_str())) spec.env.emplace_back(name, value);
-    }
+    spec.cwd = def_.cwd.empty() ? dir.path() : def_.cwd;
+    spec.env = ToolEnvironment(def_.env, env_policy_, dir.path());
     spec.stdin_data = json::serialize(json::object{{"input", call.input}, {"context", call.context}});
     spec.wall_timeout = call.timeout;
-    spec.cpu_seconds = def_.cpu_seconds;
-    spec.memory_bytes = def_.memory_mb * 1024 * 1024;
+    const model::ProcessLimits& limits = def_.process_limits;
+    spec.cpu_seconds = limits.cpu_seconds;
+    spec.memory_bytes = limits.memory_mb * 1024 * 1024;
+    // RLIMIT_NPROC counts every process of a user: only under a tool user of its own is it a
+    // bound on tools (as cairn's user it would count cairn's threads and that user's other
+    // processes; root is exempt). Without one, the keeper still kills whatever is left.
+    spec.max_processes = sandbox_.user ? limits.processes : 0;
+    spec.max_result_bytes = static_cast<size_t>(limits.output_bytes);
+    spec.run_as = sandbox_.user;
     CAIRN_ASSIGN_OR_RETURN(ProcessResult result, RunProcess(spec, &call.cancelled));
     if (!result.stdout_tail.empty()) CAIRN_LOG_DEBUG("tool {} stdout: {}", def_.name, result.stdout_tail);
     if (!result.stderr_tail.empty()) CAIRN_LOG_DEBUG("tool {} stderr: {}", def_.name, result.stderr_tail);
+    if (result.leftovers > 0) CAIRN_LOG_DEBUG("tool {}: killed {} processes it left behind", def_.name, result.leftovers);
     std::string failure = DescribeFailure(result, spec);
     if (!failure.empty()) {
       std::string stderr_tail = Tail(result.stderr_tail, kErrorTailBytes);
@@ -50,6 +58,8 @@ class ProcessTool final : public Tool {
 
  private:
   model::ToolDefinition def_;
+  ProcessToolOptions sandbox_;
+  model::ToolEnvPolicy env_policy_;
 };
 
 class HttpTool final : public Tool {
@@ -91,7 +101,7 @@ Result<std::unique_ptr<Tool>> MakeTool(const model::ToolDefinition& definition, 
       return tool;
     }
     case model::ToolRuntime::kProcess:
-      return std::unique_ptr<Tool>(std::make_unique<ProcessTool>(definition));
+      return std::unique_ptr<Tool>(std::make_unique<ProcessTool>(definition, deps.options));
     case model::ToolRuntime::kHttp:
       return std::unique_ptr<Tool>(std::make_unique<HttpTool>(definition, deps.options.outbound_policy));
   }
