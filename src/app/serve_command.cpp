@@ -185,6 +185,15 @@ int RunServe(const std::vector<std::string>& args) {
   std::error_code fs_error;
   std::filesystem::create_directories(settings.GetString("data_dir"), fs_error);
   if (fs_error) return Fail(Status::Internal("cannot create data dir: " + fs_error.message()));
+  // The database holds every record and the webhooks' secrets: only cairn's own user may enter the
+  // data dir (a process tool under --tool-user must not read it).
+  namespace fs = std::filesystem;
+  fs::perms data_perms = fs::status(settings.GetString("data_dir"), fs_error).permissions();
+  if (!fs_error && (data_perms & (fs::perms::group_all | fs::perms::others_all)) != fs::perms::none) {
+    fs::permissions(settings.GetString("data_dir"), fs::perms::owner_all, fs::perm_options::replace, fs_error);
+    if (fs_error) return Fail(Status::Internal("cannot make the data dir private (mode 0700): " + fs_error.message()));
+    CAIRN_LOG_INFO("data dir {} made private to cairn's user (mode 0700)", settings.GetString("data_dir"));
+  }
 
   MetricsRegistry metrics;
   const Clock& clock = SystemClock::Instance();

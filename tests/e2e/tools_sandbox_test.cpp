@@ -7,6 +7,7 @@
 // also run as `nobody`, who cannot enter that directory.
 #include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -251,6 +252,18 @@ TEST_F(e2e_tool_user, ProcessToolsRunAsTheToolUserInAHomeOfTheirOwn) {
   EXPECT_EQ(IntAt(out, "uid"), nobody_->pw_uid);
   EXPECT_EQ(IntAt(out, "gid"), nobody_->pw_gid);
   EXPECT_EQ(IntAt(out, "home_owner"), nobody_->pw_uid);
+}
+
+TEST_F(e2e_tool_user, TheDataDirIsPrivateToCairnsUser) {
+  // The database holds every record and the webhooks' secrets: the tool user may not enter.
+  struct stat st {};
+  ASSERT_EQ(::stat(server().data_dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(server().Stop(), 0);
+  ASSERT_EQ(::chmod(server().data_dir().c_str(), 0755), 0);  // opened up by hand: closed again at start
+  ASSERT_TRUE(server().Start()) << server().error();
+  ASSERT_EQ(::stat(server().data_dir().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
 TEST_F(e2e_tool_user, TheProcessLimitBindsTheToolUser) {
