@@ -70,7 +70,8 @@ struct SseSpec final : EventStreamSpec {
 // Where a stream request starts: the seq after which events are delivered. `Last-Event-ID` (sent
 // by reconnecting EventSource clients) wins over the query parameter `since`; neither: the newest
 // event of `bus` (only what follows is sent). Malformed or ahead of the newest event:
-// kInvalidArgument; older than the retained log: kGone naming the oldest retained seq.
+// kInvalidArgument with field "since" or "Last-Event-ID"; older than the retained log: kGone naming
+// the oldest retained seq. The route checks first that `since` is given at most once (QueryReader).
 Result<int64_t> StreamResumePoint(const HttpRequest& request, bus::EventBus& bus);
 
 // Whether the ephemeral `event` goes to a stream of `spec`: same owner, and the selector matches it
