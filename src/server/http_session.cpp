@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "server/error_response.h"
+#include "server/http_framing.h"
 #include "server/sse_stream.h"
 
 namespace cairn::server {
@@ -68,6 +69,7 @@ void HttpSession::Start() {
 
 void HttpSession::ReadHeader() {
   parser_.emplace();
+  head_ = false;
   parser_->header_limit(static_cast<uint32_t>(ctx_.options.max_header_bytes));
   parser_->body_limit(ctx_.options.max_body_bytes);
   stream_.expires_after(std::chrono::milliseconds(ctx_.options.idle_timeout_ms));
@@ -79,7 +81,20 @@ void HttpSession::ReadHeader() {
 void HttpSession::OnHeader(beast::error_code ec) {
   if (ec) return RefuseRequest(ec);
   started_ = std::chrono::steady_clock::now();
-  auto expect = parser_->get()[http::field::expect];
+  auto& header = parser_->get();
+  head_ = header.method() == http::verb::head;
+  RequestFraming framing;
+  framing.version = header.version();
+  for (const auto& field : header) {
+    if (field.name() == http::field::transfer_encoding) framing.transfer_encoding.push_back(field.value());
+    if (field.name() == http::field::content_length) framing.content_length.push_back(field.value());
+  }
+  // Before any body byte is read (or 100 Continue invites one); what follows cannot be trusted to
+  // start the next request, so the answer closes the connection.
+  if (Status framed = CheckRequestFraming(framing); !framed.ok()) {
+    return Send(ErrorResponse(framed), false, nullptr, false);
+  }
+  auto expect = header[http::field::expect];
   if (Lower(expect) != "100-continue") return ReadBody();
   // Clients such as curl wait for this before sending a large body.
   auto interim = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
@@ -120,6 +135,11 @@ void HttpSession::RefuseRequest(beast::error_code ec) {
     return Close();  // the peer went away, timed out or closed between requests
   }
   started_ = std::chrono::steady_clock::now();
+  // A refused header may never have been parsed: its request line still tells a HEAD.
+  head_ = parser_->is_header_done() ? parser_->get().method() == http::verb::head
+                                    : std::string_view(static_cast<const char*>(buffer_.data().data()),
+                                                       buffer_.data().size())
+                                              .starts_with("HEAD ");
   Send(ErrorResponse(refusal), false, nullptr, false);
 }
 
@@ -142,7 +162,17 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
 }
 
 void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* route, bool counted) {
-  if (response.event_stream) return StartEventStream(std::move(response), route, counted);
+  bool stream_head = false;
+  if (response.event_stream) {
+    if (!head_) return StartEventStream(std::move(response), route, counted);
+    // HEAD of an event stream: the stream's header, and no stream. A stream has no length, so no
+    // Content-Length; the connection closes as it would after a stream.
+    response = HttpResponse::Json(200, "");
+    response.content_type = "text/event-stream";
+    response.headers.emplace_back("Cache-Control", "no-cache");
+    keep_alive = false;
+    stream_head = true;
+  }
   keep_alive = keep_alive && !ctx_.stopping.load();
   auto message = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
   message->set(http::field::server, "cairn");
@@ -150,7 +180,12 @@ void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* rout
   for (const auto& [name, value] : response.headers) message->set(name, value);
   message->keep_alive(keep_alive);
   message->body() = std::move(response.body);
-  message->prepare_payload();
+  if (!stream_head) message->prepare_payload();
+  // The one place that keeps body bytes out of every answer to HEAD, whatever its status
+  // (RFC 9110 §9.3.2): the header says what a GET would have had (Content-Length included), and
+  // the serializer writes the body it holds, now none. A body here would be read by a kept-alive
+  // client as the start of the next response.
+  if (head_) message->body().clear();
 
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   ctx_.request_metrics.Record(route, response.status, seconds);

@@ -1,6 +1,7 @@
-// One HTTP/1.1 connection (internal header): reads a request, dispatches it through the router
-// (inline or on the worker pool), writes the response, and repeats while keep-alive holds. All of
-// a session's socket work runs on its strand.
+// One HTTP/1.1 connection (internal header): reads a request header, checks its framing
+// (http_framing.h: 400 and close when ambiguous), reads the body, dispatches the request through
+// the router (inline or on the worker pool), writes the response (headers only for HEAD), and
+// repeats while keep-alive holds. All of a session's socket work runs on its strand.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -43,6 +44,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   ServerContext& ctx_;
   std::chrono::steady_clock::time_point started_;
+  bool head_ = false;  // the request being answered is a HEAD: its response carries no body bytes
 };
 
 }  // namespace cairn::server

@@ -340,7 +340,7 @@ TEST_F(SessionRoutesTest, LiteralRoutesAreNotTakenForIds) {
   EXPECT_EQ(router_.Find("GET", "/executions/x1/snapshots").route->pattern, "/executions/{id}/snapshots");
   Router::Match wrong = router_.Find("DELETE", "/sessions/s1");
   EXPECT_EQ(wrong.route, nullptr);
-  EXPECT_EQ(wrong.allow, "GET, PATCH");
+  EXPECT_EQ(wrong.allow, "GET, HEAD, PATCH");
 }
 
 TEST_F(SessionRoutesTest, CreateReadListAndUpdateASession) {
