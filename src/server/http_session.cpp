@@ -50,21 +50,35 @@ HttpResponse Invoke(const Route& route, const HttpRequest& request) {
   }
 }
 
-// Drains what the client still sends after an error answer, so closing does not reset the
+// A connection after its last answer: its socket (shut down for sending) and its slot.
+struct Lingering {
+  beast::tcp_stream stream;
+  ConnectionSlot slot;
+  std::array<char, 4096> scratch;
+};
+
+// Drains what the client still sends after a last answer, so closing does not reset the
 // connection before the client has read the answer. Bounded by kLingerTimeout.
-void Linger(std::shared_ptr<beast::tcp_stream> stream, std::shared_ptr<std::array<char, 4096>> scratch) {
-  stream->async_read_some(boost::asio::buffer(*scratch), [stream, scratch](beast::error_code ec, size_t) {
-    if (!ec) Linger(stream, scratch);
+void Linger(std::shared_ptr<Lingering> lingering) {
+  lingering->stream.async_read_some(boost::asio::buffer(lingering->scratch), [lingering](beast::error_code ec, size_t) {
+    if (!ec) Linger(lingering);
   });
 }
 
 }  // namespace
 
-HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx)
-    : stream_(std::move(socket)), ctx_(ctx) {}
+HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx, ConnectionSlot slot)
+    : stream_(std::move(socket)), ctx_(ctx), slot_(std::move(slot)) {}
 
 void HttpSession::Start() {
   boost::asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+}
+
+void HttpSession::Refuse(Status refusal) {
+  boost::asio::dispatch(stream_.get_executor(), [self = shared_from_this(), refusal = std::move(refusal)] {
+    self->started_ = std::chrono::steady_clock::now();
+    self->Send(ErrorResponse(refusal), false, nullptr, false);
+  });
 }
 
 void HttpSession::ReadHeader() {
@@ -196,9 +210,9 @@ void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* rout
     if (ec) return self->Close();
     if (!keep_alive) {
       self->stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ec);
-      auto stream = std::make_shared<beast::tcp_stream>(std::move(self->stream_));
-      stream->expires_after(kLingerTimeout);
-      return Linger(stream, std::make_shared<std::array<char, 4096>>());
+      auto lingering = std::make_shared<Lingering>(Lingering{std::move(self->stream_), std::move(self->slot_), {}});
+      lingering->stream.expires_after(kLingerTimeout);
+      return Linger(std::move(lingering));
     }
     self->ReadHeader();
   });
@@ -211,7 +225,7 @@ void HttpSession::StartEventStream(HttpResponse response, const Route* route, bo
   }
   ctx_.request_metrics.Record(route, 200, 0.0);
   if (counted) ctx_.EndRequest();  // a stream is not an in-flight request: shutdown does not wait for it
-  std::make_shared<SseStream>(std::move(stream_), ctx_, std::move(spec))->Start();
+  std::make_shared<SseStream>(std::move(stream_), ctx_, std::move(spec), std::move(slot_))->Start();
 }
 
 void HttpSession::Close() {

@@ -21,8 +21,12 @@ namespace cairn::server {
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx);
+  // `slot` counts the connection while it is open (empty for a connection refused at once).
+  HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx, ConnectionSlot slot);
+  // Serves requests until the connection closes.
   void Start();
+  // Answers `refusal` (e.g. 503 over --max-connections) without reading a request, then closes.
+  void Refuse(Status refusal);
 
  private:
   void ReadHeader();
@@ -43,6 +47,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   ServerContext& ctx_;
+  ConnectionSlot slot_;  // handed on with the socket (event stream, lingering close)
   std::chrono::steady_clock::time_point started_;
   bool head_ = false;  // the request being answered is a HEAD: its response carries no body bytes
 };

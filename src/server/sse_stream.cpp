@@ -102,10 +102,12 @@ std::string EphemeralFrame(const bus::EphemeralEvent& event) {
   return "data: " + json::serialize(payload) + "\n\n";
 }
 
-SseStream::SseStream(beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec)
+SseStream::SseStream(beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec,
+                     ConnectionSlot slot)
     : stream_(std::move(stream)),
       ctx_(ctx),
       spec_(std::move(spec)),
+      slot_(std::move(slot)),
       wants_stored_(model::SelectsStoredEvents(spec_->selector)),
       heartbeat_(stream_.get_executor()),
       cursor_(spec_->after_seq),

@@ -84,7 +84,9 @@ std::string EphemeralFrame(const bus::EphemeralEvent& event);
 
 class SseStream : public std::enable_shared_from_this<SseStream> {
  public:
-  SseStream(boost::beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec);
+  // `slot` counts the connection while the stream holds it.
+  SseStream(boost::beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec,
+            ConnectionSlot slot);
   // Writes the response header and starts streaming. Call on the stream's strand.
   void Start();
 
@@ -109,6 +111,7 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   boost::beast::tcp_stream stream_;
   ServerContext& ctx_;
   std::shared_ptr<const SseSpec> spec_;
+  ConnectionSlot slot_;
   const bool wants_stored_;  // the selector can match stored events (else the bus is not read)
   std::unique_ptr<bus::Subscription> subscription_;
   std::unique_ptr<bus::Subscription> ephemeral_subscription_;  // to ctx_.ephemeral, when the selector asks
