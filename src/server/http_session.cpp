@@ -149,11 +149,10 @@ void HttpSession::RefuseRequest(beast::error_code ec) {
     return Close();  // the peer went away, timed out or closed between requests
   }
   started_ = std::chrono::steady_clock::now();
-  // A refused header may never have been parsed: its request line still tells a HEAD.
-  head_ = parser_->is_header_done() ? parser_->get().method() == http::verb::head
-                                    : std::string_view(static_cast<const char*>(buffer_.data().data()),
-                                                       buffer_.data().size())
-                                              .starts_with("HEAD ");
+  // A refused request may not be parsed to its end. Its start line is parsed once the whole header
+  // has arrived (even if a limit then refuses it); an incomplete header is still in the buffer.
+  std::string_view unparsed(static_cast<const char*>(buffer_.data().data()), buffer_.data().size());
+  head_ = parser_->get().method() == http::verb::head || unparsed.starts_with("HEAD ");
   Send(ErrorResponse(refusal), false, nullptr, false);
 }
 
