@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -33,7 +35,7 @@ constexpr size_t kReservedDescriptors = 16;
 // webhook and LLM connections, a log line). The listener holds the reserve while it accepts;
 // when an accept fails it releases it (that headroom goes to the rest of the process), and it
 // accepts again only once it could take the whole reserve back, i.e. once connections closed.
-// Used on the acceptor's strand only.
+// Used by Listen() before the server runs, then on the acceptor's strand only.
 class DescriptorReserve {
  public:
   ~DescriptorReserve() { Release(); }

@@ -71,7 +71,7 @@ class QueryReader {
   Result<std::optional<std::string>> OneOf(std::string_view name, const std::vector<std::string_view>& values) const;
   // `true` or `false`.
   Result<std::optional<bool>> Bool(std::string_view name) const;
-  // A decimal whole number (digits only, no sign or spaces) from `min` to `max`.
+  // A decimal whole number (no "+", spaces, fraction or exponent) from `min` to `max`.
   Result<std::optional<int64_t>> Integer(std::string_view name, int64_t min, int64_t max) const;
   // `limit`: a whole number from 1 to `max`; `fallback` when absent.
   Result<size_t> Limit(size_t fallback, size_t max) const;
