@@ -309,6 +309,7 @@ int RunServe(const std::vector<std::string>& args) {
   http.worker_threads = static_cast<int>(settings.GetInt("worker_threads"));
   http.max_body_bytes = static_cast<size_t>(settings.GetInt("max_body_bytes"));
   http.max_header_bytes = static_cast<size_t>(settings.GetInt("max_header_bytes"));
+  http.max_connections = settings.GetInt("max_connections");
   http.idle_timeout_ms = settings.GetInt("idle_timeout_ms");
   http.shutdown_grace_ms = settings.GetInt("shutdown_grace_ms");
   http.sse_heartbeat_ms = settings.GetInt("sse_heartbeat_ms");

@@ -20,6 +20,7 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"write_batch_max", K::kInt, "256", "Most writes committed in one transaction (group commit).", 1, 100000},
       {"max_body_bytes", K::kInt, "2097152", "Largest request body accepted (413 above).", 1024, 1LL << 30},
       {"max_header_bytes", K::kInt, "16384", "Largest request header block accepted (431 above).", 1024, 1 << 20},
+      {"max_connections", K::kInt, "10000", "Open HTTP connections (event streams included) beyond which a new one is answered 503 and closed.", 1, kMaxInt},
       {"max_json_depth", K::kInt, "64", "Deepest JSON nesting accepted in bodies and query parameters.", 2, 1000},
       {"max_title_bytes", K::kInt, "1024", "Longest breadcrumb title.", 1, 1 << 20},
       {"max_tags", K::kInt, "64", "Most tags on one breadcrumb.", 0, 10000},

@@ -20,6 +20,7 @@ HttpResponse RecordResponse(int status, const model::Breadcrumb& crumb, std::str
 void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock, const model::Limits& limits) {
   router.Add("POST", "/breadcrumbs", Dispatch::kWorker, [&store, &clock, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(std::string key, ParseIdempotencyKey(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbDraft draft, model::ParseDraft(body, limits, clock.NowMicros()));
@@ -46,18 +47,21 @@ void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock
   // Point reads share the cached record and serialise it directly: the hottest path of the API.
   router.Add("GET", "/breadcrumbs/{id}", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(auto crumb, store.GetShared(ctx.owner_id, req.path_params[0]));
     return RecordResponse(200, *crumb, model::SerializeContextView(*crumb));
   });
 
   router.Add("GET", "/breadcrumbs/{id}/full", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(auto crumb, store.GetShared(ctx.owner_id, req.path_params[0]));
     return RecordResponse(200, *crumb, model::SerializeFullView(*crumb));
   });
 
   router.Add("GET", "/breadcrumbs/{id}/history", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(auto versions, store.History(ctx.owner_id, req.path_params[0]));
     json::array items;
     for (const auto& version : versions) items.emplace_back(model::VersionView(version));
@@ -66,6 +70,7 @@ void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock
 
   router.Add("PATCH", "/breadcrumbs/{id}", Dispatch::kWorker, [&store, &clock, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> expected, ParseIfMatch(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbPatch patch, model::ParsePatch(body, limits, clock.NowMicros()));
@@ -75,6 +80,7 @@ void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock
 
   router.Add("DELETE", "/breadcrumbs/{id}", Dispatch::kWorker, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> expected, ParseIfMatch(req));
     CAIRN_RETURN_IF_ERROR(store.Delete(ctx, req.path_params[0], expected));
     HttpResponse response;

@@ -3,8 +3,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -15,6 +21,55 @@
 namespace cairn::server {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
+namespace {
+
+// After a failed accept the listener waits this long before the next one (see AcceptFailed).
+constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+// At most one log line per interval about failed accepts.
+constexpr auto kAcceptLogInterval = std::chrono::seconds(10);
+// Descriptors the listener keeps back while it accepts (see DescriptorReserve).
+constexpr size_t kReservedDescriptors = 16;
+
+// File descriptors held back from accepting, so that accepts never take the last ones: when they
+// run out, the server still needs some for its own work (SQLite's temporary files, outgoing
+// webhook and LLM connections, a log line). The listener holds the reserve while it accepts;
+// when an accept fails it releases it (that headroom goes to the rest of the process), and it
+// accepts again only once it could take the whole reserve back, i.e. once connections closed.
+// Used by Listen() before the server runs, then on the acceptor's strand only.
+class DescriptorReserve {
+ public:
+  ~DescriptorReserve() { Release(); }
+
+  // Takes up to `size` descriptors; the reserve is what it could take (all of them unless the
+  // open-file limit is tiny).
+  void Init(size_t size) {
+    size_ = size;
+    (void)Acquire();
+    size_ = fds_.size();
+  }
+  size_t size() const { return size_; }
+
+  // Takes the whole reserve back, or says why it could not (what it took is kept).
+  std::error_code Acquire() {
+    while (fds_.size() < size_) {
+      int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return std::error_code(errno, std::generic_category());
+      fds_.push_back(fd);
+    }
+    return {};
+  }
+
+  void Release() {
+    for (int fd : fds_) ::close(fd);
+    fds_.clear();
+  }
+
+ private:
+  size_t size_ = 0;
+  std::vector<int> fds_;
+};
+
+}  // namespace
 
 class HttpServer::Impl {
  public:
@@ -25,6 +80,7 @@ class HttpServer::Impl {
         catch_up_(2),
         ctx_(options_, router, metrics, workers_.get_executor(), catch_up_.get_executor(), bus, ephemeral),
         acceptor_(asio::make_strand(ioc_)),
+        accept_backoff_(acceptor_.get_executor()),
         signals_(ioc_, SIGINT, SIGTERM) {}
 
   Result<uint16_t> Listen() {
@@ -40,6 +96,11 @@ class HttpServer::Impl {
     }
     if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec) {
       return Status::Unavailable("listen: " + ec.message());
+    }
+    reserve_.Init(kReservedDescriptors);
+    if (reserve_.size() < kReservedDescriptors) {
+      CAIRN_LOG_WARN("http: only {} file descriptors could be reserved; raise the open-file limit (ulimit -n)",
+                     reserve_.size());
     }
     return acceptor_.local_endpoint().port();
   }
@@ -64,6 +125,7 @@ class HttpServer::Impl {
     asio::post(acceptor_.get_executor(), [this] {
       boost::system::error_code ignored;
       acceptor_.close(ignored);
+      accept_backoff_.cancel();
       signals_.cancel(ignored);
     });
     {
@@ -89,18 +151,69 @@ class HttpServer::Impl {
   }
 
  private:
+  // Runs on the acceptor's strand, as do AcceptFailed and the backoff timer.
   void Accept() {
     acceptor_.async_accept(asio::make_strand(ioc_), [this](boost::system::error_code ec, tcp::socket socket) {
-      if (ec) {
-        if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-        CAIRN_LOG_WARN("http: accept failed: {}", ec.message());  // e.g. out of file descriptors
+      if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+      if (ec) return AcceptFailed(ec);
+      if (failing_) {
+        CAIRN_LOG_WARN("http: accepting connections again ({} more failed accepts since the last report)",
+                       failed_accepts_);
+        failed_accepts_ = 0;
+        failing_ = false;
+      }
+      boost::system::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      // Decrements happen on other threads, increments only here: the count never overshoots.
+      if (ctx_.open_connections->load() >= options_.max_connections) {
+        ctx_.connections_refused.Increment();
+        std::make_shared<HttpSession>(std::move(socket), ctx_, ConnectionSlot())
+            ->Refuse(Status::Unavailable("the server has " + std::to_string(options_.max_connections) +
+                                         " connections open (--max-connections); retry later"));
       } else {
-        boost::system::error_code ignored;
-        socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<HttpSession>(std::move(socket), ctx_)->Start();
+        std::make_shared<HttpSession>(std::move(socket), ctx_, ConnectionSlot(ctx_.open_connections))->Start();
       }
       Accept();
     });
+  }
+
+  // A failed accept is almost always a resource running out (EMFILE/ENFILE: file descriptors;
+  // ENOBUFS/ENOMEM), and the pending connection stays in the backlog, so accepting again at once
+  // fails again at once: a loop that burns a core and floods the log. Instead the listener gives
+  // its descriptor reserve to the rest of the process and pauses kAcceptBackoff (open connections
+  // are served meanwhile, and closing them frees descriptors); it accepts again once it could take
+  // the reserve back. One log line per kAcceptLogInterval says how many accepts failed.
+  void AcceptFailed(const boost::system::error_code& ec) {
+    reserve_.Release();
+    NoteFailedAccept(ec.message());
+    BackOff();
+  }
+
+  void BackOff() {
+    accept_backoff_.expires_after(kAcceptBackoff);
+    accept_backoff_.async_wait([this](boost::system::error_code wait_ec) {
+      if (wait_ec || !acceptor_.is_open()) return;
+      std::error_code exhausted = reserve_.Acquire();
+      if (!exhausted) return Accept();
+      reserve_.Release();  // not even the reserve is free yet: no accept, the headroom stays with the process
+      NoteFailedAccept(exhausted.message());
+      BackOff();
+    });
+  }
+
+  // Counts an accept that failed (or was put off for want of descriptors); logs the first of a
+  // run at once, then at most once per kAcceptLogInterval, with how many failed meanwhile.
+  void NoteFailedAccept(const std::string& why) {
+    ctx_.accept_failures.Increment();
+    ++failed_accepts_;
+    auto now = std::chrono::steady_clock::now();
+    if (failing_ && now - last_accept_report_ < kAcceptLogInterval) return;
+    CAIRN_LOG_WARN("http: cannot accept connections: {} ({} failed accepts since the last report); open "
+                   "connections are still served; retrying every {} ms",
+                   why, failed_accepts_, kAcceptBackoff.count());
+    failed_accepts_ = 0;
+    last_accept_report_ = now;
+    failing_ = true;
   }
 
   HttpServerOptions options_;
@@ -109,6 +222,11 @@ class HttpServer::Impl {
   asio::thread_pool catch_up_;
   ServerContext ctx_;
   tcp::acceptor acceptor_;
+  asio::steady_timer accept_backoff_;
+  DescriptorReserve reserve_;  // held while accepting; used on the acceptor's strand only
+  bool failing_ = false;                                     // the last accept failed
+  int64_t failed_accepts_ = 0;                               // since the last report
+  std::chrono::steady_clock::time_point last_accept_report_;
   asio::signal_set signals_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -6,6 +6,14 @@
 //
 // Shutdown (Stop(), or SIGTERM/SIGINT while in Run()): stop accepting, let in-flight requests
 // finish for up to `shutdown_grace_ms`, then close every connection and return from Run().
+//
+// Exhaustion: beyond `max_connections` open connections a new one gets a small 503 JSON error
+// (`Connection: close`) without its request being read, and is closed
+// (cairn_http_connections_refused_total). Accepts never take the process's last file descriptors
+// (the listener keeps a few back for the server's own work); when accepting fails (out of
+// descriptors) the listener backs off 100 ms between attempts and logs once per 10 s with a count
+// (cairn_http_accept_failures_total); open connections are served meanwhile, and it recovers by
+// itself once descriptors are free.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +35,8 @@ struct HttpServerOptions {
   int worker_threads = 32;
   size_t max_body_bytes = 2 * 1024 * 1024;
   size_t max_header_bytes = 16 * 1024;
+  // Open connections (event streams included) beyond which a new one is answered 503 and closed.
+  int64_t max_connections = 10'000;
   int64_t idle_timeout_ms = 60'000;
   int64_t shutdown_grace_ms = 10'000;
   int64_t sse_heartbeat_ms = 15'000;

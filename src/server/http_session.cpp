@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "server/error_response.h"
+#include "server/http_framing.h"
 #include "server/sse_stream.h"
 
 namespace cairn::server {
@@ -49,25 +50,40 @@ HttpResponse Invoke(const Route& route, const HttpRequest& request) {
   }
 }
 
-// Drains what the client still sends after an error answer, so closing does not reset the
+// A connection after its last answer: its socket (shut down for sending) and its slot.
+struct Lingering {
+  beast::tcp_stream stream;
+  ConnectionSlot slot;
+  std::array<char, 4096> scratch;
+};
+
+// Drains what the client still sends after a last answer, so closing does not reset the
 // connection before the client has read the answer. Bounded by kLingerTimeout.
-void Linger(std::shared_ptr<beast::tcp_stream> stream, std::shared_ptr<std::array<char, 4096>> scratch) {
-  stream->async_read_some(boost::asio::buffer(*scratch), [stream, scratch](beast::error_code ec, size_t) {
-    if (!ec) Linger(stream, scratch);
+void Linger(std::shared_ptr<Lingering> lingering) {
+  lingering->stream.async_read_some(boost::asio::buffer(lingering->scratch), [lingering](beast::error_code ec, size_t) {
+    if (!ec) Linger(lingering);
   });
 }
 
 }  // namespace
 
-HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx)
-    : stream_(std::move(socket)), ctx_(ctx) {}
+HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx, ConnectionSlot slot)
+    : stream_(std::move(socket)), ctx_(ctx), slot_(std::move(slot)) {}
 
 void HttpSession::Start() {
   boost::asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
 }
 
+void HttpSession::Refuse(Status refusal) {
+  boost::asio::dispatch(stream_.get_executor(), [self = shared_from_this(), refusal = std::move(refusal)] {
+    self->started_ = std::chrono::steady_clock::now();
+    self->Send(ErrorResponse(refusal), false, nullptr, false);
+  });
+}
+
 void HttpSession::ReadHeader() {
   parser_.emplace();
+  head_ = false;
   parser_->header_limit(static_cast<uint32_t>(ctx_.options.max_header_bytes));
   parser_->body_limit(ctx_.options.max_body_bytes);
   stream_.expires_after(std::chrono::milliseconds(ctx_.options.idle_timeout_ms));
@@ -79,7 +95,20 @@ void HttpSession::ReadHeader() {
 void HttpSession::OnHeader(beast::error_code ec) {
   if (ec) return RefuseRequest(ec);
   started_ = std::chrono::steady_clock::now();
-  auto expect = parser_->get()[http::field::expect];
+  auto& header = parser_->get();
+  head_ = header.method() == http::verb::head;
+  RequestFraming framing;
+  framing.version = header.version();
+  for (const auto& field : header) {
+    if (field.name() == http::field::transfer_encoding) framing.transfer_encoding.push_back(field.value());
+    if (field.name() == http::field::content_length) framing.content_length.push_back(field.value());
+  }
+  // Before any body byte is read (or 100 Continue invites one); what follows cannot be trusted to
+  // start the next request, so the answer closes the connection.
+  if (Status framed = CheckRequestFraming(framing); !framed.ok()) {
+    return Send(ErrorResponse(framed), false, nullptr, false);
+  }
+  auto expect = header[http::field::expect];
   if (Lower(expect) != "100-continue") return ReadBody();
   // Clients such as curl wait for this before sending a large body.
   auto interim = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
@@ -120,6 +149,10 @@ void HttpSession::RefuseRequest(beast::error_code ec) {
     return Close();  // the peer went away, timed out or closed between requests
   }
   started_ = std::chrono::steady_clock::now();
+  // A refused request may not be parsed to its end. Its start line is parsed once the whole header
+  // has arrived (even if a limit then refuses it); an incomplete header is still in the buffer.
+  std::string_view unparsed(static_cast<const char*>(buffer_.data().data()), buffer_.data().size());
+  head_ = parser_->get().method() == http::verb::head || unparsed.starts_with("HEAD ");
   Send(ErrorResponse(refusal), false, nullptr, false);
 }
 
@@ -142,7 +175,17 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
 }
 
 void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* route, bool counted) {
-  if (response.event_stream) return StartEventStream(std::move(response), route, counted);
+  bool stream_head = false;
+  if (response.event_stream) {
+    if (!head_) return StartEventStream(std::move(response), route, counted);
+    // HEAD of an event stream: the stream's header, and no stream. A stream has no length, so no
+    // Content-Length; the connection closes as it would after a stream.
+    response = HttpResponse::Json(200, "");
+    response.content_type = "text/event-stream";
+    response.headers.emplace_back("Cache-Control", "no-cache");
+    keep_alive = false;
+    stream_head = true;
+  }
   keep_alive = keep_alive && !ctx_.stopping.load();
   auto message = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
   message->set(http::field::server, "cairn");
@@ -150,7 +193,12 @@ void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* rout
   for (const auto& [name, value] : response.headers) message->set(name, value);
   message->keep_alive(keep_alive);
   message->body() = std::move(response.body);
-  message->prepare_payload();
+  if (!stream_head) message->prepare_payload();
+  // The one place that keeps body bytes out of every answer to HEAD, whatever its status
+  // (RFC 9110 §9.3.2): the header says what a GET would have had (Content-Length included), and
+  // the serializer writes the body it holds, now none. A body here would be read by a kept-alive
+  // client as the start of the next response.
+  if (head_) message->body().clear();
 
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   ctx_.request_metrics.Record(route, response.status, seconds);
@@ -161,9 +209,9 @@ void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* rout
     if (ec) return self->Close();
     if (!keep_alive) {
       self->stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ec);
-      auto stream = std::make_shared<beast::tcp_stream>(std::move(self->stream_));
-      stream->expires_after(kLingerTimeout);
-      return Linger(stream, std::make_shared<std::array<char, 4096>>());
+      auto lingering = std::make_shared<Lingering>(Lingering{std::move(self->stream_), std::move(self->slot_), {}});
+      lingering->stream.expires_after(kLingerTimeout);
+      return Linger(std::move(lingering));
     }
     self->ReadHeader();
   });
@@ -176,7 +224,7 @@ void HttpSession::StartEventStream(HttpResponse response, const Route* route, bo
   }
   ctx_.request_metrics.Record(route, 200, 0.0);
   if (counted) ctx_.EndRequest();  // a stream is not an in-flight request: shutdown does not wait for it
-  std::make_shared<SseStream>(std::move(stream_), ctx_, std::move(spec))->Start();
+  std::make_shared<SseStream>(std::move(stream_), ctx_, std::move(spec), std::move(slot_))->Start();
 }
 
 void HttpSession::Close() {

@@ -1,6 +1,7 @@
-// One HTTP/1.1 connection (internal header): reads a request, dispatches it through the router
-// (inline or on the worker pool), writes the response, and repeats while keep-alive holds. All of
-// a session's socket work runs on its strand.
+// One HTTP/1.1 connection (internal header): reads a request header, checks its framing
+// (http_framing.h: 400 and close when ambiguous), reads the body, dispatches the request through
+// the router (inline or on the worker pool), writes the response (headers only for HEAD), and
+// repeats while keep-alive holds. All of a session's socket work runs on its strand.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -20,8 +21,12 @@ namespace cairn::server {
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx);
+  // `slot` counts the connection while it is open (empty for a connection refused at once).
+  HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx, ConnectionSlot slot);
+  // Serves requests until the connection closes.
   void Start();
+  // Answers `refusal` (e.g. 503 over --max-connections) without reading a request, then closes.
+  void Refuse(Status refusal);
 
  private:
   void ReadHeader();
@@ -42,7 +47,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   ServerContext& ctx_;
+  ConnectionSlot slot_;  // handed on with the socket (event stream, lingering close)
   std::chrono::steady_clock::time_point started_;
+  bool head_ = false;  // the request being answered is a HEAD: its response carries no body bytes
 };
 
 }  // namespace cairn::server

@@ -12,11 +12,14 @@
 
 namespace cairn::server {
 
+// Query parameters, percent-decoded, in the order received (names may repeat).
+using QueryParams = std::vector<std::pair<std::string, std::string>>;
+
 struct HttpRequest {
   std::string method;  // upper case, e.g. "GET"
   std::string target;  // as received: path and query
   std::string path;    // percent-decoded path, no query
-  std::vector<std::pair<std::string, std::string>> query;    // decoded, in order
+  QueryParams query;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
   std::vector<std::string> path_params;  // values of {placeholders}, in order

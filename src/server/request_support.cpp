@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "base/json_util.h"
+#include "base/uuid.h"
 #include "model/breadcrumb_codec.h"
 
 namespace cairn::server {
@@ -32,30 +33,27 @@ std::vector<std::string> SplitCommas(const std::string& text) {
   }
 }
 
-Result<int64_t> ParseWholeNumber(const std::string& name, const std::string& text) {
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-    return Status::InvalidArgument(name + " must be a whole number, got '" + text + "'");
-  }
-  return value;
-}
-
 Status AddTags(const std::string& param, const std::string& value, const model::Limits& limits,
                std::vector<std::string>& out) {
   for (auto& tag : param == "tag" ? std::vector<std::string>{value} : SplitCommas(value)) {
-    Status valid = model::ValidateTag(param, tag, limits);
-    if (!valid.ok()) return Status::InvalidArgument(valid.message());
+    CAIRN_RETURN_IF_ERROR(AsParameterError(model::ValidateTag(param, tag, limits)));
     out.push_back(std::move(tag));
   }
-  if (out.size() > limits.max_tags) return Status::InvalidArgument(param + ": too many tags");
+  if (out.size() > limits.max_tags) return BadParameter(param, "too many tags (at most " + std::to_string(limits.max_tags) + ")");
   return Status::Ok();
 }
 
-// Query-string validation failures are 400s (the request is malformed), not 422s.
-Status AsBadRequest(Status status) {
-  if (status.ok() || status.code() == StatusCode::kInvalidArgument) return status;
-  return Status::InvalidArgument(status.message());
+std::string JoinNames(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::string_view name : names) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+bool Contains(QueryReader::Names names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace
@@ -107,54 +105,140 @@ Result<std::string> ParseIdempotencyKey(const HttpRequest& request) {
   return std::string(*header);
 }
 
-Result<model::BreadcrumbQuery> ParseListQuery(const HttpRequest& request, const model::Limits& limits) {
-  model::BreadcrumbQuery query;
-  query.limit = limits.default_list_limit;
-  std::vector<std::string> seen;
-  for (const auto& [name, value] : request.query) {
-    bool repeatable = name == "tag";
-    if (!repeatable && std::find(seen.begin(), seen.end(), name) != seen.end()) {
-      return Status::InvalidArgument("query parameter '" + name + "' given more than once");
-    }
-    seen.push_back(name);
-    if (name == "schema_name") {
-      CAIRN_RETURN_IF_ERROR(AsBadRequest(model::ValidateSchemaName(name, value, limits)));
-      query.schema_name = value;
-    } else if (name == "tag" || name == "all_tags") {
-      CAIRN_RETURN_IF_ERROR(AddTags(name, value, limits, query.all_tags));
-    } else if (name == "any_tags") {
-      CAIRN_RETURN_IF_ERROR(AddTags(name, value, limits, query.any_tags));
-    } else if (name == "path") {
-      CAIRN_RETURN_IF_ERROR(AsBadRequest(model::ValidatePath(name, value, limits)));
-      query.path = value;
-    } else if (name == "path_prefix") {
-      CAIRN_RETURN_IF_ERROR(AsBadRequest(model::ValidatePath(name, value, limits)));
-      query.path_prefix = value;
-    } else if (name == "context_match") {
-      auto rules_json = ParseJson(value, limits.max_json_depth);
-      if (!rules_json.ok()) return Status::InvalidArgument("context_match: " + rules_json.status().message());
-      auto rules = model::ParseContextRules(*rules_json, limits);
-      if (!rules.ok()) return AsBadRequest(rules.status());
-      query.context_match = std::move(rules).value();
-    } else if (name == "order") {
-      if (value != "asc" && value != "desc") return Status::InvalidArgument("order must be asc or desc");
-      query.order = value == "asc" ? model::SortOrder::kOldestFirst : model::SortOrder::kNewestFirst;
-    } else if (name == "limit") {
-      CAIRN_ASSIGN_OR_RETURN(int64_t limit, ParseWholeNumber(name, value));
-      if (limit < 1 || limit > static_cast<int64_t>(limits.max_list_limit)) {
-        return Status::InvalidArgument("limit must be between 1 and " + std::to_string(limits.max_list_limit));
+Status BadParameter(const std::string& name, const std::string& problem) {
+  return Status(StatusCode::kInvalidArgument, name + ": " + problem, name);
+}
+
+Status AsParameterError(Status status) {
+  if (status.code() != StatusCode::kValidation) return status;
+  return Status(StatusCode::kInvalidArgument, status.message(), status.field());
+}
+
+Result<QueryReader> QueryReader::Open(const QueryParams& query, Names single, Names repeatable) {
+  for (size_t i = 0; i < query.size(); ++i) {
+    const std::string& name = query[i].first;
+    if (Contains(single, name)) {
+      for (size_t j = 0; j < i; ++j) {
+        if (query[j].first == name) return BadParameter(name, "given more than once (it takes one value)");
       }
-      query.limit = static_cast<size_t>(limit);
-    } else if (name == "cursor") {
-      if (value.empty()) return Status::InvalidArgument("cursor must not be empty");
-      query.cursor = value;
-    } else if (name == "include_context") {
-      if (value != "true" && value != "false") return Status::InvalidArgument("include_context must be true or false");
-      query.include_context = value == "true";
-    } else {
-      return Status::InvalidArgument("unknown query parameter '" + name + "'");
+    } else if (!Contains(repeatable, name)) {
+      std::vector<std::string_view> all(single.begin(), single.end());
+      all.insert(all.end(), repeatable.begin(), repeatable.end());
+      return BadParameter(name, all.empty() ? "unknown query parameter: this route takes none"
+                                            : "unknown query parameter (this route takes " + JoinNames(all) + ")");
     }
   }
+  return QueryReader(query);
+}
+
+const std::string* QueryReader::Find(std::string_view name) const {
+  for (const auto& [key, value] : *query_) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> QueryReader::All(std::string_view name) const {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : *query_) {
+    if (key == name) out.push_back(value);
+  }
+  return out;
+}
+
+Result<std::optional<std::string>> QueryReader::Text(std::string_view name) const {
+  const std::string* value = Find(name);
+  if (!value) return std::optional<std::string>();
+  if (value->empty()) return BadParameter(std::string(name), "must not be empty");
+  return std::optional<std::string>(*value);
+}
+
+Result<std::optional<std::string>> QueryReader::OneOf(std::string_view name,
+                                                      const std::vector<std::string_view>& values) const {
+  const std::string* value = Find(name);
+  if (!value) return std::optional<std::string>();
+  if (std::find(values.begin(), values.end(), *value) == values.end()) {
+    return BadParameter(std::string(name), "must be one of " + JoinNames(values) + ", got '" + *value + "'");
+  }
+  return std::optional<std::string>(*value);
+}
+
+Result<std::optional<bool>> QueryReader::Bool(std::string_view name) const {
+  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> value, OneOf(name, {"true", "false"}));
+  if (!value) return std::optional<bool>();
+  return std::optional<bool>(*value == "true");
+}
+
+Result<std::optional<int64_t>> QueryReader::Integer(std::string_view name, int64_t min, int64_t max) const {
+  const std::string* text = Find(name);
+  if (!text) return std::optional<int64_t>();
+  int64_t value = 0;
+  // from_chars takes a leading '-' but no '+' or space: only digits (and '-') reach the range check.
+  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (text->empty() || ec != std::errc() || ptr != text->data() + text->size() || value < min || value > max) {
+    return BadParameter(std::string(name), "must be a whole number from " + std::to_string(min) + " to " +
+                                               std::to_string(max) + ", got '" + *text + "'");
+  }
+  return std::optional<int64_t>(value);
+}
+
+Result<size_t> QueryReader::Limit(size_t fallback, size_t max) const {
+  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> limit, Integer("limit", 1, static_cast<int64_t>(max)));
+  return limit ? static_cast<size_t>(*limit) : fallback;
+}
+
+Result<std::optional<std::string>> QueryReader::Cursor(std::string_view name) const {
+  const std::string* value = Find(name);
+  if (!value) return std::optional<std::string>();
+  bool visible = std::all_of(value->begin(), value->end(), [](char c) { return c > 0x20 && c < 0x7F; });
+  if (value->empty() || value->size() > 256 || !visible) {
+    return BadParameter(std::string(name), "is not a cursor this server issued (pass the previous page's next_cursor)");
+  }
+  return std::optional<std::string>(*value);
+}
+
+Result<std::optional<std::string>> QueryReader::Uuid(std::string_view name) const {
+  const std::string* value = Find(name);
+  if (!value) return std::optional<std::string>();
+  if (!IsUuidString(*value)) return BadParameter(std::string(name), "must be an id (a UUID), got '" + *value + "'");
+  return std::optional<std::string>(*value);
+}
+
+Status NoQueryParameters(const HttpRequest& request) { return QueryReader::Open(request.query, {}).status(); }
+
+Result<model::BreadcrumbQuery> ParseListQuery(const HttpRequest& request, const model::Limits& limits) {
+  CAIRN_ASSIGN_OR_RETURN(QueryReader q, QueryReader::Open(request.query,
+                                                          {"schema_name", "all_tags", "any_tags", "path", "path_prefix",
+                                                           "context_match", "order", "limit", "cursor",
+                                                           "include_context"},
+                                                          {"tag"}));
+  model::BreadcrumbQuery query;
+  if (const std::string* name = q.Find("schema_name")) {
+    CAIRN_RETURN_IF_ERROR(AsParameterError(model::ValidateSchemaName("schema_name", *name, limits)));
+    query.schema_name = *name;
+  }
+  for (const std::string& tag : q.All("tag")) CAIRN_RETURN_IF_ERROR(AddTags("tag", tag, limits, query.all_tags));
+  if (const std::string* tags = q.Find("all_tags")) CAIRN_RETURN_IF_ERROR(AddTags("all_tags", *tags, limits, query.all_tags));
+  if (const std::string* tags = q.Find("any_tags")) CAIRN_RETURN_IF_ERROR(AddTags("any_tags", *tags, limits, query.any_tags));
+  for (const char* name : {"path", "path_prefix"}) {
+    const std::string* path = q.Find(name);
+    if (!path) continue;
+    CAIRN_RETURN_IF_ERROR(AsParameterError(model::ValidatePath(name, *path, limits)));
+    (std::string_view(name) == "path" ? query.path : query.path_prefix) = *path;
+  }
+  if (const std::string* rules_text = q.Find("context_match")) {
+    auto rules_json = ParseJson(*rules_text, limits.max_json_depth);
+    if (!rules_json.ok()) return BadParameter("context_match", "is not valid JSON: " + rules_json.status().message());
+    auto rules = model::ParseContextRules(*rules_json, limits);
+    if (!rules.ok()) return AsParameterError(rules.status());
+    query.context_match = std::move(rules).value();
+  }
+  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> order, q.OneOf("order", {"asc", "desc"}));
+  query.order = order == "asc" ? model::SortOrder::kOldestFirst : model::SortOrder::kNewestFirst;
+  CAIRN_ASSIGN_OR_RETURN(query.limit, q.Limit(limits.default_list_limit, limits.max_list_limit));
+  CAIRN_ASSIGN_OR_RETURN(query.cursor, q.Cursor("cursor"));
+  CAIRN_ASSIGN_OR_RETURN(std::optional<bool> include_context, q.Bool("include_context"));
+  query.include_context = include_context.value_or(false);
   return query;
 }
 

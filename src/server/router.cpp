@@ -48,13 +48,14 @@ Router::Match Router::Find(const std::string& method, const std::string& path) c
   std::vector<std::string> params;
   for (const auto& route : routes_) {
     if (!MatchSegments(route, segments, params)) continue;
-    if (route.method == method) {
+    if (route.method == method || (method == "HEAD" && route.method == "GET")) {
       match.route = &route;
       match.params = std::move(params);
       match.allow.clear();
       return match;
     }
     match.allow += (match.allow.empty() ? "" : ", ") + route.method;
+    if (route.method == "GET") match.allow += ", HEAD";
   }
   if (!match.allow.empty()) {
     match.error = Status(StatusCode::kMethodNotAllowed, method + " is not allowed on " + path + " (allowed: " +

@@ -1,5 +1,7 @@
 // Router: maps (method, path) to a handler. Patterns are literal segments and `{name}`
-// placeholders ("/breadcrumbs/{id}/full"); a placeholder matches one non-empty segment.
+// placeholders ("/breadcrumbs/{id}/full"); a placeholder matches one non-empty segment. A GET
+// route also answers HEAD (RFC 9110 §9.3.2: the session then sends the head of its response
+// only), and Allow lists HEAD wherever it lists GET.
 #pragma once
 
 #include <functional>

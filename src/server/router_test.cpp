@@ -53,7 +53,19 @@ TEST_F(RouterTest, WrongMethodIsMethodNotAllowedWithAllowList) {
   auto match = router_.Find("DELETE", "/breadcrumbs/abc");
   EXPECT_EQ(match.route, nullptr);
   EXPECT_EQ(match.error.code(), StatusCode::kMethodNotAllowed);
-  EXPECT_EQ(match.allow, "GET, PATCH");
+  EXPECT_EQ(match.allow, "GET, HEAD, PATCH");
+  EXPECT_EQ(router_.Find("PUT", "/breadcrumbs").allow, "GET, HEAD, POST");
+}
+
+TEST_F(RouterTest, HeadIsAnsweredByTheGetRoute) {
+  auto head = router_.Find("HEAD", "/breadcrumbs/abc/full");
+  ASSERT_NE(head.route, nullptr);
+  EXPECT_EQ(head.route->method, "GET");
+  EXPECT_EQ(head.params, (std::vector<std::string>{"abc"}));
+  router_.Add("POST", "/only-post", Dispatch::kWorker, Returns(201));
+  auto refused = router_.Find("HEAD", "/only-post");
+  EXPECT_EQ(refused.error.code(), StatusCode::kMethodNotAllowed);
+  EXPECT_EQ(refused.allow, "POST");
 }
 
 TEST_F(RouterTest, EmptyPlaceholderSegmentDoesNotMatch) {

@@ -64,6 +64,7 @@ Result<model::Selector> LoadStoredSelector(store::Store& store, const std::strin
 void AddSelectorRoutes(Router& router, store::Store& store, const model::Limits& limits) {
   router.Add("POST", "/subscriptions/selectors", Dispatch::kWorker, [&store, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbDraft draft, ParseSelectorBody(body, limits));
     CAIRN_ASSIGN_OR_RETURN(store::CreateResult created, store.Create(ctx, draft, ""));
@@ -74,7 +75,7 @@ void AddSelectorRoutes(Router& router, store::Store& store, const model::Limits&
 
   router.Add("GET", "/subscriptions/selectors", Dispatch::kWorker, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
-    if (!req.query.empty()) return Status::InvalidArgument("GET /subscriptions/selectors takes no parameters");
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     model::BreadcrumbQuery query;
     query.schema_name = kStoredSelectorSchema;
     query.order = model::SortOrder::kOldestFirst;
@@ -92,6 +93,7 @@ void AddSelectorRoutes(Router& router, store::Store& store, const model::Limits&
 
   router.Add("GET", "/subscriptions/selectors/{id}", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     auto crumb = store.Get(ctx.owner_id, req.path_params[0]);
     if (!crumb.ok() || !IsStoredSelector(*crumb)) {
       return Status::NotFound("stored selector " + req.path_params[0] + " not found");
@@ -101,6 +103,7 @@ void AddSelectorRoutes(Router& router, store::Store& store, const model::Limits&
 
   router.Add("DELETE", "/subscriptions/selectors/{id}", Dispatch::kWorker, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     auto crumb = store.Get(ctx.owner_id, req.path_params[0]);
     if (!crumb.ok() || !IsStoredSelector(*crumb)) {
       return Status::NotFound("stored selector " + req.path_params[0] + " not found");

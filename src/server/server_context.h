@@ -4,6 +4,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 
 #include "base/metrics.h"
@@ -16,13 +17,48 @@
 
 namespace cairn::server {
 
+// One open connection, counted while its owner holds it: the HttpSession, then whatever takes its
+// socket over (the SseStream of an event stream, or the lingering close after a last answer).
+// Released when the owner is destroyed, which is when the socket is closed. Move-only.
+class ConnectionSlot {
+ public:
+  ConnectionSlot() = default;  // counts nothing (a connection refused over the limit)
+  explicit ConnectionSlot(std::shared_ptr<std::atomic<int64_t>> count) : count_(std::move(count)) {
+    count_->fetch_add(1);
+  }
+  ConnectionSlot(ConnectionSlot&& other) noexcept = default;
+  ConnectionSlot& operator=(ConnectionSlot&& other) noexcept {
+    Release();
+    count_ = std::move(other.count_);
+    return *this;
+  }
+  ConnectionSlot(const ConnectionSlot&) = delete;
+  ConnectionSlot& operator=(const ConnectionSlot&) = delete;
+  ~ConnectionSlot() { Release(); }
+
+ private:
+  void Release() {
+    if (count_) count_->fetch_sub(1);
+    count_.reset();
+  }
+  std::shared_ptr<std::atomic<int64_t>> count_;
+};
+
 struct ServerContext {
   ServerContext(const HttpServerOptions& o, const Router& r, MetricsRegistry& m, boost::asio::any_io_executor w,
                 boost::asio::any_io_executor catch_up, bus::EventBus* b, bus::EphemeralHub* e = nullptr)
       : options(o), router(r), request_metrics(m, r), workers(std::move(w)), stream_catch_up(std::move(catch_up)),
         bus(b), ephemeral(e), sse_frames(8192, o.event_context_max_bytes),
         sse_ephemeral_dropped(m.GetCounter("cairn_sse_ephemeral_dropped_total",
-                                           "Ephemeral events (agent.token) not sent: the stream's queue was full")) {}
+                                           "Ephemeral events (agent.token) not sent: the stream's queue was full")),
+        connections_refused(m.GetCounter("cairn_http_connections_refused_total",
+                                         "Connections answered 503 and closed: --max-connections were open")),
+        accept_failures(m.GetCounter("cairn_http_accept_failures_total",
+                                     "Accepts that failed or were put off for want of file descriptors; the listener backs off")) {
+    // The gauge holds the counter itself: the registry may outlive this context.
+    m.AddGauge("cairn_http_open_connections", "Open HTTP connections, event streams included",
+               [count = open_connections] { return static_cast<double>(count->load()); });
+  }
 
   const HttpServerOptions& options;
   const Router& router;
@@ -35,7 +71,11 @@ struct ServerContext {
   bus::EphemeralHub* ephemeral;           // ephemeral events for streams that select them; may be null
   SseFrameCache sse_frames;
   Counter& sse_ephemeral_dropped;
+  Counter& connections_refused;
+  Counter& accept_failures;
   std::atomic<bool> stopping{false};
+  // Open connections (ConnectionSlot); shared with the open-connections gauge.
+  std::shared_ptr<std::atomic<int64_t>> open_connections = std::make_shared<std::atomic<int64_t>>(0);
 
   // Requests read but not yet answered; shutdown waits for this to reach zero.
   void BeginRequest() {

@@ -34,61 +34,6 @@ bool Contains(const Names& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// Every parameter must be one of `allowed` and given once; values are checked by the readers below.
-Status CheckQuery(const QueryParams& query, const Names& allowed) {
-  std::vector<std::string_view> seen;
-  for (const auto& [name, value] : query) {
-    if (!Contains(allowed, name)) {
-      return Status::Validation(name, allowed.size() == 0
-                                          ? "unknown query parameter: this route takes none"
-                                          : "unknown query parameter (allowed: " + JoinNames(allowed, ", ") + ")");
-    }
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
-      return Status::Validation(name, "query parameter given more than once");
-    }
-    seen.push_back(name);
-  }
-  return Status::Ok();
-}
-
-const std::string* Find(const QueryParams& query, std::string_view name) {
-  for (const auto& [key, value] : query) {
-    if (key == name) return &value;
-  }
-  return nullptr;
-}
-
-// An optional non-empty text parameter.
-Result<std::optional<std::string>> Text(const QueryParams& query, std::string_view name) {
-  const std::string* value = Find(query, name);
-  if (!value) return std::optional<std::string>();
-  if (value->empty()) return Status::Validation(std::string(name), "must not be empty");
-  return std::optional<std::string>(*value);
-}
-
-// An optional parameter whose value is one of `values`.
-Result<std::optional<std::string>> OneOf(const QueryParams& query, std::string_view name,
-                                         const Names& values) {
-  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> value, Text(query, name));
-  if (value && !Contains(values, *value)) {
-    return Status::Validation(std::string(name), "must be one of " + JoinNames(values, ", ") + ", got '" + *value + "'");
-  }
-  return value;
-}
-
-Result<size_t> Limit(const QueryParams& query, size_t fallback, const model::Limits& limits) {
-  const std::string* text = Find(query, "limit");
-  if (!text) return fallback;
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (text->empty() || ec != std::errc() || ptr != text->data() + text->size() || value < 1 ||
-      value > static_cast<int64_t>(limits.max_list_limit)) {
-    return Status::Validation("limit", "must be a whole number from 1 to " + std::to_string(limits.max_list_limit) +
-                                           ", got '" + *text + "'");
-  }
-  return static_cast<size_t>(value);
-}
-
 Result<sessions::Caller> CallerOf(const HttpRequest& req) {
   CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
   return sessions::Caller{ctx.owner_id, ctx.actor};
@@ -141,33 +86,33 @@ json::value ValueOr(const json::value* value, json::value fallback) { return val
 }  // namespace
 
 Result<sessions::SessionFilter> ParseSessionFilter(const QueryParams& query, const model::Limits& limits) {
-  CAIRN_RETURN_IF_ERROR(
-      CheckQuery(query, {"status", "user_id", "agent_id", "related_type", "related_id", "limit", "cursor"}));
+  CAIRN_ASSIGN_OR_RETURN(QueryReader q, QueryReader::Open(query, {"status", "user_id", "agent_id", "related_type",
+                                                                  "related_id", "limit", "cursor"}));
   sessions::SessionFilter filter;
-  CAIRN_ASSIGN_OR_RETURN(filter.status, OneOf(query, "status", kSessionStatuses));
-  CAIRN_ASSIGN_OR_RETURN(filter.user_id, Text(query, "user_id"));
-  CAIRN_ASSIGN_OR_RETURN(filter.agent_id, Text(query, "agent_id"));
-  CAIRN_ASSIGN_OR_RETURN(filter.related_type, Text(query, "related_type"));
-  CAIRN_ASSIGN_OR_RETURN(filter.related_id, Text(query, "related_id"));
-  CAIRN_ASSIGN_OR_RETURN(filter.limit, Limit(query, kDefaultLimit, limits));
-  CAIRN_ASSIGN_OR_RETURN(filter.cursor, Text(query, "cursor"));
+  CAIRN_ASSIGN_OR_RETURN(filter.status, q.OneOf("status", kSessionStatuses));
+  CAIRN_ASSIGN_OR_RETURN(filter.user_id, q.Text("user_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.agent_id, q.Text("agent_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.related_type, q.Text("related_type"));
+  CAIRN_ASSIGN_OR_RETURN(filter.related_id, q.Text("related_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.limit, q.Limit(kDefaultLimit, limits.max_list_limit));
+  CAIRN_ASSIGN_OR_RETURN(filter.cursor, q.Cursor("cursor"));
   return filter;
 }
 
 Result<sessions::MessageFilter> ParseMessageFilter(const QueryParams& query, const model::Limits& limits) {
-  CAIRN_RETURN_IF_ERROR(CheckQuery(query, {"after", "limit", "roles", "fold_info"}));
+  CAIRN_ASSIGN_OR_RETURN(QueryReader q, QueryReader::Open(query, {"after", "limit", "roles", "fold_info"}));
   sessions::MessageFilter filter;
-  CAIRN_ASSIGN_OR_RETURN(filter.after, Text(query, "after"));
-  CAIRN_ASSIGN_OR_RETURN(filter.limit, Limit(query, kDefaultMessageLimit, limits));
-  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> roles, Text(query, "roles"));
+  CAIRN_ASSIGN_OR_RETURN(filter.after, q.Text("after"));
+  CAIRN_ASSIGN_OR_RETURN(filter.limit, q.Limit(kDefaultMessageLimit, limits.max_list_limit));
+  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> roles, q.Text("roles"));
   if (roles) {
     std::string_view rest = *roles;
     while (true) {
       size_t comma = rest.find(',');
       std::string_view role = rest.substr(0, comma);
       if (!Contains(kRoles, role)) {
-        return Status::Validation("roles", "must be a comma list of " + JoinNames(kRoles, ", ") + ", got '" +
-                                               std::string(role) + "'");
+        return BadParameter("roles", "must be a comma list of " + JoinNames(kRoles, ", ") + ", got '" +
+                                         std::string(role) + "'");
       }
       if (std::find(filter.roles.begin(), filter.roles.end(), role) == filter.roles.end()) {
         filter.roles.emplace_back(role);
@@ -176,20 +121,21 @@ Result<sessions::MessageFilter> ParseMessageFilter(const QueryParams& query, con
       rest.remove_prefix(comma + 1);
     }
   }
-  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> fold, OneOf(query, "fold_info", {"true", "false"}));
-  filter.fold_info = fold == "true";
+  CAIRN_ASSIGN_OR_RETURN(std::optional<bool> fold, q.Bool("fold_info"));
+  filter.fold_info = fold.value_or(false);
   return filter;
 }
 
 Result<sessions::ExecutionFilter> ParseExecutionFilter(const QueryParams& query, const model::Limits& limits) {
-  CAIRN_RETURN_IF_ERROR(CheckQuery(query, {"session_id", "status", "agent_id", "user_id", "limit", "cursor"}));
+  CAIRN_ASSIGN_OR_RETURN(QueryReader q,
+                         QueryReader::Open(query, {"session_id", "status", "agent_id", "user_id", "limit", "cursor"}));
   sessions::ExecutionFilter filter;
-  CAIRN_ASSIGN_OR_RETURN(filter.session_id, Text(query, "session_id"));
-  CAIRN_ASSIGN_OR_RETURN(filter.status, OneOf(query, "status", kExecutionStatuses));
-  CAIRN_ASSIGN_OR_RETURN(filter.agent_id, Text(query, "agent_id"));
-  CAIRN_ASSIGN_OR_RETURN(filter.user_id, Text(query, "user_id"));
-  CAIRN_ASSIGN_OR_RETURN(filter.limit, Limit(query, kDefaultLimit, limits));
-  CAIRN_ASSIGN_OR_RETURN(filter.cursor, Text(query, "cursor"));
+  CAIRN_ASSIGN_OR_RETURN(filter.session_id, q.Text("session_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.status, q.OneOf("status", kExecutionStatuses));
+  CAIRN_ASSIGN_OR_RETURN(filter.agent_id, q.Text("agent_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.user_id, q.Text("user_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.limit, q.Limit(kDefaultLimit, limits.max_list_limit));
+  CAIRN_ASSIGN_OR_RETURN(filter.cursor, q.Cursor("cursor"));
   return filter;
 }
 
@@ -256,7 +202,7 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
   // --- Sessions ---
   router.Add("POST", "/sessions", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(json::object session, svc.CreateSession(caller, body));
     HttpResponse response = ObjectResponse(201, session);
@@ -276,7 +222,7 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
   // Before /sessions/{id}: a literal segment is registered ahead of the placeholder at its place.
   router.Add("POST", "/sessions/messages", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(sessions::Accepted accepted, svc.PostFirstMessage(caller, body));
     return AcceptedResponse(accepted);
@@ -284,14 +230,14 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
 
   router.Add("GET", "/sessions/{id}", Dispatch::kWorker, [&svc](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::object session, svc.GetSession(caller, req.path_params[0]));
     return ObjectResponse(200, session);
   });
 
   router.Add("PATCH", "/sessions/{id}", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(json::object session, svc.UpdateSession(caller, req.path_params[0], body));
     return ObjectResponse(200, session);
@@ -300,7 +246,7 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
   // --- Messages ---
   router.Add("POST", "/sessions/{id}/messages", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(sessions::Accepted accepted, svc.PostMessage(caller, req.path_params[0], body));
     return AcceptedResponse(accepted);
@@ -316,7 +262,7 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
   // --- The session's event stream ---
   router.Add("GET", "/sessions/{id}/events", Dispatch::kWorker, [&svc, &bus](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {"since"}));
+    CAIRN_RETURN_IF_ERROR(QueryReader::Open(req.query, {"since"}).status());
     const std::string& id = req.path_params[0];
     CAIRN_RETURN_IF_ERROR(svc.GetSession(caller, id).status());  // 404 before the stream starts
     CAIRN_ASSIGN_OR_RETURN(int64_t after_seq, StreamResumePoint(req, bus));
@@ -335,14 +281,14 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
 
   router.Add("GET", "/executions/{id}", Dispatch::kWorker, [&svc](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.GetExecution(caller, req.path_params[0]));
     return ObjectResponse(200, execution);
   });
 
   router.Add("POST", "/executions/{id}/cancel", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_RETURN_IF_ERROR(NoBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.CancelExecution(caller, req.path_params[0]));
     return ObjectResponse(200, execution);
@@ -350,7 +296,7 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
 
   router.Add("POST", "/executions/{id}/resume", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_RETURN_IF_ERROR(NoBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.ResumeExecution(caller, req.path_params[0]));
     return ObjectResponse(200, execution);
@@ -358,7 +304,7 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
 
   router.Add("POST", "/executions/{id}/input", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ObjectBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.AnswerExecution(caller, req.path_params[0], body));
     return ObjectResponse(200, execution);
@@ -367,16 +313,16 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
   // --- Snapshots ---
   router.Add("GET", "/executions/{id}/snapshots", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {"limit", "cursor"}));
-    CAIRN_ASSIGN_OR_RETURN(size_t limit, Limit(req.query, kDefaultLimit, limits));
-    CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> cursor, Text(req.query, "cursor"));
+    CAIRN_ASSIGN_OR_RETURN(QueryReader q, QueryReader::Open(req.query, {"limit", "cursor"}));
+    CAIRN_ASSIGN_OR_RETURN(size_t limit, q.Limit(kDefaultLimit, limits.max_list_limit));
+    CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> cursor, q.Cursor("cursor"));
     CAIRN_ASSIGN_OR_RETURN(sessions::Listing listing, svc.ListSnapshots(caller, req.path_params[0], limit, cursor));
     return ListingResponse(listing);
   });
 
   router.Add("GET", "/snapshots/{id}", Dispatch::kWorker, [&svc](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_RETURN_IF_ERROR(CheckQuery(req.query, {}));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::object snapshot, svc.GetSnapshot(caller, req.path_params[0]));
     return ObjectResponse(200, snapshot);
   });

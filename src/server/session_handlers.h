@@ -1,9 +1,10 @@
 // The sessions API (docs/sessions.md): sessions, their messages, executions and snapshots, all
 // through sessions::SessionService, and GET /sessions/{id}/events, the session's event stream.
 //
-// Every route is strict about its query: an unknown or repeated parameter, an empty value, a bad
-// `limit` (1..limits.max_list_limit) or a bad enum value is a 422 naming the parameter. Bodies are
-// JSON objects (ParseJsonBody: Content-Type, depth; the server bounds their size).
+// Every route reads its query with QueryReader (request_support.h): an unknown or repeated
+// parameter, an empty value, a bad `limit` (1..limits.max_list_limit), a malformed cursor or a bad
+// enum value is a 400 naming the parameter. Bodies are JSON objects (ParseJsonBody: Content-Type,
+// depth; the server bounds their size); a body that breaks a rule is a 422 naming the field.
 //
 // The stream is an SseStream (sse_stream.h) over the events tagged `session:<id>`
 // (breadcrumb.created and agent.token) with its own views: a stored message
@@ -52,8 +53,6 @@ std::optional<boost::json::object> SessionMessagePayload(const std::string& sess
 boost::json::object SessionTokenPayload(const std::string& session_id, const bus::EphemeralEvent& event);
 
 // --- Query parsing (exposed for tests) ---
-
-using QueryParams = std::vector<std::pair<std::string, std::string>>;
 
 // GET /sessions: status (active|archived|closed), user_id, agent_id, related_type, related_id,
 // limit (default 50), cursor.

@@ -59,12 +59,15 @@ Result<int64_t> StreamResumePoint(const HttpRequest& request, bus::EventBus& bus
   int64_t seq = 0;
   auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), seq);
   if (text->empty() || ec != std::errc() || ptr != text->data() + text->size() || seq < 0) {
-    return Status::InvalidArgument(from + " must be an event seq (a whole number >= 0), got '" + std::string(*text) + "'");
+    return Status(StatusCode::kInvalidArgument,
+                  from + ": must be an event seq (a whole number >= 0), got '" + std::string(*text) + "'", from);
   }
   CAIRN_ASSIGN_OR_RETURN(store::EventLogBounds bounds, bus.Bounds());
   if (seq > bounds.last_seq) {
-    return Status::InvalidArgument(from + " " + std::to_string(seq) + " is ahead of the newest event (" +
-                                   std::to_string(bounds.last_seq) + ")");
+    return Status(StatusCode::kInvalidArgument,
+                  from + ": " + std::to_string(seq) + " is ahead of the newest event (" +
+                      std::to_string(bounds.last_seq) + ")",
+                  from);
   }
   if (seq < bounds.first_seq - 1) {
     return Status(StatusCode::kGone, "events after " + std::to_string(seq) +
@@ -99,10 +102,12 @@ std::string EphemeralFrame(const bus::EphemeralEvent& event) {
   return "data: " + json::serialize(payload) + "\n\n";
 }
 
-SseStream::SseStream(beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec)
+SseStream::SseStream(beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec,
+                     ConnectionSlot slot)
     : stream_(std::move(stream)),
       ctx_(ctx),
       spec_(std::move(spec)),
+      slot_(std::move(slot)),
       wants_stored_(model::SelectsStoredEvents(spec_->selector)),
       heartbeat_(stream_.get_executor()),
       cursor_(spec_->after_seq),

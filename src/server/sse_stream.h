@@ -70,7 +70,8 @@ struct SseSpec final : EventStreamSpec {
 // Where a stream request starts: the seq after which events are delivered. `Last-Event-ID` (sent
 // by reconnecting EventSource clients) wins over the query parameter `since`; neither: the newest
 // event of `bus` (only what follows is sent). Malformed or ahead of the newest event:
-// kInvalidArgument; older than the retained log: kGone naming the oldest retained seq.
+// kInvalidArgument with field "since" or "Last-Event-ID"; older than the retained log: kGone naming
+// the oldest retained seq. The route checks first that `since` is given at most once (QueryReader).
 Result<int64_t> StreamResumePoint(const HttpRequest& request, bus::EventBus& bus);
 
 // Whether the ephemeral `event` goes to a stream of `spec`: same owner, and the selector matches it
@@ -83,7 +84,9 @@ std::string EphemeralFrame(const bus::EphemeralEvent& event);
 
 class SseStream : public std::enable_shared_from_this<SseStream> {
  public:
-  SseStream(boost::beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec);
+  // `slot` counts the connection while the stream holds it.
+  SseStream(boost::beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec,
+            ConnectionSlot slot);
   // Writes the response header and starts streaming. Call on the stream's strand.
   void Start();
 
@@ -108,6 +111,7 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   boost::beast::tcp_stream stream_;
   ServerContext& ctx_;
   std::shared_ptr<const SseSpec> spec_;
+  ConnectionSlot slot_;
   const bool wants_stored_;  // the selector can match stored events (else the bus is not read)
   std::unique_ptr<bus::Subscription> subscription_;
   std::unique_ptr<bus::Subscription> ephemeral_subscription_;  // to ctx_.ephemeral, when the selector asks

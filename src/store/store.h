@@ -110,7 +110,7 @@ class Store {
   // Returns one outcome per op, in order.
   virtual Result<std::vector<WriteOutcome>> Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) = 0;
 
-  // Runs a query. A malformed cursor is kInvalidArgument.
+  // Runs a query. A malformed cursor is kInvalidArgument with field "cursor".
   virtual Result<Page> List(const std::string& owner_id, const model::BreadcrumbQuery& query) = 0;
 
   // Every version, oldest first.

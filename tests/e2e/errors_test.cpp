@@ -121,7 +121,9 @@ TEST_F(e2e_errors, BadQueryParametersAre400) {
       "context_match=" + UrlEncode("42"),
   };
   for (const auto& query : bad) {
-    EXPECT_TRUE(IsError(client().Get("/breadcrumbs?" + query), 400, "bad_request")) << "GET /breadcrumbs?" << query;
+    // `field` names the parameter (for a context rule, the part of it at fault).
+    std::string field = query.substr(0, query.find('=')) + "*";
+    EXPECT_TRUE(IsError(client().Get("/breadcrumbs?" + query), 400, "bad_request", field)) << "GET /breadcrumbs?" << query;
   }
   // The boundaries that are fine.
   for (std::string good : {"limit=1", "limit=1000", "order=asc", "order=desc", "include_context=true"}) {
@@ -139,8 +141,9 @@ TEST_F(e2e_errors, ACursorFromAnotherOrderOrQueryIsNotSilentlyWrong) {
   std::string cursor(page.at("next_cursor").as_string());
   // A truncated or altered cursor is a bad cursor.
   std::string altered = cursor.substr(0, cursor.size() / 2);
-  EXPECT_TRUE(IsError(client().Get("/breadcrumbs?limit=2&cursor=" + UrlEncode(altered)), 400, "bad_request"));
-  EXPECT_TRUE(IsError(client().Get("/breadcrumbs?limit=2&cursor=" + UrlEncode(cursor + "!!")), 400, "bad_request"));
+  EXPECT_TRUE(IsError(client().Get("/breadcrumbs?limit=2&cursor=" + UrlEncode(altered)), 400, "bad_request", "cursor"));
+  EXPECT_TRUE(
+      IsError(client().Get("/breadcrumbs?limit=2&cursor=" + UrlEncode(cursor + "!!")), 400, "bad_request", "cursor"));
 }
 
 TEST_F(e2e_errors, MalformedHttpDoesNotHurtTheServer) {

@@ -11,13 +11,20 @@
 #include <boost/json/parse.hpp>
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 
 namespace cairn::e2e {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+int RemainingMs(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(left);
+}
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -218,92 +225,154 @@ std::string UrlEncode(std::string_view text) {
   return out;
 }
 
-Response RawExchange(int port, const std::string& bytes, std::chrono::milliseconds timeout, const std::string& host) {
-  Response response;
-  const auto deadline = Clock::now() + timeout;
-  auto remaining_ms = [&] {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return left < 0 ? 0 : static_cast<int>(left);
-  };
+RawConnection::~RawConnection() { Close(); }
 
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    response.transport_error = std::string("socket: ") + std::strerror(errno);
-    return response;
+RawConnection::RawConnection(RawConnection&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)), closed_(other.closed_),
+      error_(std::move(other.error_)) {}
+
+RawConnection& RawConnection::operator=(RawConnection&& other) noexcept {
+  if (this != &other) {
+    Close();
+    fd_ = std::exchange(other.fd_, -1);
+    buffer_ = std::move(other.buffer_);
+    closed_ = other.closed_;
+    error_ = std::move(other.error_);
+  }
+  return *this;
+}
+
+void RawConnection::Close() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+bool RawConnection::Connect(int port, const std::string& host) {
+  Close();
+  buffer_.clear();
+  closed_ = false;
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) {
+    error_ = std::string("socket: ") + std::strerror(errno);
+    return false;
   }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    response.transport_error = std::string("connect: ") + std::strerror(errno);
-    close(fd);
-    return response;
+  if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    error_ = std::string("connect: ") + std::strerror(errno);
+    Close();
+    return false;
   }
   int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return true;
+}
 
-  // Send everything we can; the server may answer and close before reading it all.
+bool RawConnection::Send(std::string_view bytes, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
   size_t sent = 0;
   while (sent < bytes.size()) {
-    pollfd p = {fd, POLLOUT, 0};
-    if (poll(&p, 1, remaining_ms()) <= 0) break;
-    if ((p.revents & (POLLERR | POLLHUP)) != 0) break;
-    ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    pollfd p = {fd_, POLLOUT, 0};
+    if (poll(&p, 1, RemainingMs(deadline)) <= 0) return false;
+    if ((p.revents & (POLLERR | POLLHUP)) != 0) return false;
+    ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      break;
+      return false;
     }
     sent += static_cast<size_t>(n);
   }
+  return true;
+}
 
-  std::string data;
-  size_t head_end = std::string::npos;
-  std::optional<size_t> content_length;
+bool RawConnection::Receive(Clock::time_point deadline) {
+  if (closed_ || fd_ < 0) return false;
   while (true) {
-    if (head_end == std::string::npos) {
-      head_end = data.find("\r\n\r\n");
-      if (head_end != std::string::npos) {
-        response.headers.clear();
-        if (!ParseHead(std::string_view(data).substr(0, head_end), response)) {
-          response.transport_error = "unparseable response head";
-          break;
-        }
-        if (auto cl = response.Header("content-length")) content_length = std::stoul(*cl);
-        if (response.status == 204 || response.status == 304) content_length = 0;
-      }
-    }
-    if (head_end != std::string::npos && content_length && data.size() - (head_end + 4) >= *content_length) break;
-    pollfd p = {fd, POLLIN, 0};
-    int ready = poll(&p, 1, remaining_ms());
-    if (ready <= 0) {
-      response.transport_error = "timed out reading the response";
-      break;
-    }
+    pollfd p = {fd_, POLLIN, 0};
+    int ready = poll(&p, 1, RemainingMs(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
     char buf[16384];
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    ssize_t n = recv(fd_, buf, sizeof(buf), 0);
     if (n < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
-      response.transport_error = std::string("recv: ") + std::strerror(errno);
-      response.connection_closed = true;
-      break;
+      error_ = std::string("recv: ") + std::strerror(errno);
+      closed_ = true;
+      return false;
     }
     if (n == 0) {
-      response.connection_closed = true;
-      break;
+      closed_ = true;
+      return false;
     }
-    data.append(buf, static_cast<size_t>(n));
+    buffer_.append(buf, static_cast<size_t>(n));
+    return true;
   }
-  close(fd);
-  if (head_end == std::string::npos) {
+}
+
+Response RawConnection::ReadResponse(bool head_only, std::chrono::milliseconds timeout) {
+  Response response;
+  const auto deadline = Clock::now() + timeout;
+  size_t head_end;
+  while ((head_end = buffer_.find("\r\n\r\n")) == std::string::npos) {
+    if (!Receive(deadline)) {
+      response.connection_closed = closed_;
+      response.transport_error = closed_ ? (error_.empty() ? "closed before a response" : error_) : "timed out";
+      response.body = buffer_;
+      return response;
+    }
+  }
+  if (!ParseHead(std::string_view(buffer_).substr(0, head_end), response)) {
     response.status = 0;
-    if (response.transport_error.empty()) response.transport_error = "no response";
-    response.body = data;
+    response.transport_error = "unparseable response head: " + buffer_.substr(0, 200);
     return response;
   }
-  response.body = data.substr(head_end + 4);
-  if (content_length && response.body.size() > *content_length) response.body.resize(*content_length);
+  buffer_.erase(0, head_end + 4);
+  std::optional<size_t> length;
+  if (auto cl = response.Header("content-length")) length = std::stoul(*cl);
+  if (head_only || response.status < 200 || response.status == 204 || response.status == 304) length = 0;
+  if (length) {
+    while (buffer_.size() < *length) {
+      if (!Receive(deadline)) {
+        response.transport_error = closed_ ? "closed in the body" : "timed out reading the body";
+        break;
+      }
+    }
+    size_t take = std::min(*length, buffer_.size());
+    response.body = buffer_.substr(0, take);
+    buffer_.erase(0, take);
+  } else {
+    while (Receive(deadline)) {
+    }
+    if (!closed_) response.transport_error = "timed out reading a body delimited by the close";
+    response.body = std::move(buffer_);
+    buffer_.clear();
+  }
+  response.connection_closed = closed_;
   return response;
+}
+
+bool RawConnection::WaitClosed(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (!closed_) {
+    if (!Receive(deadline) && !closed_) return false;
+  }
+  return true;
+}
+
+Response RawExchange(int port, const std::string& bytes, std::chrono::milliseconds timeout, const std::string& host) {
+  const auto deadline = Clock::now() + timeout;
+  RawConnection connection;
+  if (!connection.Connect(port, host)) {
+    Response response;
+    response.transport_error = connection.error();
+    return response;
+  }
+  // Send everything we can; the server may answer and close before reading it all.
+  connection.Send(bytes, timeout);
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return connection.ReadResponse(false, std::max(left, std::chrono::milliseconds(0)));
 }
 
 }  // namespace cairn::e2e

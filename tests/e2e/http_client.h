@@ -12,13 +12,16 @@
 // curl's own `Expect: 100-continue` is suppressed.
 //
 // RawExchange() writes arbitrary bytes on a fresh TCP connection and parses whatever comes back,
-// for malformed requests and oversized headers that curl would not send.
+// for malformed requests and oversized headers that curl would not send. RawConnection keeps the
+// connection: several requests and responses on it (keep-alive, pipelining, HEAD then GET), and
+// whether the server closed it.
 #pragma once
 
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -76,6 +79,54 @@ class HttpClient {
 
 // Percent-encodes `text` for a query string value.
 std::string UrlEncode(std::string_view text);
+
+// One plain TCP connection to the server, driven byte by byte:
+//
+//   RawConnection c;
+//   ASSERT_TRUE(c.Connect(port)) << c.error();
+//   c.Send("HEAD /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+//   Response head = c.ReadResponse(/*head_only=*/true);      // no body read after it
+//   Response get = c.ReadResponse();                         // must start right after the head
+//   EXPECT_TRUE(c.WaitClosed(5s));                           // the server closed (EOF or reset)
+//
+// Reads keep what follows a response for the next one, so bytes that should not be there (a body
+// after the head of a HEAD answer) make the next response unparseable. Not thread-safe.
+class RawConnection {
+ public:
+  RawConnection() = default;
+  ~RawConnection();
+  RawConnection(RawConnection&& other) noexcept;
+  RawConnection& operator=(RawConnection&& other) noexcept;
+
+  // False (with error()) if the connection could not be made.
+  bool Connect(int port, const std::string& host = "127.0.0.1");
+  // Writes all of `bytes` within `timeout`; false if the server closed or the time ran out
+  // (what it answered may still be read).
+  bool Send(std::string_view bytes, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Reads the next response: its head, then a Content-Length body; without Content-Length,
+  // everything until the server closes. `head_only`: no body is read (an answer to HEAD, or the
+  // head of an event stream that stays open); nor for a 1xx/204/304. status 0 (transport_error
+  // says why) when no complete head arrived within `timeout`.
+  Response ReadResponse(bool head_only = false, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // Waits until the server closes the connection (EOF or reset); false if it is still open after
+  // `timeout`. Anything the server sends meanwhile is kept in pending().
+  bool WaitClosed(std::chrono::milliseconds timeout);
+  // Bytes received and not part of a response read so far.
+  const std::string& pending() const { return buffer_; }
+  bool closed() const { return closed_; }
+  const std::string& error() const { return error_; }
+  void Close();
+
+ private:
+  // Receives once (within `deadline`) into buffer_; false on timeout, EOF or error (closed_ set
+  // for the last two).
+  bool Receive(std::chrono::steady_clock::time_point deadline);
+
+  int fd_ = -1;
+  std::string buffer_;
+  bool closed_ = false;
+  std::string error_;
+};
 
 // Sends `bytes` on a new connection to host:port, then reads one response (headers and a
 // Content-Length body, or everything until the server closes) within `timeout`.

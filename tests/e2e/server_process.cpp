@@ -161,6 +161,13 @@ bool ServerProcess::Start(std::chrono::milliseconds timeout) {
     dup2(log_fd, 1);
     dup2(log_fd, 2);
     syscall(SYS_close_range, 3U, ~0U, 0U);
+    for (const auto& [resource, limit] : limits_) {
+      if (setrlimit(resource, &limit) != 0) {
+        static const char kLimitMsg[] = "cairn-e2e: setrlimit failed\n";
+        (void)!write(2, kLimitMsg, sizeof(kLimitMsg) - 1);
+        _exit(127);
+      }
+    }
     signal(SIGPIPE, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
@@ -252,6 +259,10 @@ int ServerProcess::Stop(int signal_number, std::chrono::milliseconds timeout) {
   Kill9();
   last_exit_code_ = -1;
   return -1;
+}
+
+void ServerProcess::SetResourceLimit(int resource, rlim_t soft, rlim_t hard) {
+  limits_.emplace_back(resource, rlimit{soft, hard});
 }
 
 void ServerProcess::Kill9() {

@@ -14,13 +14,17 @@
 // The directory is removed by the destructor unless CAIRN_E2E_KEEP is set in the environment.
 // A server still running when the instance is destroyed is killed with SIGKILL; the child also
 // gets SIGKILL if the test process dies (PR_SET_PDEATHSIG), so no server outlives its test.
+// SetResourceLimit() sets a limit (setrlimit) in the child before exec, e.g. a low open-file
+// limit to run the server out of descriptors.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cairn::e2e {
@@ -49,6 +53,10 @@ class ServerProcess {
   // SIGKILL and reap: a crash as far as the server is concerned.
   void Kill9();
 
+  // For the next Start()s: the child sets `resource` (RLIMIT_NOFILE, RLIMIT_AS, ...) to
+  // `soft`/`hard` before exec. A limit the child cannot set makes Start() fail.
+  void SetResourceLimit(int resource, rlim_t soft, rlim_t hard);
+
   // Stop() (graceful) then Start() on the same data dir. Returns Start()'s result; the exit code
   // of the stop is in last_exit_code().
   bool Restart();
@@ -60,6 +68,8 @@ class ServerProcess {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   const std::string& data_dir() const { return data_dir_; }
   const std::string& root_dir() const { return root_dir_; }
+  // The server's stdout and stderr, appended to across runs.
+  const std::string& log_path() const { return log_file_; }
   const std::string& error() const { return error_; }
   std::optional<int> last_exit_code() const { return last_exit_code_; }
 
@@ -71,6 +81,7 @@ class ServerProcess {
   std::optional<int> WaitForExit(std::chrono::milliseconds timeout);
 
   std::vector<std::string> extra_args_;
+  std::vector<std::pair<int, rlimit>> limits_;
   std::string root_dir_;
   std::string data_dir_;
   std::string port_file_;

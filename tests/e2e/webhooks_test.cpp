@@ -335,7 +335,7 @@ TEST_F(e2e_webhooks, PermanentFailureEndsInTheDeadLetterQueueAndRetryDeliversIt)
   EXPECT_EQ(IntAt(refused_letter, "event_seq"), refused);
   EXPECT_EQ(IntAt(refused_letter, "attempts"), 1);
   EXPECT_EQ(IntAt(refused_letter, "last_status"), 404);
-  EXPECT_TRUE(ObjectOf(client().Get("/dlq?webhook_id=no-such-hook"))["items"].as_array().empty());
+  EXPECT_TRUE(ObjectOf(client().Get("/dlq?webhook_id=0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"))["items"].as_array().empty());
   Response paged = client().Get("/dlq?limit=1");
   ASSERT_EQ(paged.status, 200);
   EXPECT_EQ(ObjectOf(paged)["items"].as_array().size(), 1u);
@@ -497,7 +497,9 @@ TEST_F(e2e_webhooks, BadInputIsAClientErrorAndChangesNothing) {
   EXPECT_TRUE(IsError(client().Get("/dlq?bogus=1"), 400, "bad_request"));
   EXPECT_TRUE(IsError(client().Get("/dlq?limit=0"), 400, "bad_request"));
   EXPECT_TRUE(IsError(client().Get("/dlq?limit=abc"), 400, "bad_request"));
-  EXPECT_TRUE(IsError(client().Get("/dlq?limit=1&limit=2"), 400, "bad_request"));
+  EXPECT_TRUE(IsError(client().Get("/dlq?limit=1&limit=2"), 400, "bad_request", "limit"));
+  EXPECT_TRUE(IsError(client().Get("/dlq?cursor=garbage"), 400, "bad_request", "cursor"));
+  EXPECT_TRUE(IsError(client().Get("/dlq?webhook_id=no-such-hook"), 400, "bad_request", "webhook_id"));
   EXPECT_TRUE(IsError(client().Post("/dlq/no-such-id/retry", ""), 404, "not_found"));
   EXPECT_TRUE(IsError(client().Delete("/dlq/no-such-id"), 404, "not_found"));
 

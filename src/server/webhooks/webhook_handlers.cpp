@@ -1,7 +1,6 @@
 #include "server/webhooks/webhook_handlers.h"
 
 #include <boost/json/serialize.hpp>
-#include <charconv>
 
 #include "base/log.h"
 #include "server/request_support.h"
@@ -22,28 +21,15 @@ struct DlqQuery {
   size_t limit = kDefaultDlqLimit;
 };
 
+// webhook_id (a webhook's id), cursor (the id of the last dead letter of the previous page: ids
+// are UUIDv7, so they sort in creation order), limit.
 Result<DlqQuery> ParseDlqQuery(const HttpRequest& req) {
+  CAIRN_ASSIGN_OR_RETURN(QueryReader query, QueryReader::Open(req.query, {"webhook_id", "cursor", "limit"}));
   DlqQuery q;
-  bool seen_webhook = false, seen_cursor = false, seen_limit = false;
-  for (const auto& [name, value] : req.query) {
-    bool* seen = name == "webhook_id" ? &seen_webhook : name == "cursor" ? &seen_cursor : name == "limit" ? &seen_limit : nullptr;
-    if (!seen) return Status::InvalidArgument("unknown query parameter '" + name + "'");
-    if (*seen) return Status::InvalidArgument("query parameter '" + name + "' given twice");
-    *seen = true;
-    if (value.empty()) return Status::InvalidArgument("query parameter '" + name + "' is empty");
-    if (name == "webhook_id") {
-      q.webhook_id = value;
-    } else if (name == "cursor") {
-      q.after = value;
-    } else {
-      int64_t n = 0;
-      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || end != value.data() + value.size() || n < 1 || n > static_cast<int64_t>(kMaxDlqLimit)) {
-        return Status::InvalidArgument("limit must be 1-" + std::to_string(kMaxDlqLimit));
-      }
-      q.limit = static_cast<size_t>(n);
-    }
-  }
+  CAIRN_ASSIGN_OR_RETURN(q.webhook_id, query.Uuid("webhook_id"));
+  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> after, query.Uuid("cursor"));
+  q.after = after.value_or("");
+  CAIRN_ASSIGN_OR_RETURN(q.limit, query.Limit(kDefaultDlqLimit, kMaxDlqLimit));
   return q;
 }
 
@@ -70,6 +56,7 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
   if (!options.outbound_policy) options.outbound_policy = std::make_shared<const net::OutboundPolicy>();
   router.Add("POST", "/webhooks", Dispatch::kWorker, [&store, on_change, options](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, options.limits));
     CAIRN_ASSIGN_OR_RETURN(store::WebhookDraft draft, webhooks::ParseWebhookDraft(body, options.limits, ctx.owner_id));
     CAIRN_RETURN_IF_ERROR(webhooks::CheckWebhookDestination(draft.url, *options.outbound_policy));
@@ -82,7 +69,7 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
 
   router.Add("GET", "/webhooks", Dispatch::kWorker, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
-    if (!req.query.empty()) return Status::InvalidArgument("unknown query parameter '" + req.query[0].first + "'");
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(std::vector<store::Webhook> hooks, store.ListWebhooks(ctx.owner_id));
     json::array items;
     for (const auto& hook : hooks) items.emplace_back(webhooks::WebhookView(hook));
@@ -91,12 +78,14 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
 
   router.Add("GET", "/webhooks/{id}", Dispatch::kWorker, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(store::Webhook hook, store.GetWebhook(ctx.owner_id, req.path_params[0]));
     return HttpResponse::Json(200, json::serialize(webhooks::WebhookView(hook)));
   });
 
   router.Add("PATCH", "/webhooks/{id}", Dispatch::kWorker, [&store, on_change, options](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, options.limits));
     CAIRN_ASSIGN_OR_RETURN(store::WebhookPatch patch, webhooks::ParseWebhookPatch(body, options.limits));
     if (patch.url) CAIRN_RETURN_IF_ERROR(webhooks::CheckWebhookDestination(*patch.url, *options.outbound_policy));
@@ -107,6 +96,7 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
 
   router.Add("DELETE", "/webhooks/{id}", Dispatch::kWorker, [&store, on_change](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_RETURN_IF_ERROR(store.DeleteWebhook(ctx.owner_id, req.path_params[0]));
     NotifyChange(on_change);
     return NoContent();
@@ -126,6 +116,7 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
 
   router.Add("GET", "/dlq/{id}", Dispatch::kWorker, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(store::DeadLetter letter, store.GetDeadLetter(ctx.owner_id, req.path_params[0]));
     return HttpResponse::Json(200, json::serialize(webhooks::DeadLetterView(letter)));
   });
@@ -134,6 +125,7 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
   // takes at most the attempt timeout.
   router.Add("POST", "/dlq/{id}/retry", Dispatch::kWorker, [&store, &sender, options](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(store::DeadLetter letter, store.GetDeadLetter(ctx.owner_id, req.path_params[0]));
     CAIRN_ASSIGN_OR_RETURN(store::Webhook hook, store.GetWebhook(ctx.owner_id, letter.webhook_id));
     webhooks::WebhookRequest request =
@@ -159,6 +151,7 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
 
   router.Add("DELETE", "/dlq/{id}", Dispatch::kWorker, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_RETURN_IF_ERROR(store.DeleteDeadLetter(ctx.owner_id, req.path_params[0]));
     return NoContent();
   });

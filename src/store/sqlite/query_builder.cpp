@@ -182,7 +182,7 @@ Result<BuiltQuery> BuildListQuery(const std::string& columns, const std::string&
   bool newest_first = query.order == model::SortOrder::kNewestFirst;
   if (query.cursor) {
     auto rid = DecodeCursor(*query.cursor);
-    if (!rid) return Status::InvalidArgument("cursor is not one this server issued");
+    if (!rid) return Status(StatusCode::kInvalidArgument, "cursor: is not one this server issued", "cursor");
     where += " AND " + order_rid + (newest_first ? " < " : " > ") + b.Param(*rid);
   }
   out.sql = "SELECT " + columns + " FROM " + from + " WHERE " + where + " ORDER BY " + order_rid + " " +

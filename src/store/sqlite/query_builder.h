@@ -19,7 +19,7 @@ struct BuiltQuery {
 
 // `columns` is the select list; `now_micros` hides expired records. The statement returns at most
 // query.limit + 1 rows (one more than a page, to know whether another page follows), ordered by
-// rid. A cursor that does not decode is kInvalidArgument.
+// rid. A cursor that does not decode is kInvalidArgument with field "cursor".
 Result<BuiltQuery> BuildListQuery(const std::string& columns, const std::string& owner_id,
                                   const model::BreadcrumbQuery& query, int64_t now_micros);
 
