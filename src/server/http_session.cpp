@@ -67,8 +67,18 @@ void Linger(std::shared_ptr<Lingering> lingering) {
 
 }  // namespace
 
+namespace {
+
+// What a connection may hold of bytes read and not yet parsed. The parser moves body bytes out as
+// they arrive, so only a header (twice its limit: Beast bounds the start line and the fields
+// separately) and one line of chunked framing need to fit; without a bound, chunk extensions and
+// trailers, which no parser limit counts, grew the buffer until the idle timeout.
+size_t ReadBufferLimit(const HttpServerOptions& options) { return 2 * options.max_header_bytes + 64 * 1024; }
+
+}  // namespace
+
 HttpSession::HttpSession(boost::asio::ip::tcp::socket&& socket, ServerContext& ctx, ConnectionSlot slot)
-    : stream_(std::move(socket)), ctx_(ctx), slot_(std::move(slot)) {}
+    : stream_(std::move(socket)), buffer_(ReadBufferLimit(ctx.options)), ctx_(ctx), slot_(std::move(slot)) {}
 
 void HttpSession::Start() {
   boost::asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
@@ -139,6 +149,9 @@ void HttpSession::RefuseRequest(beast::error_code ec) {
   Status refusal;
   if (ec == http::error::body_limit) {
     refusal = Status::PayloadTooLarge("request body exceeds " + std::to_string(ctx_.options.max_body_bytes) + " bytes");
+  } else if (ec == http::error::buffer_overflow) {
+    refusal = Status::InvalidArgument("a line of the request's framing (a chunk extension or trailer) exceeds " +
+                                      std::to_string(ReadBufferLimit(ctx_.options)) + " bytes");
   } else if (ec == http::error::header_limit) {
     refusal = Status(StatusCode::kHeaderTooLarge,
                      "request headers exceed " + std::to_string(ctx_.options.max_header_bytes) + " bytes");

@@ -113,6 +113,24 @@ TEST_F(e2e_hostile, UnambiguousFramingIsServedAndKeepsTheConnection) {
   EXPECT_EQ(ListIds().size(), cases.size());
 }
 
+// Chunk extensions and trailers count against no parser limit: the connection's buffer grew with
+// them until the idle timeout. A framing line beyond the read buffer is now 400 and closes.
+TEST_F(e2e_hostile, EndlessChunkFramingIs400AndClosesInsteadOfGrowing) {
+  const auto before = StoreSnapshot();
+  const std::string head = Request("POST /breadcrumbs HTTP/1.1",
+                                   "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n");
+  const std::string endless(256 * 1024, 'e');  // never ends its line
+  for (const std::string& framing : {"5;" + endless, "0\r\nX-Trailer: " + endless}) {
+    RawConnection connection;
+    ASSERT_TRUE(connection.Connect(server().port())) << connection.error();
+    connection.Send(head + framing, 10s);
+    Response refused = connection.ReadResponse(false, 10s);  // not the 60 s idle timeout
+    EXPECT_TRUE(IsError(refused, 400, "bad_request")) << refused.Describe();
+    EXPECT_TRUE(connection.WaitClosed(10s));
+  }
+  EXPECT_EQ(StoreSnapshot(), before);
+}
+
 // Finding 5: a 405 answer to HEAD carried a body, which a kept-alive client reads as the start of
 // the next response. No answer to HEAD carries body bytes, whatever its status; the headers are
 // those of the GET answer, Content-Length included.
