@@ -92,7 +92,11 @@ std::optional<int64_t> ParseRfc3339Micros(std::string_view text) {
   year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
   if (!ymd.ok()) return std::nullopt;
   int64_t day_micros = duration_cast<microseconds>(sys_days{ymd}.time_since_epoch()).count();
-  return day_micros + (int64_t{h} * 3600 + mi * 60 + s - offset_seconds) * 1'000'000 + frac_micros;
+  int64_t micros = day_micros + (int64_t{h} * 3600 + mi * 60 + s - offset_seconds) * 1'000'000 + frac_micros;
+  // A leap second or an offset can carry the instant past the last one with a four-digit year,
+  // which FormatRfc3339Micros could not write back (it would show an earlier time).
+  if (micros > kLastRfc3339Micros) return std::nullopt;
+  return micros;
 }
 
 }  // namespace cairn

@@ -70,6 +70,18 @@ TEST(ParseRfc3339MicrosTest, InvalidDates) {
   EXPECT_TRUE(ParseRfc3339Micros("2024-02-29T00:00:00Z").has_value());  // a leap year
 }
 
+TEST(ParseRfc3339MicrosTest, NothingPastTheLastFourDigitYear) {
+  auto last = ParseRfc3339Micros("9999-12-31T23:59:59.999999Z");
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(*last, kLastRfc3339Micros);
+  EXPECT_EQ(FormatRfc3339Micros(*last), "9999-12-31T23:59:59.999999Z");
+  // A leap second or a negative offset on the last day lands in year 10000: refused rather than
+  // formatted back as an earlier time.
+  EXPECT_EQ(ParseRfc3339Micros("9999-12-31T23:59:60Z"), std::nullopt);
+  EXPECT_EQ(ParseRfc3339Micros("9999-12-31T23:00:00-01:00"), std::nullopt);
+  EXPECT_TRUE(ParseRfc3339Micros("9999-12-31T23:00:00+01:00").has_value());
+}
+
 TEST(ParseRfc3339MicrosTest, Garbage) {
   for (const char* text : {"", "now", "2026", "2026-11-21", "2026-11-21T", "2026-11-21T01:40Z", "26-11-21T01:40:52Z",
                            "2026/11/21T01:40:52Z", "2026-11-21T01:40:52Zjunk", " 2026-11-21T01:40:52Z",

@@ -113,10 +113,29 @@ Result<ContextRule> ParseRule(const json::value& item, const std::string& field)
 
 }  // namespace
 
+namespace {
+
+// The JSON values in `value`, itself included: each becomes one term of the SQL a list runs.
+size_t CountValues(const json::value& value) {
+  size_t count = 1;
+  if (value.is_array()) {
+    for (const auto& item : value.get_array()) count += CountValues(item);
+  } else if (value.is_object()) {
+    for (const auto& member : value.get_object()) count += CountValues(member.value());
+  }
+  return count;
+}
+
+}  // namespace
+
 Result<std::vector<ContextRule>> ParseContextRules(const json::value& rules, const Limits& limits) {
   std::vector<ContextRule> out;
   if (rules.is_object()) {
     CAIRN_ASSIGN_OR_RETURN(ContextRule rule, ParseRule(rules, "context_match"));
+    if (CountValues(rule.value) > kMaxContextRuleValues) {
+      return Status::Validation("context_match.value", "more than " + std::to_string(kMaxContextRuleValues) +
+                                                           " JSON values to compare");
+    }
     out.push_back(std::move(rule));
     return out;
   }
@@ -124,9 +143,15 @@ Result<std::vector<ContextRule>> ParseContextRules(const json::value& rules, con
   if (rules.get_array().size() > limits.max_context_rules) {
     return Status::Validation("context_match", "more than " + std::to_string(limits.max_context_rules) + " rules");
   }
+  size_t values = 0;
   for (size_t i = 0; i < rules.get_array().size(); ++i) {
-    CAIRN_ASSIGN_OR_RETURN(ContextRule rule,
-                           ParseRule(rules.get_array()[i], "context_match[" + std::to_string(i) + "]"));
+    std::string field = "context_match[" + std::to_string(i) + "]";
+    CAIRN_ASSIGN_OR_RETURN(ContextRule rule, ParseRule(rules.get_array()[i], field));
+    values += CountValues(rule.value);
+    if (values > kMaxContextRuleValues) {
+      return Status::Validation(field + ".value", "the rules compare more than " +
+                                                      std::to_string(kMaxContextRuleValues) + " JSON values in all");
+    }
     out.push_back(std::move(rule));
   }
   return out;

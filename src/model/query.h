@@ -45,8 +45,13 @@ std::string_view RuleOpName(RuleOp op);
 // Validates a JSON path like "$.a.b[0]": names are [A-Za-z0-9_-]+, indices are decimal.
 Status ValidateJsonPath(const std::string& field, const std::string& path);
 
+// Most JSON values (each element and member, nested ones included) the rules of one query may
+// compare: each becomes a term of one SQL expression, which SQLite bounds (a depth of 1,000).
+inline constexpr size_t kMaxContextRuleValues = 256;
+
 // Parses `context_match`: an array of rule objects (or one rule object). Errors name the rule
-// ("context_match[1].op") and the problem.
+// ("context_match[1].op") and the problem. The rules' values hold at most kMaxContextRuleValues
+// JSON values in all.
 Result<std::vector<ContextRule>> ParseContextRules(const boost::json::value& rules, const Limits& limits);
 
 }  // namespace cairn::model

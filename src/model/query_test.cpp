@@ -143,6 +143,27 @@ TEST(ParseContextRulesTest, InTakesAtMostHundredValues) {
                    "101 values");
 }
 
+std::string Zeros(size_t n) {
+  std::string out = "[";
+  for (size_t i = 0; i < n; ++i) out += i ? ",0" : "0";
+  return out + "]";
+}
+
+TEST(ParseContextRulesTest, TheRulesCompareAtMostKMaxContextRuleValuesInAll) {
+  // An array of n elements is n + 1 values.
+  const size_t most = kMaxContextRuleValues - 1;
+  EXPECT_TRUE(Rules(R"([{"path":"$.a","value":)" + Zeros(most) + "}]").ok());
+  ExpectValidation(Rules(R"([{"path":"$.a","value":)" + Zeros(most + 1) + "}]"), "context_match[0].value",
+                   "one value too many");
+  ExpectValidation(Rules(R"({"path":"$.a","op":"ne","value":)" + Zeros(most + 1) + "}"), "context_match.value",
+                   "single rule form");
+  // In all: two rules of half each are too many together.
+  const size_t half = kMaxContextRuleValues / 2;
+  ExpectValidation(Rules(R"([{"path":"$.a","value":)" + Zeros(half) + R"(},{"path":"$.b","value":)" + Zeros(half) +
+                         "}]"),
+                   "context_match[1].value", "two rules");
+}
+
 TEST(ParseContextRulesTest, MaxRuleCount) {
   Limits limits;
   limits.max_context_rules = 3;

@@ -53,8 +53,10 @@ Status ParseEntry(const std::string& at, const json::object& entry, Subscription
         return Status::Validation(field, "must be trigger or context");
       }
     } else if (name == "key") {
-      if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
-        return Status::Validation(field, "must be a string of 1 to 128 bytes");
+      // As long as a schema name may be: a subscription without a key takes its schema name, and
+      // must read back the same with it written out.
+      if (!value.is_string() || value.as_string().empty() || value.as_string().size() > kMaxSubscriptionKeyBytes) {
+        return Status::Validation(field, "must be a string of 1 to " + std::to_string(kMaxSubscriptionKeyBytes) + " bytes");
       }
       sub.key = std::string(value.as_string());
       if (sub.key == "trigger") return Status::Validation(field, "'trigger' is reserved for the trigger itself");

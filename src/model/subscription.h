@@ -41,6 +41,9 @@ struct Subscription {
 
 inline constexpr size_t kMaxSubscriptions = 32;
 inline constexpr size_t kMaxRecentLimit = 100;
+// The longest explicit key: that of a schema name (Limits::max_schema_name_bytes), which is the key of
+// a subscription that names none.
+inline constexpr size_t kMaxSubscriptionKeyBytes = 256;
 
 // Parses an array of subscription objects; errors name the entry under `field`
 // ("subscriptions.selectors[1].fetch"). At most kMaxSubscriptions entries; keys must be unique.

@@ -49,6 +49,20 @@ TEST(SubscriptionTest, DefaultsAndExplicitFields) {
   EXPECT_EQ((*history)[0], (*subs)[4]);
 }
 
+TEST(SubscriptionTest, AKeyTakenFromTheLongestSchemaNameReadsBack) {
+  const std::string schema(Limits{}.max_schema_name_bytes, 's');
+  auto subs = ParseSubscriptions(json::parse(R"([{"schema_name":")" + schema + R"(","role":"context"}])"), "s", Limits{});
+  ASSERT_TRUE(subs.ok()) << subs.status().ToString();
+  EXPECT_EQ((*subs)[0].key, schema);
+  auto again = ParseSubscriptions(json::array{SubscriptionToJson((*subs)[0])}, "s", Limits{});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)[0], (*subs)[0]);
+  auto too_long = ParseSubscriptions(
+      json::parse(R"([{"schema_name":"x.v1","key":")" + std::string(kMaxSubscriptionKeyBytes + 1, 'k') + R"("}])"), "s",
+      Limits{});
+  EXPECT_EQ(too_long.status().code(), StatusCode::kValidation);
+}
+
 TEST(SubscriptionTest, BadEntriesNameTheirField) {
   struct Case {
     const char* json;

@@ -602,6 +602,18 @@ TEST_P(StoreContractTest, JsonTheStoreCouldNotReadBackIsRefusedAndChangesNothing
   EXPECT_EQ(store_->Get("default", a.id).value().context, J(R"({"n":1})"));
 }
 
+TEST_P(StoreContractTest, ContextMatchWithTheMostValuesAllowedRuns) {
+  // The largest comparison the rules allow still makes SQL that SQLite accepts (its expression
+  // depth is bounded); a larger one is refused by ParseContextRules before it gets here.
+  std::string zeros = "[";
+  for (size_t i = 0; i + 1 < model::kMaxContextRuleValues; ++i) zeros += i ? ",0" : "0";
+  zeros += "]";
+  Create(Draft("zeros", R"({"list":)" + zeros + "}"));
+  Create(Draft("other", R"({"list":[1]})"));
+  EXPECT_EQ(Matching(R"([{"path":"$.list","op":"eq","value":)" + zeros + "}]"), std::set<std::string>{"zeros"});
+  EXPECT_EQ(Matching(R"([{"path":"$.list","op":"ne","value":)" + zeros + "}]"), std::set<std::string>{"other"});
+}
+
 TEST_P(StoreContractTest, DataSurvivesReopen) {
   model::Breadcrumb c = Create(Draft("durable", R"({"v":1})", {"t"}, "d/1"));
   BreadcrumbPatch p;
