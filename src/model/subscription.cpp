@@ -133,6 +133,10 @@ Result<std::vector<Subscription>> ParseSubscriptions(const json::value& selector
         return Status::Validation(at + ".key", "is required when the selector has no schema_name");
       }
       sub.key = *sub.selector.schema_name;
+      // The key written out must read back: "trigger" is reserved, so it must be given.
+      if (sub.key == "trigger") {
+        return Status::Validation(at + ".key", "is required: the schema name 'trigger' is reserved as a key");
+      }
     }
     if (sub.role == SubscriptionRole::kContext && !keys.insert(sub.key).second) {
       return Status::Validation(at + ".key", "'" + sub.key + "' is used by another context selector");

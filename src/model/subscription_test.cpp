@@ -61,6 +61,9 @@ TEST(SubscriptionTest, AKeyTakenFromTheLongestSchemaNameReadsBack) {
       json::parse(R"([{"schema_name":"x.v1","key":")" + std::string(kMaxSubscriptionKeyBytes + 1, 'k') + R"("}])"), "s",
       Limits{});
   EXPECT_EQ(too_long.status().code(), StatusCode::kValidation);
+  auto reserved = ParseSubscriptions(json::parse(R"([{"schema_name":"trigger","role":"context"}])"), "s", Limits{});
+  EXPECT_EQ(reserved.status().code(), StatusCode::kValidation);
+  EXPECT_EQ(reserved.status().field(), "s[0].key");
 }
 
 TEST(SubscriptionTest, BadEntriesNameTheirField) {
