@@ -13,6 +13,8 @@ endif()
 add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
                     -O1 -g)
 set(CAIRN_FUZZ_LINK_OPTIONS -fsanitize=fuzzer,address,undefined)
+# Boost's assertions go through tests/fuzz/boost_assert_handler.cpp (linked into every target).
+add_compile_definitions(BOOST_ENABLE_ASSERT_HANDLER)
 
 # Boost.JSON and Boost.URL parse what clients send. Debian's shared libraries carry no coverage,
 # so the fuzzer would be blind inside the parsers: compile both from their sources (each ships a

@@ -80,4 +80,20 @@ inline bool HoldsDriftingDouble(const boost::json::value& v) {
 }
 inline constexpr std::string_view kDoubleDrift = "F5 double-drift";
 
+// F6 "header-limit-slack" (Boost 1.81 Beast): header_limit bounds the request line and the header
+// fields each, not together, when they arrive in one read: --max-header-bytes 16384 lets through
+// headers of up to about 32 KiB from a fast client and refuses them (431) from a slow one.
+inline constexpr std::string_view kHeaderLimitSlack = "F6 header-limit-slack";
+
+// F7 "unbounded-chunk-lines" (Boost 1.81 Beast): a chunk-size line (its extensions) and the
+// trailer after the last chunk count against no limit: the parser keeps asking for more and the
+// session's buffer grows with what the client sends until the idle timeout ends the read. Beast
+// bounds chunk headers since (boostorg/beast pull request 3077).
+inline constexpr std::string_view kUnboundedChunkLines = "F7 unbounded-chunk-lines";
+
+// F8 "beast-final-chunk-assert" (Boost 1.81 Beast): an assertion in parse_chunk_header fails when
+// a final chunk arrives a byte at a time; debug builds of the server (`make test`) abort. See
+// boost_assert_handler.cpp.
+inline constexpr std::string_view kBeastFinalChunkAssert = "F8 beast-final-chunk-assert";
+
 }  // namespace cairn::fuzz
