@@ -48,12 +48,40 @@ inline bool HoldsNonFiniteNumber(const boost::json::value& v) {
 }
 inline constexpr std::string_view kNonFiniteJson = "F1 non-finite-json";
 
+// F2 "sql-expression-depth": BuildListQuery unrolls an eq/ne/in/contains value into one SQL term
+// per array element or object member, chained with AND; from about 990 elements SQLite refuses
+// the statement ("Expression tree is too large (maximum depth 1000)") and the list answers 500.
+inline constexpr std::string_view kSqlExpressionDepth = "F2 sql-expression-depth";
+
 // F3 "ttl-past-9999": ParseRfc3339Micros accepts times that land after 9999-12-31T23:59:59Z
 // ("9999-12-31T23:59:60Z", or a negative offset on the last day) and FormatRfc3339Micros clamps
 // the year to 9999 without carrying the rest: a ttl of 10000-01-01T00:00:30Z is shown as
 // "9999-01-01T00:00:30.000000Z", a different and earlier time that re-parses to another ttl.
 inline constexpr int64_t kLastFourDigitYearMicros = 253'402'300'799'999'999;  // 9999-12-31T23:59:59.999999Z
 inline constexpr std::string_view kTtlPast9999 = "F3 ttl-past-9999";
+
+// F4 "sql-escaped-keys": for an eq/ne/in/contains value holding an object, BuildListQuery names
+// each member by a quoted JSON path label; SQLite compares the label with the key as written in
+// the stored text, so a key that JSON escapes — '"' (documented in query_builder.cpp), '\\' or a
+// control character — never matches in GET /breadcrumbs, while selectors (streams, webhooks,
+// executors) match it in memory.
+inline bool HoldsKeyJsonEscapes(const boost::json::value& v) {
+  if (v.is_array()) {
+    for (const auto& item : v.get_array()) {
+      if (HoldsKeyJsonEscapes(item)) return true;
+    }
+  }
+  if (v.is_object()) {
+    for (const auto& member : v.get_object()) {
+      for (char c : member.key()) {
+        if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20) return true;
+      }
+      if (HoldsKeyJsonEscapes(member.value())) return true;
+    }
+  }
+  return false;
+}
+inline constexpr std::string_view kSqlEscapedKeys = "F4 sql-escaped-keys";
 
 // F5 "double-drift" (Boost 1.81 Boost.JSON): number parsing is not correctly rounded (1.81 has no
 // precise mode), so a double written with the shortest round-trip digits can read back one ulp
