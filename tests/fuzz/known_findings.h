@@ -124,4 +124,10 @@ inline constexpr std::string_view kUnboundedChunkLines = "F7 unbounded-chunk-lin
 // boost_assert_handler.cpp.
 inline constexpr std::string_view kBeastFinalChunkAssert = "F8 beast-final-chunk-assert";
 
+// F9 "subscription-key-length": ParseSubscriptions refuses a `key` longer than 128 bytes, but a
+// subscription without one takes its selector's schema_name as key, which may have 256 bytes; so
+// such a subscription's SubscriptionToJson does not parse back (subscription.h promises it does).
+inline constexpr size_t kMaxSubscriptionKeyBytes = 128;
+inline constexpr std::string_view kSubscriptionKeyLength = "F9 subscription-key-length";
+
 }  // namespace cairn::fuzz
