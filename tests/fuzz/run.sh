@@ -39,11 +39,11 @@ for target in "${targets[@]}"; do
   echo "fuzz: $target for ${seconds}s"
   if "$binary" "${options[@]}" "${dirs[@]}" >"$logs/$target.log" 2>&1; then
     # The last status line: executions, coverage (cov), features (ft), corpus size, exec/s.
-    grep -a -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "$logs/$target.log" | tail -1 | sed 's/^/  /'
-    grep -a 'known finding reached' "$logs/$target.log" | sort -u | sed 's/^/  /' || true
+    { grep -a -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' "$logs/$target.log" || true; } | tail -1 | sed 's/^/  /'
+    { grep -a 'known finding reached' "$logs/$target.log" || true; } | sort -u | sed 's/^/  /'
   else
     echo "fuzz: $target FAILED; log: $logs/$target.log" >&2
-    grep -a -v -E '^#[0-9]+' "$logs/$target.log" | tail -60 >&2
+    { grep -a -v -E '^#[0-9]+' "$logs/$target.log" || true; } | tail -60 >&2
     failed+=("$target")
   fi
 done
