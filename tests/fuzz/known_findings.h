@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <set>
+#include <string>
 #include <string_view>
 
 namespace cairn::fuzz {
@@ -124,10 +125,11 @@ inline constexpr std::string_view kUnboundedChunkLines = "F7 unbounded-chunk-lin
 // boost_assert_handler.cpp.
 inline constexpr std::string_view kBeastFinalChunkAssert = "F8 beast-final-chunk-assert";
 
-// F9 "subscription-key-length": ParseSubscriptions refuses a `key` longer than 128 bytes, but a
-// subscription without one takes its selector's schema_name as key, which may have 256 bytes; so
-// such a subscription's SubscriptionToJson does not parse back (subscription.h promises it does).
-inline constexpr size_t kMaxSubscriptionKeyBytes = 128;
-inline constexpr std::string_view kSubscriptionKeyLength = "F9 subscription-key-length";
+// F9 "subscription-default-key": ParseSubscriptions checks an explicit `key` (1 to 128 bytes, not
+// "trigger"), but a subscription without one takes its selector's schema_name unchecked: up to
+// 256 bytes, or "trigger" — then ContextAssembler puts the fetched records over the trigger
+// (context["trigger"]). SubscriptionToJson of such an entry does not parse back.
+inline bool BreaksKeyRules(const std::string& key) { return key.size() > 128 || key == "trigger"; }
+inline constexpr std::string_view kSubscriptionDefaultKey = "F9 subscription-default-key";
 
 }  // namespace cairn::fuzz

@@ -176,10 +176,9 @@ void CheckSubscriptions(const json::value& input, const std::vector<model::Event
       if (model::TriggerMatches(sub, event)) FUZZ_CHECK(model::Matches(sub.selector, event), "trigger without match");
     }
   }
-  const bool long_key = std::any_of(subs->begin(), subs->end(), [](const model::Subscription& sub) {
-    return sub.key.size() > cairn::fuzz::kMaxSubscriptionKeyBytes;
-  });
-  if (cairn::fuzz::KnownFinding(cairn::fuzz::kSubscriptionKeyLength, long_key)) return;
+  const bool bad_key = std::any_of(subs->begin(), subs->end(),
+                                   [](const model::Subscription& sub) { return cairn::fuzz::BreaksKeyRules(sub.key); });
+  if (cairn::fuzz::KnownFinding(cairn::fuzz::kSubscriptionDefaultKey, bad_key)) return;
   auto reread = ParseJson(Json(back), kStoreReadDepth);
   FUZZ_CHECK(reread.ok(), "stored subscriptions do not parse: " + Json(back));
   auto again = model::ParseSubscriptions(*reread, "subscriptions.selectors", model::Limits{});
