@@ -3,9 +3,13 @@ JOBS      ?= $(shell nproc)
 RELEASE   := build/release
 TESTBUILD := build/test
 BENCHDIR  := build/bench
+FUZZDIR   := build/fuzz
+# `make fuzz`: seconds each target runs, and which targets (empty: all; see tests/fuzz/README.md).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 WERROR    ?= $(if $(CI),ON,OFF)
 
-.PHONY: run test bench deps deps-runtime deps-bench build build-test clean format
+.PHONY: run test bench fuzz deps deps-runtime deps-bench build build-test build-fuzz clean format
 
 # Each entry point installs only what it needs (scripts/install-deps runtime|test|bench).
 deps-runtime:
@@ -38,6 +42,18 @@ test: build-test
 	cd $(TESTBUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 300
+
+# The libFuzzer targets of tests/fuzz: clang with ASan and UBSan, only the libraries they link.
+$(FUZZDIR)/build.ninja: | deps
+	cmake -S . -B $(FUZZDIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-16 -DCAIRN_FUZZ=ON \
+	  -DCAIRN_BUILD_TESTS=OFF -DCAIRN_WERROR=$(WERROR)
+
+build-fuzz: deps $(FUZZDIR)/build.ninja
+	cmake --build $(FUZZDIR) -j $(JOBS)
+
+# Builds the fuzz targets and runs each for FUZZ_SECONDS on its corpus; fails on any crash.
+fuzz: build-fuzz
+	tests/fuzz/run.sh $(FUZZDIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 $(BENCHDIR)/build.ninja: | deps-bench
 	cmake -S . -B $(BENCHDIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_BUILD_TESTS=OFF -DCAIRN_BUILD_BENCH=ON
