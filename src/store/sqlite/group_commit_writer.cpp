@@ -1,5 +1,7 @@
 #include "store/sqlite/group_commit_writer.h"
 
+#include <sqlite3.h>
+
 #include <chrono>
 
 #include "base/log.h"
@@ -85,19 +87,35 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
   }
   std::vector<Status> results;
   results.reserve(batch.size());
+  Status aborted;  // set when SQLite rolled the whole transaction back
   for (auto& pending : batch) {
+    if (!aborted.ok()) {
+      results.push_back(aborted);
+      continue;
+    }
     Status status = conn_->ExecCached("SAVEPOINT w");
     if (status.ok()) {
       status = pending.fn(*conn_);
-      if (!status.ok()) (void)conn_->ExecCached("ROLLBACK TO w");
-      (void)conn_->ExecCached("RELEASE w");
+      // Some errors (SQLITE_FULL in a statement without its own journal, SQLITE_IOERR) make SQLite
+      // roll back the whole transaction, not just the savepoint: every write of the batch is then
+      // undone, and the rest must not run outside a transaction (they would commit one by one
+      // while being reported failed).
+      if (!status.ok() && sqlite3_get_autocommit(conn_->raw())) {
+        aborted = status;
+        for (Status& earlier : results) {
+          if (earlier.ok()) earlier = status;
+        }
+      } else {
+        if (!status.ok()) (void)conn_->ExecCached("ROLLBACK TO w");
+        (void)conn_->ExecCached("RELEASE w");
+      }
     }
     results.push_back(std::move(status));
   }
-  Status commit = conn_->ExecCached("COMMIT");
+  Status commit = aborted.ok() ? conn_->ExecCached("COMMIT") : aborted;
   if (!commit.ok()) {
     CAIRN_LOG_ERROR("store: commit of {} writes failed: {}", batch.size(), commit.message());
-    (void)conn_->Exec("ROLLBACK");
+    if (!sqlite3_get_autocommit(conn_->raw())) (void)conn_->Exec("ROLLBACK");
   }
   if (batch_size_) batch_size_->Observe(static_cast<double>(batch.size()));
   if (commit_seconds_) {
