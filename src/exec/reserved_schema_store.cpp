@@ -1,5 +1,7 @@
 #include "exec/reserved_schema_store.h"
 
+#include <boost/json/serialize.hpp>
+
 #include "exec/tools/builtin_tools.h"
 #include "model/agent_definition.h"
 #include "model/tool_definition.h"
@@ -38,7 +40,21 @@ Status ValidateReservedRecord(const std::optional<std::string>& schema_name, con
     path = expected;
     return Status::Ok();
   }
-  if (*schema_name == model::kToolRequestSchema) return model::ValidateToolRequest(context);
+  if (*schema_name == model::kToolRequestSchema) {
+    CAIRN_RETURN_IF_ERROR(model::ValidateToolRequest(context));
+    // A request id names one request: answers are matched to requests by it, so a second request
+    // reusing it (to have its own input answered in the first one's place) is refused as a taken
+    // path.
+    const json::value* request_id = context.as_object().if_contains("request_id");
+    if (request_id && request_id->is_string()) {
+      std::string expected = "tool-requests/" + std::string(request_id->get_string());
+      if (path && *path != expected) {
+        return Status::Validation("path", "a tool.request.v1 with a request_id lives at '" + expected + "' (or leave path out)");
+      }
+      path = expected;
+    }
+    return Status::Ok();
+  }
   if (*schema_name == model::kToolResponseSchema) {
     const json::object* o = context.if_object();
     const json::value* request_id = o ? o->if_contains("request_id") : nullptr;
@@ -62,6 +78,19 @@ bool IsSystemRecordSchema(const std::optional<std::string>& schema) {
 Status CheckSystemWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {
   if (ctx.system || !IsSystemRecordSchema(schema)) return Status::Ok();
   return Status::Validation("schema_name", *schema + " records are written by cairn itself (use the sessions API)");
+}
+
+// Paths where cairn keeps the records of runs and its own reports. A run's record path is known
+// from public events: a client record taking it first would make the run's answer fail to commit,
+// and after a restart pass for the run's record, so the request would never be answered.
+Status CheckReservedPath(const model::WriteContext& ctx, const std::optional<std::string>& path) {
+  if (ctx.system || !path) return Status::Ok();
+  for (std::string_view prefix : {"executions/", "session-executions/", "system/"}) {
+    if (path->starts_with(prefix)) {
+      return Status::Validation("path", "paths under '" + std::string(prefix) + "' are kept for cairn's own records");
+    }
+  }
+  return Status::Ok();
 }
 
 bool IsDefinitionSchema(const std::optional<std::string>& schema) {
@@ -100,6 +129,14 @@ Status CheckAnswerable(const model::WriteContext& ctx, const model::BreadcrumbDr
     return Status::InvalidArgument("a tool cannot request itself: this request is written as " + ctx.actor +
                                    ", whose own writes that tool never answers");
   }
+  // A tool runs as the request's requested_by. An executor (a model's or a tool's write) may only
+  // ask as itself: naming a user would let it act as one, e.g. define a process tool.
+  const json::value* requested_by = o ? o->if_contains("requested_by") : nullptr;
+  bool executor = ctx.actor.rfind("agent:", 0) == 0 || ctx.actor.rfind("tool:", 0) == 0;
+  if (executor && !ctx.system && requested_by && *requested_by != json::value(ctx.actor)) {
+    return Status::InvalidArgument("an executor (" + ctx.actor + ") can only request tools as itself, not as " +
+                                   json::serialize(*requested_by));
+  }
   if (draft.trace && draft.trace->depth > max_depth) {
     return Status::InvalidArgument("trace.depth " + std::to_string(draft.trace->depth) + " is beyond the executors' depth limit (" +
                                    std::to_string(max_depth) + "): this request would never be answered");
@@ -128,6 +165,7 @@ Status ReservedSchemaStore::CheckDraft(const model::WriteContext& ctx, model::Br
   CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, draft.schema_name));
   CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, draft.schema_name));
   CAIRN_RETURN_IF_ERROR(CheckAnswerWriter(ctx, draft.schema_name));
+  CAIRN_RETURN_IF_ERROR(CheckReservedPath(ctx, draft.path));
   CAIRN_RETURN_IF_ERROR(
       ValidateReservedRecord(draft.schema_name, draft.context, draft.path, options_.limits, *options_.outbound_policy));
   return CheckAnswerable(ctx, draft, options_.executor_max_depth);
@@ -148,7 +186,10 @@ Status ReservedSchemaStore::CheckPatch(const std::string& owner_id, const std::s
 Result<store::CreateResult> ReservedSchemaStore::Create(const model::WriteContext& ctx,
                                                         const model::BreadcrumbDraft& draft,
                                                         const std::string& idempotency_key) {
-  if (!draft.schema_name) return inner_->Create(ctx, draft, idempotency_key);
+  if (!draft.schema_name) {
+    CAIRN_RETURN_IF_ERROR(CheckReservedPath(ctx, draft.path));
+    return inner_->Create(ctx, draft, idempotency_key);
+  }
   model::BreadcrumbDraft checked = draft;
   CAIRN_RETURN_IF_ERROR(CheckDraft(ctx, checked));
   return inner_->Create(ctx, checked, idempotency_key);
@@ -189,6 +230,7 @@ Result<model::Breadcrumb> ReservedSchemaStore::Update(const model::WriteContext&
                                                       const model::BreadcrumbPatch& patch,
                                                       std::optional<int64_t> expected_version) {
   model::BreadcrumbPatch checked = patch;
+  if (patch.path.set) CAIRN_RETURN_IF_ERROR(CheckReservedPath(ctx, patch.path.value));
   CAIRN_RETURN_IF_ERROR(CheckExecutorPatch(ctx, id, checked));
   CAIRN_RETURN_IF_ERROR(CheckPatch(ctx.owner_id, id, checked));
   return inner_->Update(ctx, id, checked, expected_version);
@@ -209,7 +251,8 @@ Result<std::vector<store::WriteOutcome>> ReservedSchemaStore::Apply(const model:
     if (op.kind == store::WriteOp::Kind::kCreate) {
       status = CheckDraft(ctx, op.draft);
     } else if (op.kind == store::WriteOp::Kind::kUpdate) {
-      status = CheckExecutorPatch(ctx, op.id, op.patch);
+      status = op.patch.path.set ? CheckReservedPath(ctx, op.patch.path.value) : Status::Ok();
+      if (status.ok()) status = CheckExecutorPatch(ctx, op.id, op.patch);
       if (status.ok()) status = CheckPatch(ctx.owner_id, op.id, op.patch);
     } else {
       status = CheckExecutorPatch(ctx, op.id, op.patch, true);

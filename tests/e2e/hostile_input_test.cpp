@@ -244,5 +244,30 @@ TEST_F(e2e_hostile_writers, RequestsNoExecutorWouldAnswerAreRefusedAtWrite) {
   EXPECT_EQ(StatusOf(tools().AwaitResponse(ok)), "success");
 }
 
+TEST_F(e2e_hostile_writers, NoOneCanStandInForAnotherRequestOrRun) {
+  // A request id names one request: a second request reusing it (its own input answered in the
+  // first one's place) is refused.
+  std::string request_id = tools().Request("sleep", json::object{{"ms", 1}}, json::object{{"request_id", "r-1"}});
+  EXPECT_EQ(StatusOf(tools().AwaitResponse(request_id)), "success");
+  const auto before = StoreSnapshot();
+  Response reused = client().Post("/breadcrumbs", R"({"title":"again","schema_name":"tool.request.v1",
+      "context":{"tool":"sleep","request_id":"r-1","input":{"ms":2}}})");
+  EXPECT_TRUE(IsError(reused, 409, "conflict")) << reused.body;
+
+  // An executor (a model or a tool writing through breadcrumb_create) asks only as itself.
+  Response as_user = client().Post("/breadcrumbs", R"({"title":"as alice","schema_name":"tool.request.v1",
+      "context":{"tool":"breadcrumb_create","requested_by":"alice","input":{"title":"x"}}})",
+                                   {{"X-Cairn-Actor", "agent:bot"}});
+  EXPECT_TRUE(IsError(as_user, 400, "bad_request")) << as_user.body;
+  EXPECT_NE(as_user.body.find("only request tools as itself"), std::string::npos) << as_user.body;
+
+  // The paths of run records and cairn's reports are not for clients.
+  for (const std::string path : {"executions/exec:x/y/1", "session-executions/s", "system/errors/unreadable/event/1"}) {
+    Response taken = client().Post("/breadcrumbs", JsonText(json::object{{"title", "squat"}, {"path", path}}));
+    EXPECT_TRUE(IsError(taken, 422, "validation_failed", "path")) << path << ": " << taken.body;
+  }
+  EXPECT_EQ(StoreSnapshot(), before);
+}
+
 }  // namespace
 }  // namespace cairn::e2e

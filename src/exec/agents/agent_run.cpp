@@ -352,14 +352,14 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
 }
 
 Result<bool> AgentRun::CollectToolResults() {
-  std::set<std::string> waiting;
+  std::map<std::string, std::string> waiting;  // request id -> the tool asked
   bool awaits_user = false;
   for (const auto& p : state_.pending) {
     if (p.result || p.request_id.empty()) continue;
     if (options_.user_input && p.call.name == kUserInputTool) {
       awaits_user = true;
     } else {
-      waiting.insert(p.request_id);
+      waiting.emplace(p.request_id, p.call.name);
     }
   }
   auto answered = [&](std::vector<store::WriteOp> events, const PendingCall& call) {
@@ -375,7 +375,7 @@ Result<bool> AgentRun::CollectToolResults() {
     for (auto& p : state_.pending) {
       if (p.result || p.call.name != kUserInputTool) continue;
       CAIRN_ASSIGN_OR_RETURN(auto answer, ToolResponseWaiter::FindStored(deps_.store, request_.trigger_event.owner_id,
-                                                                          p.request_id));
+                                                                          p.request_id, std::string(kUserInputTool)));
       if (!answer) continue;
       p.result = ToolResultText(*answer);
       CAIRN_RETURN_IF_ERROR(WriteSnapshot({}, answered({}, p)));

@@ -6,24 +6,27 @@ namespace cairn::exec {
 namespace json = boost::json;
 namespace {
 
-// The request id of a tool.response.v1 context, or "".
-std::string AnsweredId(const json::value& context) {
-  const json::value* id = context.is_object() ? context.as_object().if_contains("request_id") : nullptr;
-  return id && id->is_string() ? std::string(id->as_string()) : "";
+// A string member of a tool.response.v1 context ("request_id", "tool"), or "".
+std::string Member(const json::value& context, std::string_view key) {
+  const json::value* v = context.is_object() ? context.as_object().if_contains(key) : nullptr;
+  return v && v->is_string() ? std::string(v->as_string()) : "";
 }
 
 }  // namespace
 
 Result<std::optional<json::object>> ToolResponseWaiter::FindStored(store::Store& store, const std::string& owner_id,
-                                                                   const std::string& request_id) {
+                                                                   const std::string& request_id,
+                                                                   const std::string& tool) {
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kToolResponseSchema);
   query.all_tags = {"request:" + request_id};
   query.include_context = true;
+  if (!tool.empty()) query.all_tags.push_back("tool:" + tool);
   query.limit = 1;
   CAIRN_ASSIGN_OR_RETURN(store::Page found, store.List(owner_id, query));
   for (const auto& crumb : found.items) {
-    if (crumb.context.is_object() && AnsweredId(crumb.context) == request_id) {
+    if (crumb.context.is_object() && Member(crumb.context, "request_id") == request_id &&
+        (tool.empty() || Member(crumb.context, "tool") == tool)) {
       return std::optional<json::object>(crumb.context.as_object());
     }
   }
@@ -40,15 +43,18 @@ ToolResponseWaiter::ToolResponseWaiter(store::Store& store, bus::EventBus& bus, 
 }
 
 Result<std::set<std::string>> ToolResponseWaiter::Wait(
-    std::set<std::string> ids, bool look_in_store, std::chrono::steady_clock::time_point deadline,
+    std::map<std::string, std::string> ids, bool look_in_store, std::chrono::steady_clock::time_point deadline,
     const std::atomic<bool>& cancelled, const std::function<void(const std::string&, const json::object&)>& on_answer) {
   auto take = [&](const json::value& context) {
-    std::string id = AnsweredId(context);
-    if (ids.erase(id) > 0) on_answer(id, context.as_object());
+    std::string id = Member(context, "request_id");
+    auto asked = ids.find(id);
+    if (asked == ids.end() || Member(context, "tool") != asked->second) return;
+    ids.erase(asked);
+    on_answer(id, context.as_object());
   };
   if (look_in_store) {
-    for (const std::string& id : std::set<std::string>(ids)) {
-      CAIRN_ASSIGN_OR_RETURN(auto found, FindStored(store_, owner_id_, id));
+    for (const auto& [id, tool] : std::map<std::string, std::string>(ids)) {
+      CAIRN_ASSIGN_OR_RETURN(auto found, FindStored(store_, owner_id_, id, tool));
       if (found) take(*found);
     }
   }
@@ -71,7 +77,9 @@ Result<std::set<std::string>> ToolResponseWaiter::Wait(
                    [this] { return woken_; });
     woken_ = false;
   }
-  return ids;
+  std::set<std::string> unanswered;
+  for (const auto& [id, tool] : ids) unanswered.insert(id);
+  return unanswered;
 }
 
 }  // namespace cairn::exec

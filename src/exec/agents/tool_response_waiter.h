@@ -28,14 +28,17 @@ class ToolResponseWaiter {
   ToolResponseWaiter(const ToolResponseWaiter&) = delete;
   ToolResponseWaiter& operator=(const ToolResponseWaiter&) = delete;
 
-  // The stored answer (tool.response.v1 context) to `request_id`, if there is one.
+  // The stored answer (tool.response.v1 context) to `request_id` from `tool` (any tool when
+  // empty), if there is one.
   static Result<std::optional<boost::json::object>> FindStored(store::Store& store, const std::string& owner_id,
-                                                              const std::string& request_id);
+                                                              const std::string& request_id, const std::string& tool);
 
-  // Calls `on_answer(request_id, response context)` for each of `request_ids` as its answer is
-  // found, until all are answered, the deadline passes or `cancelled` is set. Returns the ids
-  // still unanswered. Errors only from reading the bus or the store.
-  Result<std::set<std::string>> Wait(std::set<std::string> request_ids, bool look_in_store,
+  // Calls `on_answer(request_id, response context)` for each request of `requests` (request id →
+  // the tool asked) as its answer is found, until all are answered, the deadline passes or
+  // `cancelled` is set. Only an answer from the tool asked counts: another tool whose selectors
+  // took the request, or a request of someone else's that reused the id, does not answer it.
+  // Returns the ids still unanswered. Errors only from reading the bus or the store.
+  Result<std::set<std::string>> Wait(std::map<std::string, std::string> requests, bool look_in_store,
                                      std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& cancelled,
                                      const std::function<void(const std::string&, const boost::json::object&)>& on_answer);
 
