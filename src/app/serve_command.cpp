@@ -1,6 +1,7 @@
 #include "app/serve_command.h"
 
 #include <malloc.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -181,6 +182,10 @@ int RunServe(const std::vector<std::string>& args) {
   }
 
   RaiseFileLimit();
+  // Not dumpable: /proc/<pid>/environ and memory of cairn (and of each tool run's keeper, a fork
+  // of it) are then closed to other processes of the same user, such as a process tool run
+  // without --tool-user, which could otherwise read the provider keys there. No core dumps.
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) CAIRN_LOG_WARN("cannot make the process non-dumpable");
   LimitMallocArenas();
   std::error_code fs_error;
   std::filesystem::create_directories(settings.GetString("data_dir"), fs_error);
