@@ -93,9 +93,9 @@ std::optional<int64_t> ParseRfc3339Micros(std::string_view text) {
   if (!ymd.ok()) return std::nullopt;
   int64_t day_micros = duration_cast<microseconds>(sys_days{ymd}.time_since_epoch()).count();
   int64_t micros = day_micros + (int64_t{h} * 3600 + mi * 60 + s - offset_seconds) * 1'000'000 + frac_micros;
-  // A leap second or an offset can carry the instant past the last one with a four-digit year,
+  // A leap second or an offset can carry the instant out of the years 0000-9999,
   // which FormatRfc3339Micros could not write back (it would show an earlier time).
-  if (micros > kLastRfc3339Micros) return std::nullopt;
+  if (micros > kLastRfc3339Micros || micros < kFirstRfc3339Micros) return std::nullopt;
   return micros;
 }
 

@@ -80,6 +80,9 @@ TEST(ParseRfc3339MicrosTest, NothingPastTheLastFourDigitYear) {
   EXPECT_EQ(ParseRfc3339Micros("9999-12-31T23:59:60Z"), std::nullopt);
   EXPECT_EQ(ParseRfc3339Micros("9999-12-31T23:00:00-01:00"), std::nullopt);
   EXPECT_TRUE(ParseRfc3339Micros("9999-12-31T23:00:00+01:00").has_value());
+  // The same at the other end: a positive offset on the first day lands in year -1.
+  EXPECT_EQ(ParseRfc3339Micros("0000-01-01T00:00:00Z"), kFirstRfc3339Micros);
+  EXPECT_EQ(ParseRfc3339Micros("0000-01-01T00:00:00+00:01"), std::nullopt);
 }
 
 TEST(ParseRfc3339MicrosTest, Garbage) {
