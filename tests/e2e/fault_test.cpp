@@ -174,7 +174,9 @@ TEST_F(e2e_full_disk, WritesAnswer507ReadsGoOnAndNothingAcknowledgedIsLost) {
   // Reads go on while the disk is full.
   EXPECT_EQ(client.Get("/health").status, 200);
   EXPECT_EQ(client.Get("/breadcrumbs/" + first_id).status, 200);
-  if (!acked.empty()) EXPECT_EQ(client.Get("/breadcrumbs/" + acked.back()).status, 200);
+  if (!acked.empty()) {
+    EXPECT_EQ(client.Get("/breadcrumbs/" + acked.back()).status, 200);
+  }
   EXPECT_EQ(client.Get("/breadcrumbs?limit=5").status, 200);
   // Still full: still refused, the same way.
   EXPECT_TRUE(IsError(client.Post("/breadcrumbs", R"({"title":"x","context":{"pad":")" + padding + "\"}}"), 507,
