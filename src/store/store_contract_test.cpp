@@ -602,6 +602,15 @@ TEST_P(StoreContractTest, JsonTheStoreCouldNotReadBackIsRefusedAndChangesNothing
   EXPECT_EQ(store_->Get("default", a.id).value().context, J(R"({"n":1})"));
 }
 
+TEST_P(StoreContractTest, AnEmptyPrefixMatchesEveryStringTheEmptyOneIncluded) {
+  // As selectors match in memory (found by query_string_fuzz).
+  Create(Draft("empty", R"({"e":""})"));
+  Create(Draft("abc", R"({"e":"abc"})"));
+  Create(Draft("number", R"({"e":1})"));
+  EXPECT_EQ(Matching(R"([{"path":"$.e","op":"prefix","value":""}])"), (std::set<std::string>{"empty", "abc"}));
+  EXPECT_EQ(Matching(R"([{"path":"$.e","op":"prefix","value":"a"}])"), std::set<std::string>{"abc"});
+}
+
 TEST_P(StoreContractTest, ContextMatchWithTheMostValuesAllowedRuns) {
   // The largest comparison the rules allow still makes SQL that SQLite accepts (its expression
   // depth is bounded); a larger one is refused by ParseContextRules before it gets here.

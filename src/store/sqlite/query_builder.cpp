@@ -106,6 +106,9 @@ std::string RuleSql(const model::ContextRule& rule, Binder& b) {
     case RuleOp::kContainsAny:
       return AnyOf(rule.value.get_array(), [&](const json::value& v) { return Contains(path, v, b); });
     case RuleOp::kPrefix: {
+      // Every string starts with "" (SQLite's substr of an empty blob does not compare equal to
+      // one, so the general form below would miss an empty string).
+      if (rule.value.as_string().empty()) return "(" + TypeOf(path) + " = 'text')";
       // Compares bytes (not LIKE/GLOB, so '%', '_', '*' are literal; as blobs, so length() counts
       // bytes and does not stop at a NUL): the first length(prefix) bytes of the string equal it.
       std::string prefix = "CAST(" + b.Param(std::string(rule.value.as_string())) + " AS BLOB)";
