@@ -7,6 +7,8 @@ FUZZDIR   := build/fuzz
 # `make fuzz`: seconds each target runs, and which targets (empty: all; see tests/fuzz/README.md).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
+FUZZ_SEED ?=
+FUZZ_RUNS ?=
 WERROR    ?= $(if $(CI),ON,OFF)
 
 .PHONY: run test bench fuzz deps deps-runtime deps-bench build build-test build-fuzz clean format
@@ -52,8 +54,9 @@ build-fuzz: deps $(FUZZDIR)/build.ninja
 	cmake --build $(FUZZDIR) -j $(JOBS)
 
 # Builds the fuzz targets and runs each for FUZZ_SECONDS on its corpus; fails on any crash.
+# FUZZ_SEED and FUZZ_RUNS make the run repeatable (tests/fuzz/run.sh).
 fuzz: build-fuzz
-	tests/fuzz/run.sh $(FUZZDIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	FUZZ_SEED=$(FUZZ_SEED) FUZZ_RUNS=$(FUZZ_RUNS) tests/fuzz/run.sh $(FUZZDIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 $(BENCHDIR)/build.ninja: | deps-bench
 	cmake -S . -B $(BENCHDIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_BUILD_TESTS=OFF -DCAIRN_BUILD_BENCH=ON

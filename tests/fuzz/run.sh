@@ -4,6 +4,9 @@
 # directory, so a run never changes the tree. Exits non-zero if any target crashes, leaks, times
 # out or breaks a property; the input that did it is kept in <build dir>/fuzz-artifacts/.
 #   usage: tests/fuzz/run.sh <build dir> [seconds per target] [target...]
+# FUZZ_SEED and FUZZ_RUNS (environment) make a run repeatable: with both, every target runs the
+# same inputs on any machine (seconds then only caps a slow one), which is what CI gates on; without
+# them each run explores anew.
 set -euo pipefail
 
 build="${1:?usage: $0 <build dir> [seconds per target] [target...]}"
@@ -36,6 +39,8 @@ for target in "${targets[@]}"; do
   options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
            -artifact_prefix="$artifacts/$target-")
   [[ -f $here/dict/$target.dict ]] && options+=(-dict="$here/dict/$target.dict")
+  [[ -n ${FUZZ_SEED:-} ]] && options+=(-seed="$FUZZ_SEED")
+  [[ -n ${FUZZ_RUNS:-} ]] && options+=(-runs="$FUZZ_RUNS")
   echo "fuzz: $target for ${seconds}s"
   if "$binary" "${options[@]}" "${dirs[@]}" >"$logs/$target.log" 2>&1; then
     # The last status line: executions, coverage (cov), features (ft), corpus size, exec/s.
