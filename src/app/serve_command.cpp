@@ -21,6 +21,8 @@
 #include "bus/local_event_bus.h"
 #include "bus/ephemeral_hub.h"
 #include "exec/agents/agent_supervisor.h"
+#include "exec/execution_index.h"
+#include "exec/execution_migration.h"
 #include "exec/executor_host.h"
 #include "exec/llm/provider_registry.h"
 #include "exec/reserved_schema_store.h"
@@ -252,6 +254,10 @@ int RunServe(const std::vector<std::string>& args) {
   CAIRN_LOG_INFO("{}", (*providers)->Describe());  // "LLM providers: ..., default: ..."
   CAIRN_LOG_INFO("webhooks, http tools and http_request may reach public addresses and {} (--allow-private-network)",
                  outbound_policy->Describe());
+  // Execution records written before executions had one shape move to it before anything runs.
+  auto migrated = exec::MigrateExecutionRecords(*store, "default");
+  if (!migrated.ok()) return Fail(migrated.status());
+  if (*migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", *migrated);
   bus::EphemeralHub token_hub;
   exec::HostOptions host_options;
   host_options.workers = static_cast<int>(settings.GetInt("executor_workers"));
@@ -288,7 +294,10 @@ int RunServe(const std::vector<std::string>& args) {
   session_service.SetNotify([&session_worker](const std::string& owner, const std::string& session) {
     session_worker.Schedule(owner, session);
   });
-  session_service.SetCancelRunning([&session_worker](const std::string& id) { return session_worker.Cancel(id); });
+  session_service.SetCancelRunning([&session_worker](const std::string& owner, const std::string& id) {
+    return session_worker.Cancel(owner, id);
+  });
+  exec::ExecutionIndex execution_index(*store, executor_host.runs());
   if (settings.GetBool("run_executors")) {
     if (Status started = session_worker.Start(); !started.ok()) return Fail(started);
   }
@@ -305,7 +314,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddWebhookRoutes(router, webhook_store, webhook_sender, [&deliverer] { return deliverer.Refresh(); },
                            webhook_routes);
   server::AddSelectorRoutes(router, *store, LimitsFrom(settings));
-  server::AddSessionRoutes(router, session_service, *event_bus, LimitsFrom(settings));
+  server::AddSessionRoutes(router, session_service, execution_index, *event_bus, LimitsFrom(settings));
 
   server::HttpServerOptions http;
   http.host = listen->host;

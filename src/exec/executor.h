@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -37,9 +38,18 @@ struct ExecutorSpec {
   bool waits_on_executors = false;
 };
 
+// Where a run sits in its tree of executions. A root has no parent, its own id as root, depth 0.
+struct Lineage {
+  std::string parent_execution_id;
+  std::string root_execution_id;
+  int64_t depth = 0;
+  std::string session_id;  // the session the tree works for, "" when none
+};
+
 // One run's input.
 struct RunRequest {
-  std::string execution_path;       // where the run's agent.execution.v1 record will be
+  std::string execution_id;         // the run's agent.execution.v1 id (execution_record.h)
+  Lineage lineage;
   const model::Event& trigger_event;
   const boost::json::object& trigger;  // the trigger as a record (TriggerView)
   const boost::json::object& context;  // {trigger, <key>: ...}
@@ -48,15 +58,26 @@ struct RunRequest {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
-// One run's outcome: the response to write (the host fills in trace and actor), or none.
+struct TokenUsage {
+  int64_t input = 0;
+  int64_t output = 0;
+  int64_t total = 0;
+};
+
+// One run's outcome: the response to write (the host fills in trace and actor), or none, and
+// what the run's agent.execution.v1 record says of it.
 struct RunResult {
   bool respond = true;
   model::BreadcrumbDraft response;
   bool failed = false;        // the execution ends `failed` rather than `completed`
-  std::string error_message;  // recorded on the execution when failed
-  // Merged into the agent.execution.v1 record's context (e.g. an agent's usage and steps); the
-  // host's own fields win.
-  boost::json::object execution_fields;
+  bool cancelled = false;     // ... or `cancelled` (someone asked it to stop)
+  std::string error_code;     // recorded on the execution when failed
+  std::string error_message;
+  boost::json::value output;  // null: none (the record keeps small outputs only)
+  int64_t step_count = 0;
+  TokenUsage token_usage;
+  std::string last_snapshot_id;
+  boost::json::object metadata;  // what is particular to the kind (an agent's model, stop reason)
 };
 
 class Executor {

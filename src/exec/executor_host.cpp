@@ -11,6 +11,8 @@
 #include "exec/context_assembler.h"
 #include "exec/execution_record.h"
 #include "exec/retry.h"
+#include "model/tool_definition.h"
+#include "exec/run_registry.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -33,9 +35,7 @@ struct ExecutorHost::Shared {
   // runs go on (Remove then Upsert) must not take them over as if their process had died.
   std::mutex in_flight_mu;
   std::set<std::string> in_flight;
-  std::multimap<std::string, std::atomic<bool>*> cancel_flags;  // trigger breadcrumb id -> runs (in_flight_mu)
-  // Triggers cancelled before their run started (bounded, oldest forgotten first; in_flight_mu).
-  std::deque<std::string> cancel_early;
+  RunRegistry runs;
   Counter* completed = nullptr;
   Counter* failed = nullptr;
   Counter* skipped = nullptr;
@@ -44,6 +44,12 @@ struct ExecutorHost::Shared {
 };
 
 namespace {
+
+struct RunTimes {
+  int64_t started_micros = 0;
+  int64_t completed_micros = 0;
+  int64_t attempt = 1;
+};
 
 // A trigger event rebuilt from its stored record, for runs recovered after a restart.
 model::Event EventFromRecord(const model::Breadcrumb& crumb, int64_t seq) {
@@ -62,6 +68,46 @@ model::Event EventFromRecord(const model::Breadcrumb& crumb, int64_t seq) {
   e.at = crumb.updated_at;
   e.context = crumb.context;
   return e;
+}
+
+// The record of the run of `spec` for `trigger` while it runs.
+ExecutionRecord RunningRecord(const ExecutorSpec& spec, const model::Event& trigger, const RunTimes& times) {
+  ExecutionRecord r;
+  r.id = ExecutionIdFor(spec, trigger);
+  r.kind = spec.kind;
+  r.executor = spec.name;
+  r.definition_id = spec.definition_id;
+  r.definition_version = spec.definition_version;
+  r.status = "running";
+  r.trigger = trigger;
+  r.lineage = LineageOf(trigger, r.id);
+  r.attempt = times.attempt;
+  if (spec.kind == "tool" && trigger.schema_name && *trigger.schema_name == model::kToolRequestSchema &&
+      trigger.context.is_object() && trigger.context.as_object().contains("input")) {
+    r.input = BoundedCopy(trigger.context.as_object().at("input"));
+  }
+  r.created_micros = times.started_micros;
+  r.started_micros = times.started_micros;
+  return r;
+}
+
+// The finished record: what the run reported, ended completed, failed or cancelled.
+ExecutionRecord EndedRecord(const ExecutorSpec& spec, const model::Event& trigger, const RunTimes& times,
+                            const RunRequest& request, const RunResult& result) {
+  ExecutionRecord r = RunningRecord(spec, trigger, times);
+  r.lineage = request.lineage;
+  r.status = result.cancelled ? "cancelled" : result.failed ? "failed" : "completed";
+  if (result.failed || result.cancelled) {
+    r.error_code = result.cancelled ? "cancelled" : result.error_code.empty() ? "error" : result.error_code;
+    r.error_message = result.error_message;
+  }
+  r.output = BoundedCopy(result.output);
+  r.step_count = result.step_count;
+  r.token_usage = result.token_usage;
+  r.last_snapshot_id = result.last_snapshot_id;
+  r.metadata = result.metadata;
+  r.completed_micros = times.completed_micros;
+  return r;
 }
 
 bool Transient(StatusCode code) {
@@ -231,7 +277,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
 
   Result<bool> RecordExists(const ExecutorSpec& spec, const model::Event& event) {
     model::BreadcrumbQuery query;
-    query.path = ExecutionPath(spec, event);
+    query.path = ExecutionRecordPath(ExecutionIdFor(spec, event));
     query.limit = 1;
     CAIRN_ASSIGN_OR_RETURN(store::Page page, shared_->store.List(spec.owner_id, query));
     return !page.items.empty();
@@ -258,28 +304,20 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     auto started = std::chrono::steady_clock::now();
     json::object trigger = TriggerView(event);
     std::atomic<bool> cancelled{false};
-    struct CancelRegistration {
-      Shared& shared;
-      std::multimap<std::string, std::atomic<bool>*>::iterator it;
-      CancelRegistration(Shared& s, const std::string& id, std::atomic<bool>* flag) : shared(s) {
-        std::lock_guard lock(shared.in_flight_mu);
-        it = shared.cancel_flags.emplace(id, flag);
-        auto early = std::find(shared.cancel_early.begin(), shared.cancel_early.end(), id);
-        if (early != shared.cancel_early.end()) {
-          flag->store(true);
-          shared.cancel_early.erase(early);
-        }
-      }
-      ~CancelRegistration() {
-        std::lock_guard lock(shared.in_flight_mu);
-        shared.cancel_flags.erase(it);
-      }
-    } registration(*shared_, event.breadcrumb_id, &cancelled);
+    ExecutionRecord record = RunningRecord(spec, event, times);
+    RunRegistry::Registration registration =
+        shared_->runs.Add(spec.owner_id, ExecutionContext(record), event.breadcrumb_id, &cancelled);
     json::object context;
-    RunRequest request{ExecutionPath(spec, event), event, trigger, context, cancelled};
+    RunRequest request{record.id, record.lineage, event, trigger, context, cancelled};
+    // The executor's refusal, its record naming the host's reason when the executor gave none.
+    auto refuse = [&](const std::string& code, const std::string& message) {
+      RunResult refused = loaded.executor->Refuse(request, code, message);
+      if (refused.error_code.empty()) refused.error_code = code;
+      return refused;
+    };
     RunResult result;
     if (event.trace.depth >= shared_->options.max_depth) {
-      result = loaded.executor->Refuse(request, "depth_exceeded",
+      result = refuse("depth_exceeded",
                                        "trace depth " + std::to_string(event.trace.depth) + " reached the maximum of " +
                                            std::to_string(shared_->options.max_depth) + "; " + spec.actor +
                                            " did not run (a loop of executors triggering each other?)");
@@ -292,16 +330,17 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         // A module edge: an executor's bug must answer the trigger, not end the process (which
         // would run the claimed trigger again at every start).
         CAIRN_LOG_ERROR("executor {}: run of {} threw: {}", spec.actor, key, e.what());
-        result = loaded.executor->Refuse(request, "internal", spec.actor + " failed: " + e.what());
+        result = refuse("internal", spec.actor + " failed: " + e.what());
       }
       bool fired = shared_->watchdog.Disarm(token);
       if (shared_->stopping) return Finish(key);  // cancelled by shutdown: run again after restart
       if (fired) {
-        result = loaded.executor->Refuse(request, "timeout",
+        result = refuse("timeout",
                                          spec.actor + " timed out after " + std::to_string(spec.timeout.count()) + " ms");
       }
     }
     times.completed_micros = shared_->clock.NowMicros();
+    if (registration.cancel_requested()) result.cancelled = true;
     WriteResult(loaded, event, times, std::move(result), request);
     if (!spec.record_executions && live) Settle(event.seq);
     if (shared_->run_seconds) {
@@ -323,12 +362,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       ops.push_back(store::WriteOp::Create(std::move(result.response), std::move(key)));
     }
     if (spec.record_executions) {
-      model::BreadcrumbDraft record = ExecutionDraft(spec, event, times, result.failed, result.error_message);
-      json::object& fields = record.context.as_object();
-      for (auto& [name, value] : result.execution_fields) {
-        if (!fields.contains(name)) fields[name] = std::move(value);
-      }
-      ops.push_back(store::WriteOp::Create(std::move(record)));
+      ops.push_back(store::WriteOp::Create(ExecutionDraft(EndedRecord(spec, event, times, request, result))));
     }
     if (ops.empty()) return;
     auto written = RetryWhenBusy(shared_->stopping, [&] { return shared_->store.Apply(ctx, ops); });
@@ -352,7 +386,11 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         refusal.response.trace = ChildTrace(event);
         fallback.push_back(store::WriteOp::Create(std::move(refusal.response)));
       }
-      fallback.push_back(store::WriteOp::Create(ExecutionDraft(spec, event, times, true, why)));
+      RunResult failed;
+      failed.failed = true;
+      failed.error_code = "internal";
+      failed.error_message = why;
+      fallback.push_back(store::WriteOp::Create(ExecutionDraft(EndedRecord(spec, event, times, request, failed))));
       auto marked = shared_->store.Apply(ctx, fallback);
       if (marked.ok()) NoteReleasable(event.seq, TriggerKey(event));
       if (!marked.ok()) CAIRN_LOG_ERROR("executor {}: recording the failed run: {}", spec.actor, marked.status().message());
@@ -547,18 +585,9 @@ void ExecutorHost::Stop() {
   shared_->waiting_pool.Stop();
 }
 
-size_t ExecutorHost::CancelRunsOf(const std::string& trigger_id) {
-  std::lock_guard lock(shared_->in_flight_mu);
-  auto [begin, end] = shared_->cancel_flags.equal_range(trigger_id);
-  size_t n = 0;
-  for (auto it = begin; it != end; ++it, ++n) it->second->store(true);
-  if (n == 0) {
-    // Not started yet (its consumer has not reached it): cancelled as soon as it starts.
-    shared_->cancel_early.push_back(trigger_id);
-    if (shared_->cancel_early.size() > 1024) shared_->cancel_early.pop_front();
-  }
-  return n;
-}
+size_t ExecutorHost::CancelRunsOf(const std::string& trigger_id) { return shared_->runs.CancelTrigger(trigger_id); }
+
+RunRegistry& ExecutorHost::runs() { return shared_->runs; }
 
 std::vector<std::string> ExecutorHost::ConsumerIds() {
   std::lock_guard lock(mu_);

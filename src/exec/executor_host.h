@@ -8,8 +8,10 @@
 //            trigger deeper still (caused by such an answer) is dropped, so loops end
 //         -> assemble the context (context_assembler.h) -> Executor::Run under a timeout
 //         -> one transaction: the response (idempotency key per trigger) + the finished
-//            agent.execution.v1 record at a path unique to (executor, trigger), so a trigger is
-//            never answered twice; the claim is released afterwards (with the cursor saves).
+//            agent.execution.v1 record (execution_record.h) at executions/<id>, the id derived
+//            from (executor, trigger), so a trigger is never answered twice; the claim is
+//            released afterwards (with the cursor saves). While it runs, the run is in runs().
+//            A tool request written by a run makes the tool's run its child (lineage).
 //
 // Exactly once: an executor consumes the bus with a durable cursor (CursorStore, named by
 // consumer_id). The cursor only passes an event once its claim is committed; runs claimed but
@@ -33,7 +35,9 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "bus/event_bus.h"
+#include "exec/execution_record.h"
 #include "exec/executor.h"
+#include "exec/run_registry.h"
 #include "exec/watchdog.h"
 #include "exec/worker_pool.h"
 #include "store/claim_store.h"
@@ -41,8 +45,6 @@
 #include "store/store.h"
 
 namespace cairn::exec {
-
-inline constexpr std::string_view kExecutionSchema = "agent.execution.v1";
 
 struct HostOptions {
   int workers = 16;          // the shared worker pool
@@ -86,10 +88,14 @@ class ExecutorHost {
   std::vector<std::string> ConsumerIds();
 
   // Cancels the runs in flight whose trigger is breadcrumb `trigger_id` (a tool request whose
-  // requester gave up): their cancel flag is set and they answer as they do when cancelled. A
-  // trigger whose run has not started yet is remembered (the latest 1,024) and its run starts
-  // cancelled. Returns how many runs in flight were told.
+  // requester gave up): their cancel flag is set and they answer as they do when cancelled (the
+  // record says `cancelled`). A trigger whose run has not started yet is remembered (the latest
+  // 1,024) and its run starts cancelled. Returns how many runs in flight were told.
   size_t CancelRunsOf(const std::string& trigger_id);
+
+  // The runs in flight in this process (the host's and, registered by the session worker,
+  // session runs): cancel a tree, see what runs now.
+  RunRegistry& runs();
 
  private:
   class Consumer;

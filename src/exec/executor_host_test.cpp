@@ -59,7 +59,7 @@ class TestExecutor final : public Executor {
     std::string trigger_id;
     std::string type;
     std::string title;
-    std::string execution_path;
+    std::string execution_id;
     json::object context;
   };
   struct Refusal {
@@ -77,7 +77,7 @@ class TestExecutor final : public Executor {
     {
       std::lock_guard lock(mu_);
       calls_.push_back({request.trigger_event.breadcrumb_id, request.trigger_event.type, request.trigger_event.title,
-                        request.execution_path, request.context});
+                        request.execution_id, request.context});
     }
     if (behavior) return behavior(request);
     return Answer(request, "ok");
@@ -261,7 +261,7 @@ class ExecutorHostTest : public ::testing::Test {
     trigger.type = type;
     trigger.breadcrumb_id = trigger_id;
     trigger.version = version;
-    query.path = ExecutionPath(spec, trigger);
+    query.path = ExecutionRecordPath(ExecutionIdFor(spec, trigger));
     query.include_context = true;
     auto page = store_->List(spec.owner_id, query);
     EXPECT_TRUE(page.ok()) << page.status().ToString();
@@ -326,9 +326,12 @@ TEST_F(ExecutorHostTest, TriggerRunsOnceWithContextAndWritesResponseAndExecution
   EXPECT_EQ(record.schema_name, std::string(kExecutionSchema));
   EXPECT_EQ(ExecutionStatus(record.context), "completed");
   EXPECT_EQ(Int(record.context, "attempt"), 1);
-  EXPECT_EQ(Str(record.context, "trigger_id"), t.id);
-  EXPECT_EQ(Int(record.context, "trigger_version"), 1);
-  EXPECT_EQ(Str(record.context, "consumer"), kConsumer);
+  const json::object& trigger = record.context.as_object().at("trigger").as_object();
+  EXPECT_EQ(Str(trigger, "breadcrumb_id"), t.id);
+  EXPECT_GT(Int(trigger, "seq"), 0);
+  EXPECT_EQ(Str(record.context, "executor"), spec.name);
+  EXPECT_EQ(Str(record.context, "root_execution_id"), Str(record.context, "id")) << "a bus-triggered run is a root";
+  EXPECT_TRUE(record.context.as_object().at("parent_execution_id").is_null());
   EXPECT_TRUE(record.context.as_object().at("error").is_null());
   EXPECT_TRUE(HasTag(record, "status:completed"));
   EXPECT_EQ(record.updated_by, kActor);
@@ -343,7 +346,7 @@ TEST_F(ExecutorHostTest, TriggerRunsOnceWithContextAndWritesResponseAndExecution
 
   std::vector<TestExecutor::Call> calls = exec->Calls();
   ASSERT_EQ(calls.size(), 1u);
-  EXPECT_EQ(calls[0].execution_path, record.path.value_or(""));
+  EXPECT_EQ("executions/" + calls[0].execution_id, record.path.value_or(""));
   EXPECT_EQ(calls[0].context.at("trigger").as_object().at("id").as_string(), t.id);
   ASSERT_TRUE(calls[0].context.contains("config"));
   EXPECT_EQ(calls[0].context.at("config").as_object().at("id").as_string(), cfg.id);
@@ -375,7 +378,7 @@ TEST_F(ExecutorHostTest, FailedRunAndNoResponse) {
   model::Breadcrumb silent = Write("silent");
   model::Breadcrumb failed = WaitFinished(spec, failing.id);
   EXPECT_EQ(ExecutionStatus(failed.context), "failed");
-  EXPECT_EQ(Str(failed.context, "error"), "boom");
+  EXPECT_EQ(Str(failed.context.as_object().at("error"), "message"), "boom");
   EXPECT_TRUE(HasTag(failed, "status:failed"));
   EXPECT_EQ(Responses(failing.id).size(), 1u);  // a failed run still answers
 
@@ -452,7 +455,7 @@ TEST_F(ExecutorHostTest, DepthGuardRefusesAtMaxAndDropsBeyond) {
   model::Breadcrumb at_max = Write("at-max", TriggerOpts().Depth(3));
   model::Breadcrumb record = WaitFinished(spec, at_max.id);
   EXPECT_EQ(ExecutionStatus(record.context), "failed");  // the refusal says so
-  EXPECT_NE(Str(record.context, "error").find("depth_exceeded"), std::string::npos);
+  EXPECT_EQ(Str(record.context.as_object().at("error"), "code"), "depth_exceeded");
   std::vector<model::Breadcrumb> responses = Responses(at_max.id);
   ASSERT_EQ(responses.size(), 1u);
   EXPECT_EQ(Str(responses[0].context, "code"), "depth_exceeded");
@@ -483,7 +486,7 @@ TEST_F(ExecutorHostTest, TimeoutCancelsTheRunAndRefuses) {
   model::Breadcrumb t = Write("slow");
   model::Breadcrumb record = WaitFinished(spec, t.id);
   EXPECT_EQ(ExecutionStatus(record.context), "failed");
-  EXPECT_NE(Str(record.context, "error").find("timeout"), std::string::npos);
+  EXPECT_EQ(Str(record.context.as_object().at("error"), "code"), "timeout");
   std::vector<model::Breadcrumb> responses = Responses(t.id);
   ASSERT_EQ(responses.size(), 1u);  // the refusal, not the late answer
   EXPECT_EQ(Str(responses[0].context, "code"), "timeout");
@@ -619,7 +622,13 @@ TEST_F(ExecutorHostTest, CompletedExecutionIsNeverRunAgain) {
   model::WriteContext ctx{"default", kActor};
   // A finished run whose claim was not released yet: claimed, recorded, cursor before the trigger.
   ASSERT_TRUE(store_->ClaimTrigger(store::TriggerClaim{kConsumer, TriggerKey(event), t.id, "default", event.seq, 1, 0}).ok());
-  auto done = store_->Create(ctx, ExecutionDraft(spec, event, RunTimes{clock_.NowMicros(), clock_.NowMicros(), 1}, false, ""), "");
+  ExecutionRecord finished;
+  finished.id = ExecutionIdFor(spec, event);
+  finished.kind = spec.kind;
+  finished.executor = spec.name;
+  finished.status = "completed";
+  finished.trigger = event;
+  auto done = store_->Create(ctx, ExecutionDraft(finished), "");
   ASSERT_TRUE(done.ok()) << done.status().ToString();
   ASSERT_TRUE(store_->SaveCursor(kConsumer, event.seq - 1).ok());  // before the trigger
 

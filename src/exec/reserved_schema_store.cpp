@@ -137,6 +137,12 @@ Status CheckAnswerable(const model::WriteContext& ctx, const model::BreadcrumbDr
     return Status::InvalidArgument("an executor (" + ctx.actor + ") can only request tools as itself, not as " +
                                    json::serialize(*requested_by));
   }
+  // The lineage fields make the tool's run a child of the requesting run (cancelled with it):
+  // only a run writes them, about itself.
+  if (!executor && !ctx.system && o && (o->contains("execution_id") || o->contains("root_execution_id"))) {
+    return Status::Validation("context.execution_id",
+                              "is written by the executor run that requests the tool, not by " + ctx.actor);
+  }
   if (draft.trace && draft.trace->depth > max_depth) {
     return Status::InvalidArgument("trace.depth " + std::to_string(draft.trace->depth) + " is beyond the executors' depth limit (" +
                                    std::to_string(max_depth) + "): this request would never be answered");

@@ -268,8 +268,18 @@ Status ValidateToolRequest(const json::value& context) {
       if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 256) {
         return Status::Validation(field, "must be a string of 1 to 256 bytes");
       }
+    } else if (key == "execution_id" || key == "root_execution_id" || key == "session_id") {
+      // The requesting run's lineage (exec/execution_record.h), written by executors.
+      if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
+        return Status::Validation(field, "must be a string of 1 to 128 bytes");
+      }
+    } else if (key == "execution_depth") {
+      if (!value.is_int64() || value.as_int64() < 0 || value.as_int64() >= 1000) {
+        return Status::Validation(field, "must be an integer from 0 to 999");
+      }
     } else if (key != "input") {
-      return Status::Validation(field, "unknown field (tool, input, request_id, requested_by)");
+      return Status::Validation(field, "unknown field (tool, input, request_id, requested_by, execution_id, "
+                                       "root_execution_id, execution_depth, session_id)");
     }
   }
   if (!o.contains("tool")) return Status::Validation("context.tool", "is required");

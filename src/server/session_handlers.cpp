@@ -17,6 +17,7 @@ using Names = std::vector<std::string_view>;
 
 const Names kSessionStatuses = {"active", "archived", "closed"};
 const Names kExecutionStatuses = {"pending", "running", "paused", "completed", "failed", "cancelled"};
+const Names kExecutionKinds = {"tool", "agent", "workflow"};
 const Names kRoles = {"user", "assistant", "info", "notification"};
 constexpr size_t kDefaultLimit = 50;
 constexpr size_t kDefaultMessageLimit = 100;
@@ -126,13 +127,27 @@ Result<sessions::MessageFilter> ParseMessageFilter(const QueryParams& query, con
   return filter;
 }
 
-Result<sessions::ExecutionFilter> ParseExecutionFilter(const QueryParams& query, const model::Limits& limits) {
-  CAIRN_ASSIGN_OR_RETURN(QueryReader q,
-                         QueryReader::Open(query, {"session_id", "status", "agent_id", "user_id", "limit", "cursor"}));
-  sessions::ExecutionFilter filter;
-  CAIRN_ASSIGN_OR_RETURN(filter.session_id, q.Text("session_id"));
+Result<exec::ExecutionListFilter> ParseExecutionFilter(const QueryParams& query, const model::Limits& limits) {
+  CAIRN_ASSIGN_OR_RETURN(QueryReader q, QueryReader::Open(query, {"kind", "executor", "status", "session_id", "parent",
+                                                                  "root", "agent_id", "user_id", "limit", "cursor"}));
+  exec::ExecutionListFilter filter;
+  CAIRN_ASSIGN_OR_RETURN(filter.kind, q.OneOf("kind", kExecutionKinds));
+  CAIRN_ASSIGN_OR_RETURN(filter.executor, q.Text("executor"));
   CAIRN_ASSIGN_OR_RETURN(filter.status, q.OneOf("status", kExecutionStatuses));
-  CAIRN_ASSIGN_OR_RETURN(filter.agent_id, q.Text("agent_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.session_id, q.Text("session_id"));
+  CAIRN_ASSIGN_OR_RETURN(filter.parent, q.Text("parent"));
+  CAIRN_ASSIGN_OR_RETURN(filter.root, q.Text("root"));
+  CAIRN_ASSIGN_OR_RETURN(std::optional<std::string> agent_id, q.Text("agent_id"));
+  if (agent_id) {  // the runs of one agent: kind agent, that executor
+    if (filter.executor && *filter.executor != *agent_id) {
+      return BadParameter("agent_id", "names another executor than executor does");
+    }
+    if (filter.kind && *filter.kind != "agent") {
+      return BadParameter("agent_id", "names an agent but kind is " + *filter.kind);
+    }
+    filter.kind = "agent";
+    filter.executor = agent_id;
+  }
   CAIRN_ASSIGN_OR_RETURN(filter.user_id, q.Text("user_id"));
   CAIRN_ASSIGN_OR_RETURN(filter.limit, q.Limit(kDefaultLimit, limits.max_list_limit));
   CAIRN_ASSIGN_OR_RETURN(filter.cursor, q.Cursor("cursor"));
@@ -194,8 +209,8 @@ std::shared_ptr<SseSpec> SessionStreamSpec(const std::string& owner_id, const st
   return spec;
 }
 
-void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::EventBus& bus,
-                      const model::Limits& limits) {
+void AddSessionRoutes(Router& router, sessions::SessionService& service, exec::ExecutionIndex& executions,
+                      bus::EventBus& bus, const model::Limits& limits) {
   using sessions::Caller;
   auto& svc = service;
 
@@ -272,26 +287,40 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::Ev
   });
 
   // --- Executions ---
-  router.Add("GET", "/executions", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+  // Executions of every kind (exec::ExecutionIndex); session runs are cancelled by the service.
+  auto& index = executions;
+  router.Add("GET", "/executions", Dispatch::kWorker, [&index, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
-    CAIRN_ASSIGN_OR_RETURN(sessions::ExecutionFilter filter, ParseExecutionFilter(req.query, limits));
-    CAIRN_ASSIGN_OR_RETURN(sessions::Listing listing, svc.ListExecutions(caller, filter));
-    return ListingResponse(listing);
+    CAIRN_ASSIGN_OR_RETURN(exec::ExecutionListFilter filter, ParseExecutionFilter(req.query, limits));
+    CAIRN_ASSIGN_OR_RETURN(exec::ExecutionPage page, index.List(caller.owner_id, filter));
+    return ListingResponse(sessions::Listing{std::move(page.items), std::move(page.next_cursor)});
   });
 
-  router.Add("GET", "/executions/{id}", Dispatch::kWorker, [&svc](const HttpRequest& req) -> Result<HttpResponse> {
+  router.Add("GET", "/executions/{id}", Dispatch::kWorker, [&index](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
-    CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.GetExecution(caller, req.path_params[0]));
+    CAIRN_ASSIGN_OR_RETURN(json::object execution, index.Get(caller.owner_id, req.path_params[0]));
     return ObjectResponse(200, execution);
   });
 
-  router.Add("POST", "/executions/{id}/cancel", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {
+  router.Add("GET", "/executions/{id}/tree", Dispatch::kWorker, [&index](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_ASSIGN_OR_RETURN(json::object tree, index.Tree(caller.owner_id, req.path_params[0]));
+    return ObjectResponse(200, tree);
+  });
+
+  router.Add("POST", "/executions/{id}/cancel", Dispatch::kWorker,
+             [&svc, &index, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_RETURN_IF_ERROR(NoBody(req, limits));
-    CAIRN_ASSIGN_OR_RETURN(json::object execution, svc.CancelExecution(caller, req.path_params[0]));
-    return ObjectResponse(200, execution);
+    auto execution = svc.CancelExecution(caller, req.path_params[0]);
+    if (!execution.ok() && execution.status().code() == StatusCode::kNotFound) {
+      execution = index.Cancel(caller.owner_id, req.path_params[0]);  // not a session run
+    }
+    CAIRN_RETURN_IF_ERROR(execution.status());
+    return ObjectResponse(200, *execution);
   });
 
   router.Add("POST", "/executions/{id}/resume", Dispatch::kWorker, [&svc, limits](const HttpRequest& req) -> Result<HttpResponse> {

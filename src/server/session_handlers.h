@@ -1,5 +1,7 @@
-// The sessions API (docs/sessions.md): sessions, their messages, executions and snapshots, all
-// through sessions::SessionService, and GET /sessions/{id}/events, the session's event stream.
+// The sessions API (docs/sessions.md): sessions, their messages and snapshots through
+// sessions::SessionService, executions of every kind through exec::ExecutionIndex (GET
+// /executions, /executions/{id}, /executions/{id}/tree; cancel), and GET /sessions/{id}/events,
+// the session's event stream.
 //
 // Every route reads its query with QueryReader (request_support.h): an unknown or repeated
 // parameter, an empty value, a bad `limit` (1..limits.max_list_limit), a malformed cursor or a bad
@@ -24,6 +26,7 @@
 #include "base/status.h"
 #include "bus/ephemeral_hub.h"
 #include "bus/event_bus.h"
+#include "exec/execution_index.h"
 #include "model/event.h"
 #include "model/limits.h"
 #include "server/router.h"
@@ -35,8 +38,8 @@ struct SseSpec;
 
 // Registers the routes on `router`. `service` and `bus` (the stream's resume point and retention)
 // must outlive the router.
-void AddSessionRoutes(Router& router, sessions::SessionService& service, bus::EventBus& bus,
-                      const model::Limits& limits);
+void AddSessionRoutes(Router& router, sessions::SessionService& service, exec::ExecutionIndex& executions,
+                      bus::EventBus& bus, const model::Limits& limits);
 
 // --- The session stream (exposed for tests) ---
 
@@ -60,8 +63,9 @@ Result<sessions::SessionFilter> ParseSessionFilter(const QueryParams& query, con
 // GET /sessions/{id}/messages: after, limit (default 100), roles (comma list of user, assistant,
 // info, notification), fold_info (true|false).
 Result<sessions::MessageFilter> ParseMessageFilter(const QueryParams& query, const model::Limits& limits);
-// GET /executions: session_id, status (pending|running|paused|completed|failed|cancelled),
-// agent_id, user_id, limit (default 50), cursor.
-Result<sessions::ExecutionFilter> ParseExecutionFilter(const QueryParams& query, const model::Limits& limits);
+// GET /executions: kind (tool|agent|workflow), executor, status (pending|running|paused|
+// completed|failed|cancelled), session_id, parent, root, agent_id (kind agent + executor),
+// user_id, limit (default 50), cursor.
+Result<exec::ExecutionListFilter> ParseExecutionFilter(const QueryParams& query, const model::Limits& limits);
 
 }  // namespace cairn::server

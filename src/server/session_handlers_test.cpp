@@ -113,7 +113,8 @@ TEST(SessionQueryTest, ExecutionFilter) {
   ASSERT_TRUE(full.ok()) << full.status().ToString();
   EXPECT_EQ(full->session_id, "s1");
   EXPECT_EQ(full->status, "paused");
-  EXPECT_EQ(full->agent_id, "a");
+  EXPECT_EQ(full->kind, "agent");
+  EXPECT_EQ(full->executor, "a");
   EXPECT_EQ(full->user_id, "u");
   EXPECT_EQ(full->limit, 3u);
   EXPECT_EQ(full->cursor, "c");
@@ -279,7 +280,8 @@ class SessionRoutesTest : public ::testing::Test {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
     service_ = std::make_unique<sessions::SessionService>(*store_, clock_, model::Limits{});
-    AddSessionRoutes(router_, *service_, bus_, model::Limits{});
+    index_ = std::make_unique<exec::ExecutionIndex>(*store_, runs_);
+    AddSessionRoutes(router_, *service_, *index_, bus_, model::Limits{});
   }
   void TearDown() override {
     service_.reset();
@@ -326,6 +328,8 @@ class SessionRoutesTest : public ::testing::Test {
   MetricsRegistry metrics_;
   std::unique_ptr<store::sqlite::SqliteStore> store_;
   std::unique_ptr<sessions::SessionService> service_;
+  exec::RunRegistry runs_;
+  std::unique_ptr<exec::ExecutionIndex> index_;
   FakeBus bus_{100, 200};
   Router router_;
 };

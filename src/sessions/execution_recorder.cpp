@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "base/time_format.h"
 #include "exec/agents/agent_state.h"
+#include "exec/context_assembler.h"
 #include "exec/execution_record.h"
 #include "exec/retry.h"
 #include "model/agent_definition.h"
@@ -32,7 +33,7 @@ json::value OrNull(const std::string& text) { return text.empty() ? json::value(
 }  // namespace
 
 json::object UsageJson(const exec::llm::Usage& usage) {
-  return json::object{{"input", usage.prompt}, {"output", usage.completion}, {"total", usage.total}};
+  return exec::TokenUsageJson(exec::TokenUsage{usage.prompt, usage.completion, usage.total});
 }
 
 ExecutionRecorder::ExecutionRecorder(store::Store& store, UuidV7Generator& ids, const Clock& clock,
@@ -57,9 +58,9 @@ Status ExecutionRecorder::Move(const std::string& to, json::object changes, std:
   changes["status"] = to;
   for (int attempt = 0;; ++attempt) {
     CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current,
-                           FindAt(store_, owner_id_, kExecutionSchema, ExecutionPath(execution_id_), "execution"));
+                           FindAt(store_, owner_id_, kExecutionSchema, exec::ExecutionRecordPath(execution_id_), "execution"));
     std::string from = Str(current.context.as_object(), "status");
-    if (!CanMove(from, to)) return Status::Conflict("execution " + execution_id_ + " is " + from);
+    if (!exec::CanMoveExecution(from, to)) return Status::Conflict("execution " + execution_id_ + " is " + from);
     std::vector<store::WriteOp> ops;
     ops.push_back(store::WriteOp::Update(current.id, ExecutionPatch(current, changes), current.version));
     for (const auto& op : also) ops.push_back(op);
@@ -79,11 +80,11 @@ Status ExecutionRecorder::Move(const std::string& to, json::object changes, std:
   }
 }
 
-void ExecutionRecorder::Fail(const std::string& why, const exec::llm::Usage& usage) {
+void ExecutionRecorder::Fail(const std::string& code, const std::string& why, const exec::llm::Usage& usage) {
   std::vector<store::WriteOp> also;
-  also.push_back(Info("Execution failed: " + why, "execution.failed"));
+  also.push_back(Info("Execution failed: " + why, "execution.failed", json::object{{"code", code}}));
   Status moved = Move("failed",
-                      json::object{{"error_message", why},
+                      json::object{{"error", json::object{{"code", code}, {"message", why}}},
                                    {"completed_at", FormatRfc3339Micros(clock_.NowMicros())},
                                    {"token_usage", UsageJson(usage)}},
                       std::move(also), /*totals=*/true);
@@ -103,7 +104,7 @@ Status ExecutionRecorder::Complete(const exec::AgentOutcome& outcome, const json
     snapshot.tags = {"snapshot", "execution:" + execution_id_, "agent:" + agent_id, "final"};
     snapshot.trace = exec::ChildTrace(trigger_event);
     snapshot.context = json::object{{"agent_execution_id", execution_id_},
-                                    {"execution_path", ExecutionPath(execution_id_)},
+                                    {"execution_path", exec::ExecutionRecordPath(execution_id_)},
                                     {"parent_snapshot_id", OrNull(state.last_snapshot_id)},
                                     {"agent_id", agent_id},
                                     {"agent_name", agent_id},
@@ -184,7 +185,7 @@ Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, 
   }
   auto definition = model::ParseAgentDefinition(agent_record->context, limits);
   if (!definition.ok()) return Status::InvalidArgument("the agent " + agent_id + " is not usable: " + definition.status().message());
-  RunInput input{std::move(definition).value(), {}, {}, {}};
+  RunInput input{std::move(definition).value(), agent_record->id, agent_record->version, {}, {}, {}};
 
   std::string message_id;
   if (const json::value* asked = execution.if_contains("input"); asked && asked->is_object()) {
@@ -234,11 +235,21 @@ Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, 
       history.push_back(TurnRecord(turn));
     }
   }
-  input.context = json::object{{"trigger", input.trigger}};
+  // What the agent subscribed to, as for a bus-triggered run; then what the session knows.
+  input.context = exec::AssembleContext(store, owner_id, event, input.trigger, input.definition.subscriptions);
   if (!Str(session_fields, "initial_context_url").empty()) {
     input.context["initial_context"] =
         json::object{{"title", "The page the session started from"},
                      {"context", json::object{{"url", Str(session_fields, "initial_context_url")}}}};
+  }
+  const json::object& asked = message.context.as_object();
+  json::object about;
+  for (const char* key : {"context_url", "related_type", "related_id"}) {
+    if (!Str(asked, key).empty()) about[key == std::string_view("context_url") ? "url" : key] = Str(asked, key);
+  }
+  if (!about.empty()) {
+    input.context["message_context"] =
+        json::object{{"title", "What the message is about"}, {"context", std::move(about)}};
   }
   if (!history.empty()) input.context["history"] = std::move(history);
   return input;

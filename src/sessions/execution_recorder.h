@@ -34,8 +34,9 @@ class ExecutionRecorder {
   Status Move(const std::string& to, boost::json::object changes, std::vector<store::WriteOp> also,
               bool totals = false);
 
-  // Ends the execution `failed` with `why` (logged when even that cannot be written).
-  void Fail(const std::string& why, const exec::llm::Usage& usage = {});
+  // Ends the execution `failed` with error {code, message: why} (logged when even that cannot be
+  // written).
+  void Fail(const std::string& code, const std::string& why, const exec::llm::Usage& usage = {});
 
   // Ends it `completed` with the outcome's answer: the assistant message, the output, the final
   // snapshot (written here when the run's last one is not whole and final), and under the `final`
@@ -60,9 +61,14 @@ class ExecutionRecorder {
 // as the trigger, the session's history. An error message says why it cannot run.
 struct RunInput {
   model::AgentDefinition definition;
+  std::string definition_id;  // the agent.def.v1 record
+  int64_t definition_version = 0;
   boost::json::object trigger;
   model::Event trigger_event;
-  boost::json::object context;  // {trigger, history?, initial_context?}
+  // The assembled context (the agent's subscriptions), then initial_context (the session's
+  // initial_context_url), message_context (the message's context_url, related_type,
+  // related_id) and history (the session's last 20 turns) when there are any.
+  boost::json::object context;
 };
 Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, const boost::json::object& execution,
                               const model::Limits& limits);

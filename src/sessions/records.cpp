@@ -1,13 +1,13 @@
 #include "sessions/records.h"
 
 #include "base/time_format.h"
+#include "exec/execution_record.h"
 #include "sessions/session_service.h"
 
 namespace cairn::sessions {
 namespace json = boost::json;
 
 std::string SessionPath(const std::string& session_id) { return "sessions/" + session_id; }
-std::string ExecutionPath(const std::string& execution_id) { return "session-executions/" + execution_id; }
 std::string SessionTag(const std::string& session_id) { return "session:" + session_id; }
 std::string TurnTag(const std::string& session_id) { return "turn:" + session_id; }
 std::string ActiveTag(const std::string& session_id) { return "active:" + session_id; }
@@ -35,8 +35,6 @@ json::object MessageView(const model::Breadcrumb& crumb) {
   view.erase("updated_at");
   return view;
 }
-
-json::object ExecutionView(const model::Breadcrumb& crumb) { return WithTimes(crumb); }
 
 json::object SnapshotView(const model::Breadcrumb& crumb) {
   const json::object* c = crumb.context.if_object();
@@ -77,31 +75,12 @@ model::BreadcrumbDraft MessageDraft(const std::string& session_id, const std::st
   return draft;
 }
 
-bool IsExecutionStatus(std::string_view s) {
-  return s == "pending" || s == "running" || s == "paused" || s == "completed" || s == "failed" || s == "cancelled";
-}
-
-bool IsActive(std::string_view s) { return s == "pending" || s == "running" || s == "paused"; }
-
-bool CanMove(std::string_view from, std::string_view to) {
-  if (from == "pending") return to == "running" || to == "cancelled" || to == "failed";
-  if (from == "running") {
-    return to == "running" || to == "paused" || to == "completed" || to == "failed" || to == "cancelled";
-  }
-  if (from == "paused") return to == "running" || to == "cancelled" || to == "failed";
-  return false;  // completed, failed and cancelled are final
-}
-
 model::BreadcrumbPatch ExecutionPatch(const model::Breadcrumb& current, const json::object& changes) {
   json::object context = current.context.is_object() ? current.context.as_object() : json::object{};
   for (const auto& [key, value] : changes) context[key] = value;
-  std::vector<std::string> tags;
-  for (const auto& tag : current.tags) {
-    if (tag.rfind("status:", 0) != 0 && tag.rfind("active:", 0) != 0) tags.push_back(tag);
-  }
-  std::string status = Str(context, "status");
-  tags.push_back("status:" + status);
-  if (IsActive(status)) tags.push_back(ActiveTag(Str(context, "session_id")));
+  std::vector<std::string> tags = exec::ExecutionTags(context);
+  tags.push_back("session-execution");
+  if (exec::IsActiveStatus(Str(context, "status"))) tags.push_back(ActiveTag(Str(context, "session_id")));
   model::BreadcrumbPatch patch;
   patch.context.Set(std::move(context));
   patch.tags.Set(std::move(tags));

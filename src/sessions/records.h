@@ -16,7 +16,6 @@
 namespace cairn::sessions {
 
 std::string SessionPath(const std::string& session_id);     // sessions/<id>
-std::string ExecutionPath(const std::string& execution_id);  // session-executions/<id>
 std::string SessionTag(const std::string& session_id);      // session:<id>
 // The tags that keep the per-message and per-run queries small (a tag query reads every record
 // with the tag): turn:<sid> on user and assistant messages (the history), active:<sid> on
@@ -27,7 +26,6 @@ std::string ActiveTag(const std::string& session_id);
 // The API views: the record's context with created_at / updated_at (RFC 3339, microseconds).
 boost::json::object SessionView(const model::Breadcrumb& crumb);
 boost::json::object MessageView(const model::Breadcrumb& crumb);
-boost::json::object ExecutionView(const model::Breadcrumb& crumb);
 // Without state_json (listings); GetSnapshot adds it.
 boost::json::object SnapshotView(const model::Breadcrumb& crumb);
 
@@ -38,13 +36,8 @@ model::BreadcrumbDraft MessageDraft(const std::string& session_id, const std::st
                                     const std::string& execution_id, const std::string& event_type,
                                     boost::json::object metadata = {}, boost::json::object extra = {});
 
-// The execution statuses and which moves between them are allowed.
-bool IsExecutionStatus(std::string_view status);
-bool CanMove(std::string_view from, std::string_view to);
-bool IsActive(std::string_view status);  // pending, running or paused
-
 // A patch that sets execution context fields (merged into the current context) and retags the
-// record with its new status.
+// record (exec::ExecutionTags, plus session-execution and active:<sid> while active).
 model::BreadcrumbPatch ExecutionPatch(const model::Breadcrumb& current, const boost::json::object& changes);
 
 // The one record of `schema` at `path`, or kNotFound naming `what`.

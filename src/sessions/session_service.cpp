@@ -1,9 +1,11 @@
 #include "sessions/session_service.h"
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 
 #include "base/time_format.h"
 #include "exec/agents/agent_state.h"
+#include "exec/execution_index.h"
 #include "model/definition_fields.h"
 #include "model/tool_definition.h"
 #include "sessions/records.h"
@@ -192,7 +194,12 @@ Result<model::Breadcrumb> SessionService::LoadSession(const Caller& caller, cons
 
 Result<model::Breadcrumb> SessionService::LoadExecution(const Caller& caller, const std::string& id) {
   if (id.empty() || id.size() > kMaxIdBytes) return Status::NotFound("execution not found");
-  return FindAt(store_, caller.owner_id, kExecutionSchema, ExecutionPath(id), "execution " + id);
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, FindAt(store_, caller.owner_id, kExecutionSchema,
+                                                        exec::ExecutionRecordPath(id), "execution " + id));
+  if (std::find(crumb.tags.begin(), crumb.tags.end(), "session-execution") == crumb.tags.end()) {
+    return Status::NotFound("execution " + id + " is not a session run (of those, only cancel applies)");
+  }
+  return crumb;
 }
 
 Result<json::object> SessionService::GetSession(const Caller& caller, const std::string& id) {
@@ -297,30 +304,22 @@ Result<Accepted> SessionService::PostMessage(const Caller& caller, const std::st
   }
   Accepted accepted{session_id, ids_.Next(), ids_.Next()};
   json::object input{{"content", text}, {"message_id", accepted.message_id}};
-  model::BreadcrumbDraft execution;
-  execution.schema_name = std::string(kExecutionSchema);
+  exec::ExecutionRecord pending;
+  pending.id = accepted.execution_id;
+  pending.kind = "agent";
+  pending.executor = Str(fields, "agent_id");
+  pending.lineage = exec::Lineage{"", accepted.execution_id, 0, session_id};
+  pending.input = std::move(input);
+  pending.created_micros = clock_.NowMicros();
+  model::BreadcrumbDraft execution = exec::ExecutionDraft(pending);
   execution.title = "execution of " + Str(fields, "agent_id");
-  execution.path = ExecutionPath(accepted.execution_id);
-  execution.tags = {SessionTag(session_id), "session-execution", "status:pending", ActiveTag(session_id),
-                    "agent:" + Str(fields, "agent_id")};
-  execution.context = json::object{{"id", accepted.execution_id},
-                                   {"session_id", session_id},
-                                   {"parent_execution_id", nullptr},
-                                   {"user_id", fields.at("user_id")},
-                                   {"agent_type", fields.at("agent_id")},
-                                   {"agent_config", json::object{}},
-                                   {"status", "pending"},
-                                   {"input", std::move(input)},
-                                   {"output", nullptr},
-                                   {"last_snapshot_id", nullptr},
-                                   {"step_count", 0},
-                                   {"token_usage", Usage0()},
-                                   {"metadata", json::object{}},
-                                   {"error_message", nullptr},
-                                   {"started_at", nullptr},
-                                   {"completed_at", nullptr},
-                                   {"snapshot_policy", fields.at("snapshot_policy")},
-                                   {"awaiting_input", nullptr}};
+  json::object& record = execution.context.as_object();
+  // What is particular to session runs.
+  record["user_id"] = fields.at("user_id");
+  record["snapshot_policy"] = fields.at("snapshot_policy");
+  record["awaiting_input"] = nullptr;
+  execution.tags.push_back("session-execution");
+  execution.tags.push_back(ActiveTag(session_id));
   std::vector<store::WriteOp> ops;
   ops.push_back(store::WriteOp::Create(
       MessageDraft(session_id, accepted.message_id, "user", text, accepted.execution_id, "", std::move(metadata), extra)));
@@ -393,36 +392,11 @@ Result<Listing> SessionService::ListMessages(const Caller& caller, const std::st
   return out;
 }
 
-Result<json::object> SessionService::GetExecution(const Caller& caller, const std::string& id) {
-  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, LoadExecution(caller, id));
-  return ExecutionView(crumb);
-}
-
-Result<Listing> SessionService::ListExecutions(const Caller& caller, const ExecutionFilter& filter) {
-  model::BreadcrumbQuery query;
-  query.schema_name = std::string(kExecutionSchema);
-  query.all_tags = {"session-execution"};
-  if (filter.session_id) query.all_tags.push_back(SessionTag(*filter.session_id));
-  if (filter.status) query.all_tags.push_back("status:" + *filter.status);
-  if (filter.agent_id) query.all_tags.push_back("agent:" + *filter.agent_id);
-  if (filter.user_id) {
-    query.context_match.push_back(model::ContextRule{"$.user_id", model::RuleOp::kEq, json::value(*filter.user_id)});
-  }
-  query.include_context = true;
-  query.limit = filter.limit;
-  query.cursor = filter.cursor;
-  CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(caller.owner_id, query));
-  Listing out;
-  for (const auto& crumb : page.items) out.items.push_back(ExecutionView(crumb));
-  out.next_cursor = page.next_cursor;
-  return out;
-}
-
 Result<json::object> SessionService::Transition(const Caller& caller, const std::string& id, const std::string& to,
                                                 json::object changes, std::vector<store::WriteOp> also) {
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, LoadExecution(caller, id));
   std::string from = Str(crumb.context.as_object(), "status");
-  if (!CanMove(from, to)) {
+  if (!exec::CanMoveExecution(from, to)) {
     return Status::Conflict("execution " + id + " is " + from + "; it cannot become " + to);
   }
   changes["status"] = to;
@@ -434,16 +408,21 @@ Result<json::object> SessionService::Transition(const Caller& caller, const std:
     return Status::Conflict("execution " + id + " changed meanwhile (it was " + from + "); read it again");
   }
   CAIRN_RETURN_IF_ERROR(written.status());
-  return ExecutionView(written->front().breadcrumb);
+  return exec::ExecutionRecordView(written->front().breadcrumb);
 }
 
 Result<json::object> SessionService::CancelExecution(const Caller& caller, const std::string& id) {
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, LoadExecution(caller, id));
   const json::object& fields = crumb.context.as_object();
   std::string status = Str(fields, "status");
-  if (!IsActive(status)) return Status::Conflict("execution " + id + " is " + status + "; it cannot be cancelled");
-  // A running execution is stopped by its worker, which writes the end.
-  if (status == "running" && cancel_running_ && cancel_running_(id)) return ExecutionView(crumb);
+  if (!exec::IsActiveStatus(status)) {
+    return Status::Conflict("execution " + id + " is " + status + "; it cannot be cancelled");
+  }
+  // A running execution is stopped by its worker, which writes the end (its descendants in
+  // flight are cancelled with it).
+  if (status == "running" && cancel_running_ && cancel_running_(caller.owner_id, id)) {
+    return exec::ExecutionRecordView(crumb);
+  }
   std::string session_id = Str(fields, "session_id");
   std::vector<store::WriteOp> also;
   also.push_back(store::WriteOp::Create(
@@ -516,7 +495,10 @@ Result<json::object> SessionService::ResumeExecution(const Caller& caller, const
 
 Result<Listing> SessionService::ListSnapshots(const Caller& caller, const std::string& execution_id, size_t limit,
                                               const std::optional<std::string>& cursor) {
-  CAIRN_RETURN_IF_ERROR(LoadExecution(caller, execution_id).status());
+  // Any run's snapshots (bus-triggered agent runs have them too; while such a run is in flight
+  // it has no record yet, only snapshots).
+  auto record = FindAt(store_, caller.owner_id, kExecutionSchema, exec::ExecutionRecordPath(execution_id), "execution");
+  if (!record.ok() && record.status().code() != StatusCode::kNotFound) return record.status();
   model::BreadcrumbQuery query;
   query.schema_name = std::string(kSnapshotSchema);
   query.all_tags = {"execution:" + execution_id};
@@ -524,6 +506,7 @@ Result<Listing> SessionService::ListSnapshots(const Caller& caller, const std::s
   query.limit = limit;
   query.cursor = cursor;
   CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(caller.owner_id, query));
+  if (!record.ok() && page.items.empty() && !cursor) return Status::NotFound("execution " + execution_id + " not found");
   Listing out;
   for (const auto& crumb : page.items) out.items.push_back(SnapshotView(crumb));
   out.next_cursor = page.next_cursor;

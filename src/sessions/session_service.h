@@ -31,6 +31,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "base/uuid.h"
+#include "exec/execution_record.h"
 #include "model/breadcrumb.h"
 #include "model/limits.h"
 #include "store/store.h"
@@ -39,7 +40,7 @@ namespace cairn::sessions {
 
 inline constexpr std::string_view kSessionSchema = "agent.session.v1";
 inline constexpr std::string_view kMessageSchema = "agent.session.message.v1";
-inline constexpr std::string_view kExecutionSchema = "agent.execution.v1";
+inline constexpr std::string_view kExecutionSchema = exec::kExecutionSchema;
 inline constexpr std::string_view kSnapshotSchema = "agent.snapshot.v1";
 inline constexpr std::string_view kDefaultAgent = "default-chat-assistant";
 
@@ -68,12 +69,6 @@ struct MessageFilter {
   bool fold_info = false;                 // leave out info messages
 };
 
-struct ExecutionFilter {
-  std::optional<std::string> session_id, status, agent_id, user_id;
-  size_t limit = 50;
-  std::optional<std::string> cursor;
-};
-
 // What a new message started: ids for the 202 answer.
 struct Accepted {
   std::string session_id;
@@ -86,7 +81,7 @@ class SessionService {
   // Called after a commit that made an execution runnable (queued, answered, resumed) or asked
   // to cancel one: the worker picks it up. May be empty.
   using Notify = std::function<void(const std::string& owner_id, const std::string& session_id)>;
-  using CancelRunning = std::function<bool(const std::string& execution_id)>;
+  using CancelRunning = std::function<bool(const std::string& owner_id, const std::string& execution_id)>;
 
   SessionService(store::Store& store, const Clock& clock, model::Limits limits);
 
@@ -111,8 +106,8 @@ class SessionService {
   Result<Accepted> PostFirstMessage(const Caller& caller, const boost::json::value& body);
   Result<Listing> ListMessages(const Caller& caller, const std::string& session_id, const MessageFilter& filter);
 
-  Result<boost::json::object> GetExecution(const Caller& caller, const std::string& id);
-  Result<Listing> ListExecutions(const Caller& caller, const ExecutionFilter& filter);
+  // Executions are read through exec::ExecutionIndex (every kind). These act on session runs;
+  // kNotFound for any other execution.
   Result<boost::json::object> CancelExecution(const Caller& caller, const std::string& id);
   Result<boost::json::object> ResumeExecution(const Caller& caller, const std::string& id);
   // POST /executions/{id}/input {content}: answers a paused execution's user_input question.

@@ -12,17 +12,14 @@
 namespace cairn::sessions {
 namespace json = boost::json;
 struct SessionWorker::Running {
-  std::atomic<bool> cancelled{false};         // the run's flag: cancel, timeout or shutdown
-  std::atomic<bool> cancel_requested{false};  // by the user
-  std::mutex mu;
-  std::set<std::string> open_requests;  // tool request ids without an answer yet
+  std::atomic<bool> cancelled{false};  // the run's flag: cancel, timeout or shutdown
 };
 
 // Turns the agent loop's events into the session's info messages.
 class SessionWorker::Observer final : public exec::AgentRunObserver {
  public:
-  Observer(SessionWorker& worker, std::string session_id, std::string execution_id, Running& running)
-      : worker_(worker), session_id_(std::move(session_id)), execution_id_(std::move(execution_id)), running_(running) {}
+  Observer(SessionWorker& worker, std::string session_id, std::string execution_id)
+      : worker_(worker), session_id_(std::move(session_id)), execution_id_(std::move(execution_id)) {}
 
   std::vector<store::WriteOp> OnEvent(const exec::AgentEvent& event) override {
     using Type = exec::AgentEvent::Type;
@@ -35,20 +32,12 @@ class SessionWorker::Observer final : public exec::AgentRunObserver {
                     json::object{{"step", event.step}, {"usage", UsageJson(event.usage)}});
       case Type::kToolCalled: {
         const auto& call = *event.call;
-        if (!call.request_id.empty() && !call.result) {
-          std::lock_guard lock(running_.mu);
-          running_.open_requests.insert(call.request_id);
-        }
         return Info("Calling " + call.call.name, "tool.called",
                     json::object{{"step", event.step}, {"tool", call.call.name}, {"request_id", call.request_id},
                                  {"arguments", call.call.arguments}});
       }
       case Type::kToolCompleted: {
         const auto& call = *event.call;
-        {
-          std::lock_guard lock(running_.mu);
-          running_.open_requests.erase(call.request_id);
-        }
         bool failed = call.result && call.result->rfind("{\"error\"", 0) == 0;
         return Info(call.call.name + (failed ? " failed" : " finished"), "tool.completed",
                     json::object{{"step", event.step}, {"tool", call.call.name}, {"request_id", call.request_id},
@@ -69,12 +58,16 @@ class SessionWorker::Observer final : public exec::AgentRunObserver {
   SessionWorker& worker_;
   std::string session_id_;
   std::string execution_id_;
-  Running& running_;
 };
 
 SessionWorker::SessionWorker(store::Store& store, exec::AgentDeps deps, exec::ExecutorHost* host, const Clock& clock,
                              model::Limits limits, int workers)
-    : store_(store), deps_(std::move(deps)), host_(host), clock_(clock), limits_(limits), worker_count_(workers),
+    : store_(store),
+      deps_(std::move(deps)),
+      runs_(host ? host->runs() : own_runs_),
+      clock_(clock),
+      limits_(limits),
+      worker_count_(workers),
       ids_(clock) {}
 
 SessionWorker::~SessionWorker() { Stop(); }
@@ -124,32 +117,11 @@ void SessionWorker::Schedule(const std::string& owner_id, const std::string& ses
   cv_.notify_one();
 }
 
-bool SessionWorker::Cancel(const std::string& execution_id) {
-  std::shared_ptr<Running> run;
-  {
-    std::lock_guard lock(mu_);
-    auto it = running_.find(execution_id);
-    if (it == running_.end()) return false;
-    run = it->second;
-  }
-  run->cancel_requested = true;
-  run->cancelled = true;
-  // The tools it waits for stop too (a process tool is killed).
-  std::set<std::string> open;
-  {
-    std::lock_guard lock(run->mu);
-    open = run->open_requests;
-  }
-  for (const auto& request_id : open) {
-    if (!host_) break;
-    model::BreadcrumbQuery query;
-    query.schema_name = std::string(model::kToolRequestSchema);
-    query.all_tags = {"request:" + request_id};
-    query.limit = 1;
-    auto found = store_.List("default", query);
-    if (found.ok() && !found->items.empty()) host_->CancelRunsOf(found->items.front().id);
-  }
-  return true;
+bool SessionWorker::Cancel(const std::string& owner_id, const std::string& execution_id) {
+  bool here = runs_.Find(owner_id, execution_id).has_value();
+  // The run and the tools it waits for stop (a process tool is killed, a stream aborted).
+  runs_.CancelTree(owner_id, execution_id);
+  return here;
 }
 
 void SessionWorker::Loop() {
@@ -231,13 +203,20 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
     }
   } unregister{*this, execution_id};
   ExecutionRecorder record(store_, ids_, clock_, stopping_, owner_id, session_id, execution_id);
+  auto input = LoadRunInput(store_, owner_id, fields, limits_);
+  if (!input.ok()) {
+    record.Fail(input.status().code() == StatusCode::kNotFound ? "not_found" : "invalid_definition",
+                input.status().message());
+    return true;
+  }
 
   bool resumed = Str(fields, "status") == "running";
   std::vector<store::WriteOp> started;
   started.push_back(record.Info(resumed ? "Execution resumed" : "Execution started", "execution.started"));
   // The first step starts with the execution (one write less per run).
   if (!resumed) started.push_back(record.Info("Step 1 started", "step.started", json::object{{"step", 1}}));
-  json::object start_changes;
+  json::object start_changes{
+      {"definition", json::object{{"id", input->definition_id}, {"version", input->definition_version}}}};
   if (!resumed) start_changes["started_at"] = FormatRfc3339Micros(clock_.NowMicros());
   if (Status moved = record.Move("running", std::move(start_changes), std::move(started)); !moved.ok()) {
     CAIRN_LOG_WARN("session execution {}: cannot start: {}", execution_id, moved.message());
@@ -245,17 +224,14 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
     // failing) would fail again at once: leave the session until it is scheduled again.
     return moved.code() == StatusCode::kConflict || moved.code() == StatusCode::kNotFound;
   }
-  auto input = LoadRunInput(store_, owner_id, fields, limits_);
-  if (!input.ok()) {
-    record.Fail(input.status().message());
-    return true;
-  }
-
-  exec::RunRequest request{ExecutionPath(execution_id), input->trigger_event, input->trigger, input->context,
-                           running->cancelled};
-  Observer observer(*this, session_id, execution_id, *running);
+  json::object in_flight = fields;
+  in_flight["status"] = "running";
+  exec::RunRegistry::Registration registration =
+      runs_.Add(owner_id, std::move(in_flight), input->trigger_event.breadcrumb_id, &running->cancelled);
+  exec::RunRequest request{execution_id, exec::Lineage{"", execution_id, 0, session_id}, input->trigger_event,
+                           input->trigger, input->context, running->cancelled};
+  Observer observer(*this, session_id, execution_id);
   exec::AgentRunOptions options;
-  options.execution_id = execution_id;
   options.observer = &observer;
   options.user_input = true;
   options.debug_snapshots = Str(fields, "snapshot_policy") == "debug";
@@ -264,14 +240,15 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   uint64_t token = watchdog_.Arm(exec::Watchdog::Clock::now() + std::chrono::milliseconds(input->definition.timeout_ms),
                                  &running->cancelled);
   exec::AgentOutcome outcome = run.Execute();
-  bool timed_out = watchdog_.Disarm(token) && !running->cancel_requested;
+  bool cancel_requested = registration.cancel_requested();
+  bool timed_out = watchdog_.Disarm(token) && !cancel_requested;
   {
     std::lock_guard lock(mu_);
-    if (stop_ && !running->cancel_requested) return false;  // shutdown: it continues after the next start
+    if (stop_ && !cancel_requested) return false;  // shutdown: it continues after the next start
   }
   const exec::AgentState& state = outcome.state;
   Status ended;
-  if (running->cancel_requested) {
+  if (cancel_requested) {
     std::vector<store::WriteOp> also;
     also.push_back(record.Info("Execution cancelled", "execution.cancelled"));
     ended = record.Move("cancelled",
@@ -281,9 +258,9 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
                         std::move(also), /*totals=*/true);
   } else if (timed_out && outcome.kind == exec::AgentOutcome::Kind::kError) {
     // The deadline stopped the run (an answer that came just in time is kept).
-    record.Fail("timed out after " + std::to_string(input->definition.timeout_ms) + " ms", state.usage);
+    record.Fail("timeout", "timed out after " + std::to_string(input->definition.timeout_ms) + " ms", state.usage);
   } else if (outcome.kind == exec::AgentOutcome::Kind::kError) {
-    record.Fail(outcome.code + ": " + outcome.message, state.usage);
+    record.Fail(outcome.code, outcome.message, state.usage);
   } else if (outcome.kind == exec::AgentOutcome::Kind::kPaused) {
     std::vector<store::WriteOp> also;
     also.push_back(store::WriteOp::Create(MessageDraft(session_id, ids_.Next(), "notification", outcome.question,
@@ -297,7 +274,7 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
                         std::move(also));
   } else {
     ended = record.Complete(outcome, fields, input->definition.agent_id, input->trigger_event);
-    if (!ended.ok() && ended.code() != StatusCode::kConflict) record.Fail("recording the answer failed: " + ended.message(), state.usage);
+    if (!ended.ok() && ended.code() != StatusCode::kConflict) record.Fail("internal", "recording the answer failed: " + ended.message(), state.usage);
   }
   if (!ended.ok()) CAIRN_LOG_WARN("session execution {}: recording its end failed: {}", execution_id, ended.message());
   return true;

@@ -37,8 +37,9 @@ namespace cairn::sessions {
 
 class SessionWorker {
  public:
-  // Everything passed in must outlive the worker. `host` (may be null) is asked to cancel the
-  // tool runs of a cancelled execution.
+  // Everything passed in must outlive the worker. Runs are registered in `host`'s RunRegistry
+  // (so cancelling one cancels the tool runs it caused), or in the worker's own when `host` is
+  // null.
   SessionWorker(store::Store& store, exec::AgentDeps deps, exec::ExecutorHost* host, const Clock& clock,
                 model::Limits limits, int workers);
   ~SessionWorker();  // Stop()s
@@ -49,8 +50,9 @@ class SessionWorker {
   Status Start();
   // The session may have work (new message, an answer).
   void Schedule(const std::string& owner_id, const std::string& session_id);
-  // Stops a running execution (it ends cancelled). False when it does not run here.
-  bool Cancel(const std::string& execution_id);
+  // Stops a running execution and its descendants (it ends cancelled). False when it does not
+  // run here.
+  bool Cancel(const std::string& owner_id, const std::string& execution_id);
   void Stop();
 
  private:
@@ -64,7 +66,8 @@ class SessionWorker {
 
   store::Store& store_;
   exec::AgentDeps deps_;
-  exec::ExecutorHost* host_;
+  exec::RunRegistry own_runs_;
+  exec::RunRegistry& runs_;
   const Clock& clock_;
   model::Limits limits_;
   int worker_count_;

@@ -113,8 +113,8 @@ TEST_F(e2e_agents, ToolCallThenAnswerStreaming) {
   // The run is recorded with its usage and steps; its snapshots hold the conversation.
   json::object execution = tools().AwaitExecution(id);
   EXPECT_EQ(StringAt(ContextOf(execution), "status"), "completed");
-  EXPECT_EQ(IntAt(ContextOf(execution), "steps"), 2);
-  std::string execution_id = StringAt(ContextOf(execution), "execution_id");
+  EXPECT_EQ(IntAt(ContextOf(execution), "step_count"), 2);
+  std::string execution_id = StringAt(ContextOf(execution), "id");
   EXPECT_EQ(StringAt(ContextOf(answer), "execution_id"), execution_id);
   auto snapshots = ListAll("schema_name=agent.snapshot.v1&tag=execution:" + execution_id + "&include_context=true");
   ASSERT_GE(snapshots.size(), 3u);  // reply with the call, the tool's answer, the final reply

@@ -233,7 +233,7 @@ TEST_F(e2e_sessions, MessageRunsTheAgentAndTheStreamTellsEverythingInOrder) {
   EXPECT_TRUE(execution.contains("input") && Mentions(execution.at("input"), "Porto")) << JsonText(execution);
   EXPECT_EQ(StringAt(execution, "user_id"), "u1") << JsonText(execution);
   EXPECT_EQ(StringAt(execution, "snapshot_policy"), "final") << JsonText(execution);
-  EXPECT_TRUE(IsNull(execution, "error_message")) << JsonText(execution);
+  EXPECT_TRUE(IsNull(execution, "error")) << JsonText(execution);
   int64_t created_at = MicrosAt(execution, "created_at"), started_at = MicrosAt(execution, "started_at"),
           completed_at = MicrosAt(execution, "completed_at");
   EXPECT_GT(created_at, 0) << JsonText(execution);
@@ -329,10 +329,10 @@ TEST_F(e2e_sessions, MessageRunsTheAgentAndTheStreamTellsEverythingInOrder) {
   EXPECT_NE(StringAt(tool_messages[0], "content").find("ping"), std::string::npos);
 
   // GET /executions filtered by session.
-  auto listed = ListEvery("/executions?session_id=" + sid);
+  auto listed = ListEvery("/executions?kind=agent&session_id=" + sid);
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(StringAt(listed[0], "id"), p.execution_id);
-  EXPECT_EQ(ListEvery("/executions?session_id=" + sid + "&status=failed").size(), 0u);
+  EXPECT_EQ(ListEvery("/executions?kind=agent&session_id=" + sid + "&status=failed").size(), 0u);
 }
 
 // ---- resuming the stream ------------------------------------------------------------------------
@@ -549,7 +549,7 @@ TEST_F(e2e_sessions_user_input, AMessageInTheSessionWhilePausedIsTheAnswer) {
   auto tool_messages = ToolMessagesOf(requests[1]);
   ASSERT_EQ(tool_messages.size(), 1u);
   EXPECT_NE(StringAt(tool_messages[0], "content").find("From Lisbon"), std::string::npos) << JsonText(tool_messages[0]);
-  EXPECT_EQ(ListEvery("/executions?session_id=" + sid_).size(), 1u) << "no second execution";
+  EXPECT_EQ(ListEvery("/executions?kind=agent&session_id=" + sid_).size(), 1u) << "no second execution";
   auto users = Messages(sid_, "roles=user");
   ASSERT_EQ(users.size(), 2u);
   EXPECT_EQ(StringAt(users[1], "content"), "From Lisbon, please");
@@ -766,9 +766,9 @@ TEST_F(e2e_sessions_policy, EnqueueRunsTheSecondMessageAfterTheFirst) {
   EXPECT_EQ(IntAt(ObjAt(session, "token_usage"), "total"),
             IntAt(ObjAt(ea, "token_usage"), "total") + IntAt(ObjAt(eb, "token_usage"), "total"))
       << JsonText(session);
-  auto listed = ListEvery("/executions?session_id=" + sid, 1);
+  auto listed = ListEvery("/executions?kind=agent&session_id=" + sid, 1);
   EXPECT_EQ(IdsOf(listed), (std::vector<std::string>{b.execution_id, a.execution_id})) << "newest first";
-  EXPECT_EQ(ListEvery("/executions?session_id=" + sid + "&status=completed").size(), 2u);
+  EXPECT_EQ(ListEvery("/executions?kind=agent&session_id=" + sid + "&status=completed").size(), 2u);
 }
 
 TEST_F(e2e_sessions_policy, RejectRefusesAMessageWhileOneRunsAndWritesNothing) {
@@ -787,7 +787,7 @@ TEST_F(e2e_sessions_policy, RejectRefusesAMessageWhileOneRunsAndWritesNothing) {
   ASSERT_TRUE(end);
   EXPECT_EQ(end->event_type, "execution.cancelled");
 
-  EXPECT_EQ(ListEvery("/executions?session_id=" + sid).size(), 1u);
+  EXPECT_EQ(ListEvery("/executions?kind=agent&session_id=" + sid).size(), 1u);
   auto users = Messages(sid, "roles=user");
   ASSERT_EQ(users.size(), 1u);
   for (const auto& m : ListAll("schema_name=agent.session.message.v1&include_context=true")) {
@@ -845,7 +845,7 @@ TEST_F(e2e_sessions, AFailingModelFailsTheExecutionSayingWhy) {
   EXPECT_FALSE(end->content.empty());
   json::object execution = GetExecution(p.execution_id);
   EXPECT_EQ(StringAt(execution, "status"), "failed");
-  std::string error = StringAt(execution, "error_message");
+  std::string error = StringAt(ObjAt(execution, "error"), "message");
   EXPECT_NE(error.find("500"), std::string::npos) << error;
   EXPECT_NE(error.find("the model exploded"), std::string::npos) << error;
   EXPECT_GT(MicrosAt(execution, "completed_at"), 0) << JsonText(execution);
@@ -874,7 +874,7 @@ TEST_F(e2e_sessions, AnUnauthorizedModelFailsAtOnce) {
   auto end = stream.AwaitEnd(p.execution_id);
   ASSERT_TRUE(end);
   EXPECT_EQ(end->event_type, "execution.failed");
-  std::string error = StringAt(GetExecution(p.execution_id), "error_message");
+  std::string error = StringAt(ObjAt(GetExecution(p.execution_id), "error"), "message");
   EXPECT_NE(error.find("401"), std::string::npos) << error;
   EXPECT_NE(error.find("Incorrect API key"), std::string::npos) << error;
   EXPECT_EQ(LlmRequests().size(), 1u) << "a 401 is not retried";
@@ -888,7 +888,7 @@ TEST_F(e2e_sessions, AnUnknownAgentFailsTheExecutionSayingSo) {
   auto end = stream.AwaitEnd(p.execution_id);
   ASSERT_TRUE(end);
   EXPECT_EQ(end->event_type, "execution.failed");
-  std::string error = StringAt(GetExecution(p.execution_id), "error_message");
+  std::string error = StringAt(ObjAt(GetExecution(p.execution_id), "error"), "message");
   EXPECT_NE(error.find("ghost-agent"), std::string::npos) << error;
   EXPECT_TRUE(LlmRequests().empty());
 }

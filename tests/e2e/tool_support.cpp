@@ -158,7 +158,11 @@ json::object ToolClient::AwaitResponse(const std::string& request_id, std::chron
 json::object ToolClient::AwaitExecution(const std::string& trigger_id, std::chrono::milliseconds timeout) {
   return AwaitEvent(
       "agent.execution.v1",
-      [&](const json::object& e) { return StringAt(ContextOf(e), "trigger_id") == trigger_id; }, timeout);
+      [&](const json::object& e) {
+        const json::value* trigger = ContextOf(e).if_contains("trigger");
+        return trigger && trigger->is_object() && StringAt(trigger->as_object(), "breadcrumb_id") == trigger_id;
+      },
+      timeout);
 }
 
 std::vector<json::object> ToolClient::Created(const std::string& schema,

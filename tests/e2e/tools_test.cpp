@@ -105,10 +105,14 @@ TEST_F(e2e_tools, EchoAnswersWithATaggedTracedResponseAndACompletedExecution) {
   const json::object& record = records[0];
   EXPECT_EQ(StringAt(ContextOf(record), "status"), "completed");
   EXPECT_EQ(IntAt(ContextOf(record), "attempt"), 1);
-  EXPECT_EQ(StringAt(ContextOf(record), "trigger_id"), id);
-  EXPECT_EQ(StringAt(ContextOf(record), "name"), "echo");
-  EXPECT_TRUE(StringAt(record, "path").starts_with("executions/") && StringAt(record, "path").ends_with("/" + id + "/1"))
-      << StringAt(record, "path");
+  EXPECT_EQ(StringAt(ContextOf(record).at("trigger").as_object(), "breadcrumb_id"), id);
+  EXPECT_EQ(StringAt(ContextOf(record), "kind"), "tool");
+  EXPECT_EQ(StringAt(ContextOf(record), "executor"), "echo");
+  EXPECT_EQ(StringAt(record, "path"), "executions/" + StringAt(ContextOf(record), "id"));
+  // The same record through the executions API.
+  Response got = client().Get("/executions/" + StringAt(ContextOf(record), "id"));
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(StringAt(got.Json().as_object(), "status"), "completed");
 
   // A request_id chosen by the caller is what the answer carries.
   json::object mine = Call("echo", json::object{{"k", 2}}, {{"request_id", "my-call-1"}});
@@ -487,7 +491,7 @@ TEST_F(e2e_tools, ProcessFailuresAreErrorAnswers) {
   EXPECT_NE(ErrorMessageOf(r).find("SIGSEGV"), std::string::npos) << ErrorMessageOf(r);
   json::object record = tools().AwaitExecution(crashes);
   EXPECT_EQ(StringAt(ContextOf(record), "status"), "failed");
-  EXPECT_NE(StringAt(ContextOf(record), "error").find("SIGSEGV"), std::string::npos) << JsonText(record);
+  EXPECT_NE(StringAt(ContextOf(record).at("error").as_object(), "message").find("SIGSEGV"), std::string::npos) << JsonText(record);
 
   r = tools().AwaitResponse(garbles);
   EXPECT_EQ(StatusOf(r), "error");

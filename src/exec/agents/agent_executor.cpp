@@ -1,20 +1,10 @@
 #include "exec/agents/agent_executor.h"
 
-#include <cstdio>
-
 #include "exec/agents/agent_run.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
 namespace {
-
-uint64_t Fnv1a(std::string_view text, uint64_t hash) {
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
 
 // The request the response answers: the trigger's context.request_id, else the trigger's id.
 std::string RequestIdOf(const model::Event& trigger) {
@@ -25,6 +15,8 @@ std::string RequestIdOf(const model::Event& trigger) {
 json::object UsageJson(const llm::Usage& usage) {
   return json::object{{"prompt", usage.prompt}, {"completion", usage.completion}, {"total", usage.total}};
 }
+
+json::value OrNull(const std::string& text) { return text.empty() ? json::value(nullptr) : json::value(text); }
 
 std::vector<std::string> ResponseTags(const model::AgentDefinition& def, const model::Event& trigger,
                                       const std::string& request_id) {
@@ -63,32 +55,26 @@ RunResult ResponseFor(const model::AgentDefinition& def, const model::Event& tri
     if (outcome.kind == AgentOutcome::Kind::kError) {
       context["error"] = json::object{{"code", outcome.code}, {"message", outcome.message}};
       result.failed = true;
-      result.error_message = outcome.code + ": " + outcome.message;
+      result.error_code = outcome.code;
+      result.error_message = outcome.message;
     } else {
       context["message"] = outcome.message;
     }
     if (!outcome.stop_reason.empty()) context["stop_reason"] = outcome.stop_reason;
     d.context = std::move(context);
   }
-  result.execution_fields = json::object{{"execution_id", execution_id},
-                                         {"agent_id", def.agent_id},
-                                         {"model", outcome.model},
-                                         {"steps", state.step},
-                                         {"usage", UsageJson(state.usage)},
-                                         {"last_snapshot_id", state.last_snapshot_id}};
-  if (!outcome.stop_reason.empty()) result.execution_fields["stop_reason"] = outcome.stop_reason;
+  result.step_count = state.step;
+  result.token_usage = TokenUsage{state.usage.prompt, state.usage.completion, state.usage.total};
+  result.last_snapshot_id = state.last_snapshot_id;
+  if (outcome.kind != AgentOutcome::Kind::kError) {
+    result.output = outcome.output.is_null() ? json::value(json::object{{"content", outcome.message}}) : outcome.output;
+  }
+  result.metadata = json::object{{"model", OrNull(outcome.model)}};
+  if (!outcome.stop_reason.empty()) result.metadata["stop_reason"] = outcome.stop_reason;
   return result;
 }
 
 }  // namespace
-
-std::string AgentExecutionId(const std::string& owner_id, const std::string& execution_path) {
-  std::string key = owner_id + "\n" + execution_path;
-  char out[33];
-  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(Fnv1a(key, 14695981039346656037ULL)),
-                static_cast<unsigned long long>(Fnv1a(key, 0x9e3779b97f4a7c15ULL)));
-  return out;
-}
 
 AgentExecutor::AgentExecutor(model::AgentDefinition definition, AgentDeps deps)
     : definition_(std::move(definition)), deps_(std::move(deps)) {}
@@ -105,8 +91,7 @@ RunResult AgentExecutor::Refuse(const RunRequest& request, const std::string& co
   outcome.code = code;
   outcome.message = message;
   outcome.model = definition_.model;
-  std::string execution_id = AgentExecutionId(request.trigger_event.owner_id, request.execution_path);
-  return ResponseFor(definition_, request.trigger_event, execution_id, outcome);
+  return ResponseFor(definition_, request.trigger_event, request.execution_id, outcome);
 }
 
 }  // namespace cairn::exec

@@ -49,10 +49,6 @@ struct AgentDeps {
   ModelResolver resolve_model;
 };
 
-// The execution id of a run: a stable 32-hex-digit id of (owner, execution path), the same for
-// every attempt of the run.
-std::string AgentExecutionId(const std::string& owner_id, const std::string& execution_path);
-
 class AgentExecutor final : public Executor {
  public:
   AgentExecutor(model::AgentDefinition definition, AgentDeps deps);

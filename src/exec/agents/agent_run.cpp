@@ -60,9 +60,7 @@ AgentRun::AgentRun(const model::AgentDefinition& definition, const AgentDeps& de
       deps_(deps),
       request_(request),
       options_(std::move(options)),
-      execution_id_(options_.execution_id.empty()
-                        ? AgentExecutionId(request.trigger_event.owner_id, request.execution_path)
-                        : options_.execution_id),
+      execution_id_(request.execution_id),
       actor_("agent:" + definition.agent_id) {
   if (options_.agent_name.empty()) options_.agent_name = def_.agent_id;
 }
@@ -232,7 +230,7 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
   snapshot.trace = ChildTrace(request_.trigger_event);
   snapshot.context = json::object{
       {"agent_execution_id", execution_id_},
-      {"execution_path", request_.execution_path},
+      {"execution_path", ExecutionRecordPath(execution_id_)},
       {"parent_snapshot_id", state_.last_snapshot_id.empty() ? json::value(nullptr) : json::value(state_.last_snapshot_id)},
       {"agent_id", def_.agent_id},
       {"agent_name", options_.agent_name},
@@ -319,8 +317,10 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
         draft.title = call.name + " request";
         draft.tags = {"tool:request", "request:" + pending.request_id, "agent:" + def_.agent_id};
         for (const auto& tag : SessionTags()) draft.tags.push_back("session-activity:" + tag.substr(8));
-        draft.context = json::object{{"tool", call.name}, {"input", std::move(input).value()},
-                                     {"request_id", pending.request_id}, {"requested_by", actor_}};
+        json::object context{{"tool", call.name}, {"input", std::move(input).value()},
+                             {"request_id", pending.request_id}, {"requested_by", actor_}};
+        AddRequesterLineage(context, execution_id_, request_.lineage);
+        draft.context = std::move(context);
         requests.push_back(std::move(draft));
       }
     }

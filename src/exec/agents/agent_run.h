@@ -37,7 +37,6 @@ class AgentRunObserver {
 };
 
 struct AgentRunOptions {
-  std::string execution_id;              // empty: derived from the execution path (AgentExecutionId)
   AgentRunObserver* observer = nullptr;  // may be null
   // Offer and honour the user_input tool {question}: the run pauses (kPaused) until a
   // tool.response.v1 answers the call's request id.

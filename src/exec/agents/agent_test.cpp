@@ -139,13 +139,5 @@ TEST(AgentStateTest, DeltasResolveToTheFullState) {
   EXPECT_FALSE(StateFromJson(reader.records["s5"].at("state")).ok());
 }
 
-TEST(AgentExecutionIdTest, StablePerRunAndDifferentAcrossRuns) {
-  std::string a = AgentExecutionId("default", "executions/exec:x/t1/1");
-  EXPECT_EQ(a.size(), 32u);
-  EXPECT_EQ(a, AgentExecutionId("default", "executions/exec:x/t1/1"));
-  EXPECT_NE(a, AgentExecutionId("default", "executions/exec:x/t1/2"));
-  EXPECT_NE(a, AgentExecutionId("acme", "executions/exec:x/t1/1"));
-}
-
 }  // namespace
 }  // namespace cairn::exec

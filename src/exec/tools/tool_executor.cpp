@@ -35,12 +35,14 @@ RunResult ToolResponse(const std::string& tool, const std::string& request_id, c
   if (outcome.ok()) {
     context["status"] = "success";
     context["output"] = outcome.value();
+    result.output = outcome.value();
   } else {
     std::string code = error_code.empty() ? std::string(StatusCodeName(outcome.status().code())) : error_code;
     context["status"] = "error";
     context["error"] = json::object{{"code", code}, {"message", outcome.status().message()}};
     result.failed = true;
-    result.error_message = code + ": " + outcome.status().message();
+    result.error_code = code;
+    result.error_message = outcome.status().message();
   }
   context["duration_ms"] = duration_ms;
   d.context = std::move(context);

@@ -1,0 +1,166 @@
+#include "exec/execution_index.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "base/time_format.h"
+#include "exec/execution_record.h"
+
+namespace cairn::exec {
+namespace json = boost::json;
+namespace {
+
+constexpr size_t kMaxIdBytes = 128;
+
+std::string Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : "";
+}
+
+bool Matches(const json::object& record, const ExecutionListFilter& f) {
+  auto is = [&](const std::optional<std::string>& want, std::string_view field) {
+    return !want || Str(record, field) == *want;
+  };
+  return is(f.kind, "kind") && is(f.executor, "executor") && is(f.status, "status") && is(f.session_id, "session_id") &&
+         is(f.parent, "parent_execution_id") && is(f.root, "root_execution_id") && is(f.user_id, "user_id");
+}
+
+Result<std::optional<model::Breadcrumb>> FindRecord(store::Store& store, const std::string& owner_id,
+                                                    const std::string& id) {
+  if (id.empty() || id.size() > kMaxIdBytes) return std::optional<model::Breadcrumb>();
+  model::BreadcrumbQuery query;
+  query.path = ExecutionRecordPath(id);
+  query.include_context = true;
+  query.limit = 1;
+  CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(owner_id, query));
+  if (page.items.empty() || page.items.front().schema_name != kExecutionSchema ||
+      !page.items.front().context.is_object()) {
+    return std::optional<model::Breadcrumb>();
+  }
+  return std::optional<model::Breadcrumb>(std::move(page.items.front()));
+}
+
+json::object Node(const json::object& record) {
+  json::object node;
+  for (const char* key : {"id", "kind", "executor", "status", "depth", "parent_execution_id", "session_id",
+                          "started_at", "completed_at", "duration_ms", "token_usage", "error"}) {
+    const json::value* v = record.if_contains(key);
+    node[key] = v ? *v : json::value(nullptr);
+  }
+  return node;
+}
+
+}  // namespace
+
+json::object ExecutionRecordView(const model::Breadcrumb& crumb) {
+  json::object view = crumb.context.is_object() ? crumb.context.as_object() : json::object{};
+  if (!view.contains("created_at") || view.at("created_at").is_null()) view["created_at"] = FormatRfc3339Micros(crumb.created_at);
+  view["updated_at"] = FormatRfc3339Micros(crumb.updated_at);
+  return view;
+}
+
+Result<ExecutionPage> ExecutionIndex::List(const std::string& owner_id, const ExecutionListFilter& filter) {
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(kExecutionSchema);
+  query.all_tags = {"execution"};
+  auto tag = [&](const std::optional<std::string>& value, const char* prefix) {
+    if (value) query.all_tags.push_back(prefix + *value);
+  };
+  tag(filter.kind, "kind:");
+  tag(filter.executor, "executor:");
+  tag(filter.status, "status:");
+  tag(filter.session_id, "session:");
+  tag(filter.parent, "parent:");
+  tag(filter.root, "root:");
+  if (filter.user_id) {
+    query.context_match.push_back(model::ContextRule{"$.user_id", model::RuleOp::kEq, json::value(*filter.user_id)});
+  }
+  query.include_context = true;
+  query.limit = filter.limit;
+  query.cursor = filter.cursor;
+  CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(owner_id, query));
+  ExecutionPage out;
+  if (!filter.cursor) {
+    std::vector<json::object> running = runs_.InFlight(owner_id);
+    for (auto& record : running) {
+      if (!Matches(record, filter)) continue;
+      auto stored = FindRecord(store_, owner_id, Str(record, "id"));
+      if (stored.ok() && !*stored) out.items.push_back(std::move(record));  // not recorded yet
+    }
+  }
+  for (const auto& crumb : page.items) out.items.push_back(ExecutionRecordView(crumb));
+  out.next_cursor = page.next_cursor;
+  return out;
+}
+
+Result<json::object> ExecutionIndex::Get(const std::string& owner_id, const std::string& id) {
+  CAIRN_ASSIGN_OR_RETURN(std::optional<model::Breadcrumb> stored, FindRecord(store_, owner_id, id));
+  if (stored) return ExecutionRecordView(*stored);
+  if (auto running = runs_.Find(owner_id, id)) return *running;
+  return Status::NotFound("execution " + id + " not found");
+}
+
+Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std::string& id) {
+  CAIRN_ASSIGN_OR_RETURN(json::object top, Get(owner_id, id));
+  std::string root = Str(top, "root_execution_id");
+  if (root.empty()) root = id;
+  // Every execution of the tree, stored or in flight (a stored record wins: it is the newer).
+  std::map<std::string, json::object> all;
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(kExecutionSchema);
+  query.all_tags = {"root:" + root};
+  query.include_context = true;
+  query.order = model::SortOrder::kOldestFirst;
+  query.limit = kMaxTreeNodes + 1;
+  CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(owner_id, query));
+  bool truncated = page.items.size() > kMaxTreeNodes;
+  for (const auto& crumb : page.items) {
+    json::object view = ExecutionRecordView(crumb);
+    all[Str(view, "id")] = std::move(view);
+  }
+  for (auto& record : runs_.InFlight(owner_id, root)) all.try_emplace(Str(record, "id"), std::move(record));
+  std::multimap<std::string, const json::object*> by_parent;
+  for (const auto& [child_id, record] : all) by_parent.emplace(Str(record, "parent_execution_id"), &record);
+
+  // Depth-first from `id`, children ordered by when they started.
+  size_t nodes = 0;
+  std::set<std::string> seen{id};
+  auto children_of = [&](auto& self, const std::string& parent) -> json::array {
+    std::vector<const json::object*> kids;
+    auto [begin, end] = by_parent.equal_range(parent);
+    for (auto it = begin; it != end; ++it) kids.push_back(it->second);
+    std::sort(kids.begin(), kids.end(), [](const json::object* a, const json::object* b) {
+      return std::make_pair(Str(*a, "started_at"), Str(*a, "id")) < std::make_pair(Str(*b, "started_at"), Str(*b, "id"));
+    });
+    json::array out;
+    for (const json::object* kid : kids) {
+      std::string kid_id = Str(*kid, "id");
+      if (!seen.insert(kid_id).second) continue;  // a malformed cycle
+      if (++nodes > kMaxTreeNodes) {
+        truncated = true;
+        break;
+      }
+      json::object node = Node(*kid);
+      node["children"] = self(self, kid_id);
+      out.push_back(std::move(node));
+    }
+    return out;
+  };
+  top["children"] = children_of(children_of, id);
+  top["truncated"] = truncated;
+  return top;
+}
+
+Result<json::object> ExecutionIndex::Cancel(const std::string& owner_id, const std::string& id) {
+  CAIRN_ASSIGN_OR_RETURN(json::object record, Get(owner_id, id));
+  std::string status = Str(record, "status");
+  if (!IsActiveStatus(status)) return Status::Conflict("execution " + id + " is " + status + "; it cannot be cancelled");
+  if (runs_.CancelTree(owner_id, id) == 0) {
+    return Status::Conflict("execution " + id + " is not running in this process");
+  }
+  record["cancel_requested"] = true;
+  return record;
+}
+
+}  // namespace cairn::exec

@@ -1,0 +1,153 @@
+#include "exec/run_registry.h"
+
+#include <algorithm>
+#include <set>
+
+namespace cairn::exec {
+namespace json = boost::json;
+namespace {
+
+constexpr size_t kRemembered = 1024;
+
+std::string Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : "";
+}
+
+std::string Key(const std::string& owner_id, const std::string& id) { return owner_id + "\n" + id; }
+
+}  // namespace
+
+struct RunRegistry::Run {
+  std::string owner_id;
+  std::string trigger_id;
+  json::object record;
+  std::atomic<bool>* cancel = nullptr;
+  std::atomic<bool> requested{false};
+
+  void Cancel() {
+    requested = true;
+    cancel->store(true);
+  }
+};
+
+RunRegistry::Registration::Registration(Registration&& other) noexcept
+    : registry_(std::exchange(other.registry_, nullptr)), run_(std::move(other.run_)) {}
+
+RunRegistry::Registration& RunRegistry::Registration::operator=(Registration&& other) noexcept {
+  if (this != &other) {
+    if (registry_ && run_) registry_->Remove(run_);
+    registry_ = std::exchange(other.registry_, nullptr);
+    run_ = std::move(other.run_);
+  }
+  return *this;
+}
+
+RunRegistry::Registration::~Registration() {
+  if (registry_ && run_) registry_->Remove(run_);
+}
+
+bool RunRegistry::Registration::cancel_requested() const { return run_ && run_->requested; }
+
+RunRegistry::Registration RunRegistry::Add(const std::string& owner_id, json::object record,
+                                           const std::string& trigger_id, std::atomic<bool>* cancel) {
+  auto run = std::make_shared<Run>();
+  run->owner_id = owner_id;
+  run->trigger_id = trigger_id;
+  run->cancel = cancel;
+  std::string id = Str(record, "id");
+  std::string parent = Str(record, "parent_execution_id");
+  std::string root = Str(record, "root_execution_id");
+  run->record = std::move(record);
+  std::lock_guard lock(mu_);
+  bool cancelled = (!trigger_id.empty() && Contains(cancelled_triggers_, trigger_id)) ||
+                   Contains(cancelled_executions_, Key(owner_id, id)) ||
+                   (!parent.empty() && Contains(cancelled_executions_, Key(owner_id, parent))) ||
+                   (!root.empty() && Contains(cancelled_executions_, Key(owner_id, root)));
+  // An ancestor between parent and root may be the cancelled one: walk the chain in flight.
+  for (std::string up = parent; !cancelled && !up.empty();) {
+    auto it = by_id_.find(Key(owner_id, up));
+    if (it == by_id_.end()) break;
+    cancelled = it->second->requested;
+    up = Str(it->second->record, "parent_execution_id");
+  }
+  if (cancelled) run->Cancel();
+  by_id_.emplace(Key(owner_id, id), run);
+  return Registration(this, std::move(run));
+}
+
+void RunRegistry::Remove(const std::shared_ptr<Run>& run) {
+  std::lock_guard lock(mu_);
+  auto [begin, end] = by_id_.equal_range(Key(run->owner_id, Str(run->record, "id")));
+  for (auto it = begin; it != end; ++it) {
+    if (it->second == run) {
+      by_id_.erase(it);
+      return;
+    }
+  }
+}
+
+size_t RunRegistry::CancelTrigger(const std::string& trigger_id) {
+  std::lock_guard lock(mu_);
+  size_t told = 0;
+  for (auto& [key, run] : by_id_) {
+    if (run->trigger_id == trigger_id) {
+      run->Cancel();
+      ++told;
+    }
+  }
+  if (told == 0) Remember(cancelled_triggers_, trigger_id);
+  return told;
+}
+
+size_t RunRegistry::CancelTree(const std::string& owner_id, const std::string& execution_id) {
+  std::lock_guard lock(mu_);
+  Remember(cancelled_executions_, Key(owner_id, execution_id));
+  // Descendants in flight: every run whose parent is in the tree, until no more join.
+  std::set<std::string> tree{execution_id};
+  size_t told = 0;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto& [key, run] : by_id_) {
+      if (run->owner_id != owner_id) continue;
+      std::string id = Str(run->record, "id");
+      if (tree.count(id) && run->requested) continue;
+      if (tree.count(id) || tree.count(Str(run->record, "parent_execution_id"))) {
+        if (!run->requested) ++told;
+        run->Cancel();
+        grew = tree.insert(id).second || grew;
+      }
+    }
+  }
+  return told;
+}
+
+std::optional<json::object> RunRegistry::Find(const std::string& owner_id, const std::string& execution_id) const {
+  std::lock_guard lock(mu_);
+  auto it = by_id_.find(Key(owner_id, execution_id));
+  if (it == by_id_.end()) return std::nullopt;
+  return it->second->record;
+}
+
+std::vector<json::object> RunRegistry::InFlight(const std::string& owner_id, const std::string& root_execution_id) const {
+  std::lock_guard lock(mu_);
+  std::vector<json::object> out;
+  for (const auto& [key, run] : by_id_) {
+    if (run->owner_id != owner_id) continue;
+    if (!root_execution_id.empty() && Str(run->record, "root_execution_id") != root_execution_id) continue;
+    out.push_back(run->record);
+  }
+  return out;
+}
+
+void RunRegistry::Remember(std::deque<std::string>& ids, const std::string& id) {
+  if (Contains(ids, id)) return;
+  ids.push_back(id);
+  if (ids.size() > kRemembered) ids.pop_front();
+}
+
+bool RunRegistry::Contains(const std::deque<std::string>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+}  // namespace cairn::exec
