@@ -154,7 +154,40 @@ Result<exec::ExecutionListFilter> ParseExecutionFilter(const QueryParams& query,
   return filter;
 }
 
+namespace {
+
+// The end of a run that descends from one of the session's runs (a tool its agent called):
+// recorded once, when it ends.
+std::optional<json::object> DescendantPayload(const std::string& session_id, const model::Event& event) {
+  const json::value* parent = Field(event.context, "parent_execution_id");
+  if (!parent || !parent->is_string() || parent->get_string().empty()) return std::nullopt;  // the session's own
+  auto text = [&](std::string_view key) {
+    const json::value* v = Field(event.context, key);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  std::string status = text("status");
+  if (status.empty()) return std::nullopt;
+  json::object metadata;
+  for (const char* key : {"kind", "executor", "status", "depth", "root_execution_id", "duration_ms", "error", "token_usage"}) {
+    metadata[key] = ValueOr(Field(event.context, key), nullptr);
+  }
+  return json::object{{"session_id", session_id},
+                      {"message_id", ""},
+                      {"execution_id", ValueOr(Field(event.context, "id"), nullptr)},
+                      {"parent_execution_id", *parent},
+                      {"event_type", "execution." + status},
+                      {"role", "info"},
+                      {"content", text("kind") + " " + text("executor") + " " + status},
+                      {"metadata", std::move(metadata)},
+                      {"timestamp", event.at}};
+}
+
+}  // namespace
+
 std::optional<json::object> SessionMessagePayload(const std::string& session_id, const model::Event& event) {
+  if (event.type == "breadcrumb.created" && event.schema_name == exec::kExecutionSchema) {
+    return DescendantPayload(session_id, event);
+  }
   if (event.type != "breadcrumb.created" || event.schema_name != sessions::kMessageSchema) return std::nullopt;
   const json::value* role = Field(event.context, "role");
   const json::value* metadata = Field(event.context, "metadata");
@@ -173,6 +206,7 @@ std::optional<json::object> SessionMessagePayload(const std::string& session_id,
   return json::object{{"session_id", session_id},
                       {"message_id", has_id ? *id : json::value(event.breadcrumb_id)},
                       {"execution_id", has_execution ? *execution_id : json::value(nullptr)},
+                      {"parent_execution_id", nullptr},  // messages are the session runs' own (roots)
                       {"event_type", event_type},
                       {"role", ValueOr(role, nullptr)},
                       {"content", ValueOr(Field(event.context, "content"), nullptr)},
@@ -185,6 +219,7 @@ json::object SessionTokenPayload(const std::string& session_id, const bus::Ephem
   return json::object{{"session_id", session_id},
                       {"message_id", ""},
                       {"execution_id", data("execution_id")},
+                      {"parent_execution_id", nullptr},
                       {"event_type", model::kAgentTokenEventType},
                       {"role", "assistant"},
                       {"content", ValueOr(event.data.if_contains("delta"), "")},
@@ -198,7 +233,9 @@ std::shared_ptr<SseSpec> SessionStreamSpec(const std::string& owner_id, const st
   spec->owner_id = owner_id;
   spec->after_seq = after_seq;
   // No schema_name condition: it would never match a token (sse_stream.h). The stored view keeps
-  // only the messages among the session's events (the session and its executions carry the tag too).
+  // the messages among the session's events and the ends of the runs descending from the
+  // session's runs (the session and its own runs carry the tag too; their changes are told by
+  // the messages written with them).
   spec->selector.all_tags = {"session:" + session_id};
   spec->selector.types = {"breadcrumb.created", std::string(model::kAgentTokenEventType)};
   spec->stored_view = [session_id](const model::Event& event) { return SessionMessagePayload(session_id, event); };

@@ -12,8 +12,13 @@
 // (breadcrumb.created and agent.token) with its own views: a stored message
 // (agent.session.message.v1) becomes
 //   id: <seq>
-//   data: {session_id, message_id, execution_id, event_type, role, content, metadata, timestamp}
-// and an agent.token the same payload without id (event_type "agent.token", content the delta).
+//   data: {session_id, message_id, execution_id, parent_execution_id (null), event_type, role,
+//          content, metadata, timestamp}
+// the end of a run descending from a session run (its agent.execution.v1 record, written when
+// it ends) the same shape with parent_execution_id set, event_type execution.<status>, role
+// info and metadata {kind, executor, status, depth, root_execution_id, duration_ms, error,
+// token_usage}; an agent.token the same payload without id (event_type "agent.token", content
+// the delta).
 #pragma once
 
 #include <boost/json/object.hpp>
@@ -48,8 +53,9 @@ std::shared_ptr<SseSpec> SessionStreamSpec(const std::string& owner_id, const st
                                            int64_t after_seq);
 
 // The payload of a stored event of the session: nullopt unless it is the creation of a session
-// message (schema agent.session.message.v1, type breadcrumb.created). `message_id` is the
-// message's id (context.id; the breadcrumb id only when that is missing).
+// message (schema agent.session.message.v1, type breadcrumb.created) or of the record of a
+// descendant run (agent.execution.v1 with a parent). `message_id` is the message's id
+// (context.id; the breadcrumb id only when that is missing), "" for a run.
 std::optional<boost::json::object> SessionMessagePayload(const std::string& session_id, const model::Event& event);
 
 // The payload of an agent.token event of the session.

@@ -151,6 +151,7 @@ TEST(SessionPayloadTest, AStoredMessage) {
   EXPECT_EQ(*payload, (json::object{{"session_id", "s1"},
                                     {"message_id", "msg-1"},  // the message's id, not the breadcrumb's
                                     {"execution_id", "x1"},
+                                    {"parent_execution_id", nullptr},
                                     {"event_type", "message.created"},
                                     {"role", "user"},
                                     {"content", "hi"},
@@ -185,6 +186,20 @@ TEST(SessionPayloadTest, EventTypeComesFromInfoAndNotificationMetadataOnly) {
   EXPECT_EQ(bare->at("execution_id"), nullptr);
 }
 
+TEST(SessionPayloadTest, TheEndOfADescendantRunNamesItAndItsParent) {
+  json::object record{{"id", "t1"}, {"kind", "tool"}, {"executor", "echo"}, {"status", "completed"},
+                      {"parent_execution_id", "x1"}, {"root_execution_id", "x1"}, {"depth", 1}};
+  auto payload = SessionMessagePayload("s1", MessageEvent(record, std::string(sessions::kExecutionSchema)));
+  ASSERT_TRUE(payload.has_value());
+  EXPECT_EQ(payload->at("execution_id"), "t1");
+  EXPECT_EQ(payload->at("parent_execution_id"), "x1");
+  EXPECT_EQ(payload->at("event_type"), "execution.completed");
+  EXPECT_EQ(payload->at("metadata").at("executor"), "echo");
+  // The session's own runs are told by their messages, not by their records.
+  record["parent_execution_id"] = nullptr;
+  EXPECT_FALSE(SessionMessagePayload("s1", MessageEvent(record, std::string(sessions::kExecutionSchema))));
+}
+
 TEST(SessionPayloadTest, OnlyCreatedMessagesAreSessionEvents) {
   EXPECT_FALSE(SessionMessagePayload("s1", MessageEvent({}, std::string(sessions::kSessionSchema))));
   EXPECT_FALSE(SessionMessagePayload("s1", MessageEvent({}, std::string(sessions::kExecutionSchema))));
@@ -206,6 +221,7 @@ TEST(SessionPayloadTest, AToken) {
   EXPECT_EQ(SessionTokenPayload("s1", token), (json::object{{"session_id", "s1"},
                                                             {"message_id", ""},
                                                             {"execution_id", "x1"},
+                                                            {"parent_execution_id", nullptr},
                                                             {"event_type", "agent.token"},
                                                             {"role", "assistant"},
                                                             {"content", "Hel"},

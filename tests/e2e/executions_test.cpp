@@ -97,6 +97,15 @@ TEST_F(e2e_executions, ASessionRunSeesThePageItSubscribedToAndItsToolCallIsAChil
   EXPECT_EQ(IntAt(child, "depth"), 1);
   EXPECT_TRUE(ChildrenOf(child).empty());
 
+  // The session's stream tells the child's end, naming it and its parent.
+  auto child_end = stream.Await(
+      [&](const SessionEvent& e) { return e.execution_id == StringAt(child, "id"); }, kSessionWait, "the tool run's end");
+  ASSERT_TRUE(child_end) << stream.Describe();
+  EXPECT_EQ(child_end->event_type, "execution.completed");
+  EXPECT_EQ(StringAt(child_end->data, "parent_execution_id"), p.execution_id);
+  EXPECT_EQ(StringAt(child_end->metadata, "executor"), "echo");
+  EXPECT_LT(child_end->seq, end->seq) << "the tool ended before the run that waited for it";
+
   // The child through the listing filters and on its own.
   auto children = ListEvery("/executions?parent=" + p.execution_id);
   ASSERT_EQ(children.size(), 1u);
