@@ -1,5 +1,6 @@
 #include "exec/context_assembler.h"
 
+#include <algorithm>
 #include <boost/json/array.hpp>
 
 #include "base/log.h"
@@ -75,8 +76,15 @@ json::object AssembleContext(store::Store& store, const std::string& owner_id, c
                              const json::object& trigger, const std::vector<model::Subscription>& subscriptions) {
   json::object context;
   context["trigger"] = trigger;
+  // Sections in descending priority, then in the order the definition gives them.
+  std::vector<const model::Subscription*> ordered;
   for (const auto& sub : subscriptions) {
-    if (sub.role != model::SubscriptionRole::kContext) continue;
+    if (sub.role == model::SubscriptionRole::kContext) ordered.push_back(&sub);
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const model::Subscription* a, const model::Subscription* b) { return a->priority > b->priority; });
+  for (const model::Subscription* entry : ordered) {
+    const model::Subscription& sub = *entry;
     if (sub.fetch == model::FetchMethod::kEventData) {
       if (model::Matches(sub.selector, trigger_event)) context[sub.key] = trigger;
       continue;

@@ -1,8 +1,8 @@
 // Context assembly (DESIGN.md §5): when a trigger matches, what the executor subscribed to is
 // fetched from the store, on the server side, with the same selector engine.
 //
-// The assembled context is {"trigger": <trigger record>, <key>: <fetched>} where, per context
-// subscription:
+// The assembled context is {"trigger": <trigger record>, <key>: <fetched>}, keys in descending
+// subscription priority (then definition order), where, per context subscription:
 //   event_data -> the trigger record, when the trigger matches this subscription's selector;
 //   latest     -> the newest matching record (an object);
 //   recent     -> the newest `limit` matching records (an array, newest first, possibly empty).

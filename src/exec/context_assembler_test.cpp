@@ -197,6 +197,20 @@ TEST_F(ContextAssemblerTest, RecentIsNewestFirstAndAtMostLimit) {
   EXPECT_EQ(ctx["three"].as_array()[0].as_object().at("context"), json::parse(R"({"i":4})"));
 }
 
+TEST_F(ContextAssemblerTest, SectionsComeInDescendingPriorityThenDefinitionOrder) {
+  Create(Rec());
+  Subscription first = ContextSub("first", FetchMethod::kLatest, SchemaSelector("note.v1"), 1);
+  Subscription second = ContextSub("second", FetchMethod::kLatest, SchemaSelector("note.v1"), 1);
+  Subscription urgent = ContextSub("urgent", FetchMethod::kLatest, SchemaSelector("note.v1"), 1);
+  Subscription last = ContextSub("last", FetchMethod::kLatest, SchemaSelector("note.v1"), 1);
+  urgent.priority = 5;
+  last.priority = -1;
+  json::object ctx = Assemble({last, first, urgent, second});
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : ctx) keys.emplace_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"trigger", "urgent", "first", "second", "last"}));
+}
+
 TEST_F(ContextAssemblerTest, SameTagPrefixKeepsRecordsOfTheTriggersSession) {
   std::string mine1 = Create(Rec().Tags({"session:a"})).id;
   Create(Rec().Tags({"session:b"}));

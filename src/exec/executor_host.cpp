@@ -190,14 +190,67 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         return;
       }
       if (events->empty()) return;
-      for (const auto& event : *events) {
-        if (!FollowDefinition(*event)) return;  // the definition is gone
-        loaded()->executor->Observe(*event);
-        if (!Consider(event, true)) return;  // stopping
-        std::lock_guard lock(mu_);
-        read_pos_ = event->seq;
+      if (!Prioritised()) {
+        for (const auto& event : *events) {
+          if (!FollowDefinition(*event)) return;  // the definition is gone
+          loaded()->executor->Observe(*event);
+          if (!Consider(event, true)) return;  // stopping
+          std::lock_guard lock(mu_);
+          read_pos_ = event->seq;
+        }
+        continue;
       }
+      // Trigger priorities differ: the triggers read in one batch start highest priority first.
+      // A change of the definition ends a run of reordering (later triggers use the new one).
+      std::vector<bus::EventPtr> waiting;
+      for (const auto& event : *events) {
+        bool own_definition = event->breadcrumb_id == loaded()->spec.definition_id;
+        if (own_definition && !DispatchByPriority(waiting)) return;
+        if (!FollowDefinition(*event)) return;
+        loaded()->executor->Observe(*event);
+        waiting.push_back(event);
+      }
+      if (!DispatchByPriority(waiting)) return;
     }
+  }
+
+  // Whether the executor's trigger selectors have different priorities.
+  bool Prioritised() {
+    std::shared_ptr<const Loaded> current = loaded();
+    std::optional<int> seen;
+    for (const auto& sub : current->spec.subscriptions) {
+      if (sub.role != model::SubscriptionRole::kTrigger) continue;
+      if (seen && *seen != sub.priority) return true;
+      seen = sub.priority;
+    }
+    return false;
+  }
+
+  // The priority of the highest trigger selector `event` matches.
+  int PriorityOf(const model::Event& event) {
+    std::shared_ptr<const Loaded> current = loaded();
+    std::optional<int> best;
+    for (const auto& sub : current->spec.subscriptions) {
+      if (model::TriggerMatches(sub, event) && (!best || sub.priority > *best)) best = sub.priority;
+    }
+    return best.value_or(0);
+  }
+
+  // Considers `events` (read in seq order), highest priority first, and moves the read position
+  // past them. False when stopping: the read position stays before them all, so they are read
+  // again (a trigger claimed meanwhile is recognised by its claim).
+  bool DispatchByPriority(std::vector<bus::EventPtr>& events) {
+    if (events.empty()) return true;
+    std::vector<std::pair<int, bus::EventPtr>> ordered;
+    for (const auto& event : events) ordered.emplace_back(PriorityOf(*event), event);
+    std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [priority, event] : ordered) {
+      if (!Consider(event, true)) return false;
+    }
+    std::lock_guard lock(mu_);
+    read_pos_ = events.back()->seq;
+    events.clear();
+    return true;
   }
 
   // Hands an event about the executor's own definition to the follower. False when the consumer
@@ -428,7 +481,9 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     std::string id;
     {
       std::lock_guard lock(mu_);
-      watermark = unsettled_.empty() ? read_pos_ : *unsettled_.begin() - 1;
+      // Never past the read position: triggers dispatched by priority may be claimed before
+      // earlier ones of their batch are dispatched at all.
+      watermark = unsettled_.empty() ? read_pos_ : std::min(read_pos_, *unsettled_.begin() - 1);
       id = loaded_->spec.consumer_id;
       auto now = std::chrono::steady_clock::now();
       bool due = force || now - last_save_ >= shared_->options.cursor_save_interval;

@@ -542,6 +542,33 @@ TEST_F(ExecutorHostTest, ConcurrencyIsBoundedAndEveryTriggerAnswered) {
   EXPECT_EQ(state->max_seen, 2);
 }
 
+TEST_F(ExecutorHostTest, HigherPriorityTriggersReadTogetherStartFirst) {
+  model::Subscription low = TriggerOn("task.v1");
+  model::Subscription high = TriggerOn("urgent.v1");
+  high.priority = 10;
+  ExecutorSpec spec = Spec(/*concurrency=*/1, {low, high});
+  // Written before the executor starts: it reads them in one batch.
+  model::Breadcrumb a = Write("a");
+  model::Breadcrumb b = Write("b");
+  model::Breadcrumb urgent = Write("urgent", TriggerOpts().Schema("urgent.v1"));
+  model::Breadcrumb c = Write("c");
+  auto exec = std::make_shared<TestExecutor>();
+  StartHost();
+  Upsert(spec, exec);
+  WaitFinished(spec, c.id);
+  WaitFinished(spec, urgent.id);
+  EXPECT_EQ(exec->CalledIds(), (std::vector<std::string>{urgent.id, a.id, b.id, c.id}));
+
+  // After a restart nothing runs again: the cursor never passed a trigger not yet claimed.
+  host_.reset();
+  auto again = std::make_shared<TestExecutor>();
+  StartHost();
+  Upsert(spec, again);
+  model::Breadcrumb sentinel = Write("sentinel");
+  WaitFinished(spec, sentinel.id);
+  EXPECT_EQ(again->CalledIds(), (std::vector<std::string>{sentinel.id}));
+}
+
 TEST_F(ExecutorHostTest, DurableCursorAcrossHostRestart) {
   ExecutorSpec spec = Spec();
   auto first = std::make_shared<TestExecutor>("first");

@@ -82,6 +82,16 @@ Status ParseEntry(const std::string& at, const json::object& entry, Subscription
       }
     } else if (name == "limit") {
       CAIRN_RETURN_IF_ERROR(ParseLimit(field, value, sub.limit));
+    } else if (name == "comment") {
+      if (!value.is_string() || value.as_string().size() > 1024) {
+        return Status::Validation(field, "must be a string of at most 1,024 bytes");
+      }
+      sub.comment = std::string(value.as_string());
+    } else if (name == "priority") {
+      if (!value.is_int64() || value.as_int64() < -1000 || value.as_int64() > 1000) {
+        return Status::Validation(field, "must be an integer from -1000 to 1000");
+      }
+      sub.priority = static_cast<int>(value.as_int64());
     } else if (name == "same_tag_prefix") {
       if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
         return Status::Validation(field, "must be a string of 1 to 128 bytes (a tag prefix such as \"session:\")");
@@ -153,6 +163,8 @@ json::object SubscriptionToJson(const Subscription& subscription) {
   out["fetch"] = FetchMethodName(subscription.fetch);
   if (subscription.fetch == FetchMethod::kRecent) out["limit"] = subscription.limit;
   if (!subscription.same_tag_prefix.empty()) out["same_tag_prefix"] = subscription.same_tag_prefix;
+  if (!subscription.comment.empty()) out["comment"] = subscription.comment;
+  if (subscription.priority != 0) out["priority"] = subscription.priority;
   return out;
 }
 

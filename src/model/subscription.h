@@ -12,6 +12,10 @@
 //   "same_tag_prefix": context selectors only: fetch only records that carry the trigger's tags
 //            starting with this prefix (e.g. "session:" keeps a conversation's history to its
 //            session); a trigger without such a tag fetches nothing for this key
+//   "comment": why the executor listens to this (up to 1,024 bytes; kept, never interpreted)
+//   "priority": -1000..1000, default 0. Context selectors: sections of the assembled context
+//            come in descending priority (then in the order given). Trigger selectors: among the
+//            triggers an executor has read and not yet started, higher priority starts first.
 // "vector" is refused: nearest-neighbour fetches come with vector search.
 #pragma once
 
@@ -35,6 +39,8 @@ struct Subscription {
   FetchMethod fetch = FetchMethod::kEventData;
   size_t limit = 10;  // kRecent only
   std::string same_tag_prefix;  // kContext only; empty: no correlation with the trigger's tags
+  std::string comment;
+  int priority = 0;
 
   bool operator==(const Subscription&) const = default;
 };

@@ -86,6 +86,10 @@ TEST(SubscriptionTest, BadEntriesNameTheirField) {
       {R"([{"schema_name": "a.v1", "role": "context", "same_tag_prefix": ""}])", "selectors[0].same_tag_prefix"},
       {R"([{"schema_name": "a.v1", "role": "context"}, {"schema_name": "a.v1", "role": "context"}])",
        "selectors[1].key"},
+      {R"([{"schema_name": "a.v1", "priority": 1001}])", "selectors[0].priority"},
+      {R"([{"schema_name": "a.v1", "priority": 1.5}])", "selectors[0].priority"},
+      {R"([{"schema_name": "a.v1", "priority": "high"}])", "selectors[0].priority"},
+      {R"([{"schema_name": "a.v1", "comment": 7}])", "selectors[0].comment"},
   };
   for (const auto& c : cases) {
     auto parsed = ParseSubscriptions(json::parse(c.json), "selectors", Limits{});
@@ -93,6 +97,18 @@ TEST(SubscriptionTest, BadEntriesNameTheirField) {
     EXPECT_EQ(parsed.status().code(), StatusCode::kValidation) << c.json;
     EXPECT_EQ(parsed.status().field(), c.field) << c.json << " -> " << parsed.status().message();
   }
+}
+
+TEST(SubscriptionTest, CommentAndPriorityAreKeptAndReadBack) {
+  auto subs = ParseSubscriptions(
+      json::parse(R"([{"schema_name": "a.v1", "comment": "the page the user is on", "priority": -5}])"), "s", Limits{});
+  ASSERT_TRUE(subs.ok()) << subs.status().ToString();
+  EXPECT_EQ((*subs)[0].comment, "the page the user is on");
+  EXPECT_EQ((*subs)[0].priority, -5);
+  auto again = ParseSubscriptions(json::array{SubscriptionToJson((*subs)[0])}, "s", Limits{});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0], (*subs)[0]);
+  EXPECT_FALSE(SubscriptionToJson(Subscription{}).contains("priority")) << "the default is not written out";
 }
 
 TEST(SubscriptionTest, TriggersIgnoreDeletionsUnlessAsked) {
