@@ -144,6 +144,11 @@ TEST_F(e2e_outbound_loopback, AllowedRangesAreReachedAndOthersStayRefused) {
   json::object called = tools().AwaitResponse(tools().Request("local", json::object{{"a", 1}}));
   ASSERT_EQ(StatusOf(called), "success") << JsonText(called);
   EXPECT_EQ(OutputOf(called), json::value(json::object{{"seen_path", "/tool"}, {"seen_method", "POST"}}));
+  // The endpoint got {"input", "context"} like a process tool's stdin.
+  ASSERT_FALSE(receiver_.requests().empty());
+  json::value sent = json::parse(receiver_.requests().front().body);
+  EXPECT_EQ(sent.at("input"), json::value(json::object{{"a", 1}}));
+  EXPECT_EQ(sent.at("context").at("trigger").at("schema_name"), "tool.request.v1");
   json::object fetched =
       tools().AwaitResponse(tools().Request("http_request", json::object{{"url", receiver_.base_url() + "/get"}}));
   ASSERT_EQ(StatusOf(fetched), "success") << JsonText(fetched);

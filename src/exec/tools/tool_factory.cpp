@@ -73,7 +73,8 @@ class HttpTool final : public Tool {
     request.url = def_.url;
     request.headers = def_.headers;
     request.headers.emplace_back("Content-Type", "application/json");
-    request.body = json::serialize(call.input);
+    // As process tools get on stdin: the input and the context the tool subscribed to.
+    request.body = json::serialize(json::object{{"input", call.input}, {"context", call.context}});
     request.timeout = call.timeout;
     request.policy = policy_;  // a refused address answers bad_request with the policy's message
     CAIRN_ASSIGN_OR_RETURN(net::HttpFetchResponse response, net::HttpFetch(request, &call.cancelled));
