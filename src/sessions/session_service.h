@@ -5,7 +5,7 @@
 //
 //   agent.session.v1          sessions/<id>                        tag session:<id>
 //   agent.session.message.v1  (no path)                            tags session:<sid>, role:<role>
-//   agent.execution.v1        sessions/<sid>/executions/<id>       tags session:<sid>, status:<s>, session-execution
+//   agent.execution.v1        executions/<id> (exec/execution_record.h)  + tags session-execution, active:<sid>
 //   agent.snapshot.v1         snapshots/<execution id>/<n>         (written by the agent loop)
 //
 // Every change a user should see is a session message; lifecycle changes also write an `info`

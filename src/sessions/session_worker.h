@@ -2,11 +2,12 @@
 //
 // A pool of threads takes sessions that have work: per session one execution at a time, oldest
 // first. An execution runs the session's agent directly (its agent.def.v1, whatever its trigger
-// selectors say) through exec::AgentRun, with the session's last 20 user/assistant messages as
-// history and the execution's message as the question. Lifecycle writes (each with its info or
+// selectors say) through exec::AgentRun, with the context its subscriptions assemble, the
+// session's last 20 user/assistant messages as history and the execution's message as the
+// question. Lifecycle writes (each with its info or
 // notification message, in one transaction): running + "Execution started"; per step and tool
 // call the observer's info messages; at the end completed (assistant message, output, usage, a
-// final snapshot, the session's last_* fields and token totals), failed (error_message),
+// final snapshot, the session's last_* fields and token totals), failed (error {code, message}),
 // cancelled, or paused (a user_input question).
 //
 // Crash recovery: Start() schedules every session with a pending or running execution; a running
