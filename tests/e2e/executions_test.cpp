@@ -142,6 +142,25 @@ TEST_F(e2e_executions, ABusTriggeredAgentRunAndItsToolCallFormATree) {
   EXPECT_EQ(ListEvery("/executions?agent_id=bus-agent").size(), 1u);
 }
 
+TEST_F(e2e_executions, ATriggerIsRenderedThroughItsLlmHints) {
+  Script({Rule(Match({{"last_role", "user"}}), Text("noted"))});
+  json::array selectors{json::object{{"role", "trigger"}, {"schema_name", "alert.v1"}}};
+  DefineAgent(json::object{{"agent_id", "watcher"}, {"subscriptions", json::object{{"selectors", selectors}}}});
+  json::object alert = tools().Create(json::object{
+      {"title", "Disk alert"},
+      {"schema_name", "alert.v1"},
+      {"context", json::object{{"level", "high"}, {"token", "s3cr3t"}}},
+      {"llm_hints", json::object{{"template", "Alert of level {{level}}"}}}});
+  json::object answer = AwaitAnswer(StringAt(alert, "id"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  auto requests = LlmRequests();
+  ASSERT_EQ(requests.size(), 1u);
+  std::vector<std::string> turns = TurnsOf(requests[0]);
+  ASSERT_FALSE(turns.empty());
+  EXPECT_NE(turns.back().find("Alert of level high"), std::string::npos) << turns.back();
+  EXPECT_EQ(turns.back().find("s3cr3t"), std::string::npos) << "the hints leave it out: " << turns.back();
+}
+
 TEST_F(e2e_executions, CancellingASessionRunCancelsTheToolItWaitsFor) {
   // A process tool that notes it started, then hangs far longer than the test.
   std::string marker = server().root_dir() + "/hang.started";

@@ -109,6 +109,20 @@ class StoreSnapshotReader final : public SnapshotReader {
 
 }  // namespace
 
+boost::json::object AgentRun::WithTriggerHints(const std::string& owner) const {
+  // Events do not carry llm_hints: the trigger's own record says how to render it.
+  const json::value* trigger = request_.context.if_contains("trigger");
+  if (!trigger || !trigger->is_object() || trigger->as_object().contains("llm_hints") ||
+      request_.trigger_event.breadcrumb_id.empty()) {
+    return request_.context;
+  }
+  auto record = deps_.store.GetShared(owner, request_.trigger_event.breadcrumb_id);
+  if (!record.ok() || (*record)->llm_hints.is_null()) return request_.context;
+  json::object context = request_.context;
+  context["trigger"].as_object()["llm_hints"] = (*record)->llm_hints;
+  return context;
+}
+
 Status AgentRun::LoadOrStart() {
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kAgentSnapshotSchema);
@@ -123,7 +137,7 @@ Status AgentRun::LoadOrStart() {
     if (reader.Trusted(crumb)) trusted.push_back(std::move(crumb));
   }
   if (trusted.empty()) {
-    state_.messages = BuildPrompt(def_.system_prompt, request_.context);
+    state_.messages = BuildPrompt(def_.system_prompt, WithTriggerHints(owner));
     if (def_.output) {
       // Also what OpenAI requires before it accepts response_format json_object.
       state_.messages.insert(state_.messages.end() - 1,

@@ -73,6 +73,8 @@ class AgentRun {
 
  private:
   Status LoadOrStart();
+  // The assembled context with the trigger's llm_hints (read from its record) for the prompt.
+  boost::json::object WithTriggerHints(const std::string& owner) const;
   Result<llm::ChatResponse> CallModel(const ModelTarget& target, const std::vector<llm::ToolSpec>& tools);
   // Records the reply; writes its tool requests with the snapshot. nullopt: go on.
   std::optional<AgentOutcome> TakeReply(llm::ChatResponse reply);

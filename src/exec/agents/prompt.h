@@ -11,7 +11,8 @@
 //      trigger itself left out (the array's other records stay in its section);
 //   3. the conversation turns;
 //   4. user: the trigger — its `content` (or `message`) when that is a string, else the whole
-//      record rendered as above (the trigger is the last message, so the model answers it).
+//      record rendered as above, through the llm_hints of its stored record (AgentRun adds them:
+//      events do not carry them); the trigger is the last message, so the model answers it.
 #pragma once
 
 #include <boost/json/object.hpp>
