@@ -192,4 +192,9 @@ std::string_view JsonKindName(const json::value& value) {
   return "unknown";
 }
 
+std::string StringMember(const boost::json::object& object, std::string_view key) {
+  const boost::json::value* v = object.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : "";
+}
+
 }  // namespace cairn

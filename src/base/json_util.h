@@ -1,6 +1,7 @@
 // JSON helpers shared by every module: bounded parsing, canonical serialisation and checksums.
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <optional>
 #include <string>
@@ -37,6 +38,9 @@ std::string Sha256Checksum(std::string_view data);
 
 // The nesting depth of `value` (a scalar is 0, [] is 1, [[1]] is 2).
 size_t JsonDepth(const boost::json::value& value);
+
+// The string member `key` of `object`, "" when it is absent or not a string.
+std::string StringMember(const boost::json::object& object, std::string_view key);
 
 // The JSON kind as a word for error messages: "string", "number", "object", ...
 std::string_view JsonKindName(const boost::json::value& value);

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "base/json_util.h"
 #include "base/time_format.h"
 #include "exec/execution_record.h"
 
@@ -13,14 +14,9 @@ namespace {
 
 constexpr size_t kMaxIdBytes = 128;
 
-std::string Str(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 bool Matches(const json::object& record, const ExecutionListFilter& f) {
   auto is = [&](const std::optional<std::string>& want, std::string_view field) {
-    return !want || Str(record, field) == *want;
+    return !want || StringMember(record, field) == *want;
   };
   return is(f.kind, "kind") && is(f.executor, "executor") && is(f.status, "status") && is(f.session_id, "session_id") &&
          is(f.parent, "parent_execution_id") && is(f.root, "root_execution_id") && is(f.user_id, "user_id");
@@ -85,7 +81,7 @@ Result<ExecutionPage> ExecutionIndex::List(const std::string& owner_id, const Ex
     std::vector<json::object> running = runs_.InFlight(owner_id);
     for (auto& record : running) {
       if (!Matches(record, filter)) continue;
-      auto stored = FindRecord(store_, owner_id, Str(record, "id"));
+      auto stored = FindRecord(store_, owner_id, StringMember(record, "id"));
       if (stored.ok() && !*stored) out.items.push_back(std::move(record));  // not recorded yet
     }
   }
@@ -103,7 +99,7 @@ Result<json::object> ExecutionIndex::Get(const std::string& owner_id, const std:
 
 Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std::string& id) {
   CAIRN_ASSIGN_OR_RETURN(json::object top, Get(owner_id, id));
-  std::string root = Str(top, "root_execution_id");
+  std::string root = StringMember(top, "root_execution_id");
   if (root.empty()) root = id;
   // Every execution of the tree, stored or in flight (a stored record wins: it is the newer).
   std::map<std::string, json::object> all;
@@ -117,11 +113,11 @@ Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std
   bool truncated = page.items.size() > kMaxTreeNodes;
   for (const auto& crumb : page.items) {
     json::object view = ExecutionRecordView(crumb);
-    all[Str(view, "id")] = std::move(view);
+    all[StringMember(view, "id")] = std::move(view);
   }
-  for (auto& record : runs_.InFlight(owner_id, root)) all.try_emplace(Str(record, "id"), std::move(record));
+  for (auto& record : runs_.InFlight(owner_id, root)) all.try_emplace(StringMember(record, "id"), std::move(record));
   std::multimap<std::string, const json::object*> by_parent;
-  for (const auto& [child_id, record] : all) by_parent.emplace(Str(record, "parent_execution_id"), &record);
+  for (const auto& [child_id, record] : all) by_parent.emplace(StringMember(record, "parent_execution_id"), &record);
 
   // Depth-first from `id`, children ordered by when they started.
   size_t nodes = 0;
@@ -131,11 +127,11 @@ Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std
     auto [begin, end] = by_parent.equal_range(parent);
     for (auto it = begin; it != end; ++it) kids.push_back(it->second);
     std::sort(kids.begin(), kids.end(), [](const json::object* a, const json::object* b) {
-      return std::make_pair(Str(*a, "started_at"), Str(*a, "id")) < std::make_pair(Str(*b, "started_at"), Str(*b, "id"));
+      return std::make_pair(StringMember(*a, "started_at"), StringMember(*a, "id")) < std::make_pair(StringMember(*b, "started_at"), StringMember(*b, "id"));
     });
     json::array out;
     for (const json::object* kid : kids) {
-      std::string kid_id = Str(*kid, "id");
+      std::string kid_id = StringMember(*kid, "id");
       if (!seen.insert(kid_id).second) continue;  // a malformed cycle
       if (++nodes > kMaxTreeNodes) {
         truncated = true;
@@ -154,7 +150,7 @@ Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std
 
 Result<json::object> ExecutionIndex::Cancel(const std::string& owner_id, const std::string& id) {
   CAIRN_ASSIGN_OR_RETURN(json::object record, Get(owner_id, id));
-  std::string status = Str(record, "status");
+  std::string status = StringMember(record, "status");
   if (!IsActiveStatus(status)) return Status::Conflict("execution " + id + " is " + status + "; it cannot be cancelled");
   if (runs_.CancelTree(owner_id, id) == 0) {
     return Status::Conflict("execution " + id + " is not running in this process");

@@ -1,5 +1,6 @@
 #include "exec/execution_migration.h"
 
+#include "base/json_util.h"
 #include "base/log.h"
 #include "base/time_format.h"
 #include "exec/execution_record.h"
@@ -9,11 +10,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr size_t kBatch = 200;
-
-std::string Str(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
 
 int64_t Int(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
@@ -34,8 +30,8 @@ json::value SplitError(const std::string& text) {
 }
 
 json::value DurationMs(const json::object& o) {
-  auto started = ParseRfc3339Micros(Str(o, "started_at"));
-  auto completed = ParseRfc3339Micros(Str(o, "completed_at"));
+  auto started = ParseRfc3339Micros(StringMember(o, "started_at"));
+  auto completed = ParseRfc3339Micros(StringMember(o, "completed_at"));
   if (!started || !completed) return nullptr;
   return (*completed - *started) / 1000;
 }
@@ -43,7 +39,7 @@ json::value DurationMs(const json::object& o) {
 // A bus-triggered run's record, reshaped; nullopt when it is not one.
 std::optional<json::object> FromHostRecord(const model::Breadcrumb& crumb, const json::object& old) {
   const std::string prefix = "executions/";
-  if (!crumb.path || crumb.path->rfind(prefix, 0) != 0 || Str(old, "consumer").empty()) return std::nullopt;
+  if (!crumb.path || crumb.path->rfind(prefix, 0) != 0 || StringMember(old, "consumer").empty()) return std::nullopt;
   std::string rest = crumb.path->substr(prefix.size());  // <consumer>/<trigger key>
   size_t slash = rest.find('/');
   if (slash == std::string::npos) return std::nullopt;
@@ -68,11 +64,11 @@ std::optional<json::object> FromHostRecord(const model::Breadcrumb& crumb, const
       {"attempt", Int(old, "attempt") == 0 ? 1 : Int(old, "attempt")},
       {"input", nullptr},
       {"output", nullptr},
-      {"error", SplitError(Str(old, "error"))},
+      {"error", SplitError(StringMember(old, "error"))},
       {"step_count", Int(old, "steps")},
       {"token_usage", json::object{{"input", Int(usage, "prompt")}, {"output", Int(usage, "completion")},
                                    {"total", Int(usage, "total")}}},
-      {"last_snapshot_id", Str(old, "last_snapshot_id").empty() ? json::value(nullptr) : Get(old, "last_snapshot_id")},
+      {"last_snapshot_id", StringMember(old, "last_snapshot_id").empty() ? json::value(nullptr) : Get(old, "last_snapshot_id")},
       {"metadata", std::move(metadata)},
       {"created_at", Get(old, "started_at")},
       {"started_at", Get(old, "started_at")},
@@ -83,10 +79,10 @@ std::optional<json::object> FromHostRecord(const model::Breadcrumb& crumb, const
 
 // A session run's record, reshaped; nullopt when it is not one.
 std::optional<json::object> FromSessionRecord(const model::Breadcrumb& crumb, const json::object& old) {
-  if (!crumb.path || crumb.path->rfind("session-executions/", 0) != 0 || Str(old, "id").empty()) return std::nullopt;
-  std::string id = Str(old, "id");
+  if (!crumb.path || crumb.path->rfind("session-executions/", 0) != 0 || StringMember(old, "id").empty()) return std::nullopt;
+  std::string id = StringMember(old, "id");
   json::value error = nullptr;
-  if (!Str(old, "error_message").empty()) error = json::object{{"code", "error"}, {"message", Str(old, "error_message")}};
+  if (!StringMember(old, "error_message").empty()) error = json::object{{"code", "error"}, {"message", StringMember(old, "error_message")}};
   return json::object{
       {"id", id},
       {"kind", "agent"},
@@ -145,10 +141,10 @@ Result<int64_t> MigrateExecutionRecords(store::Store& store, const std::string& 
       std::vector<std::string> tags = ExecutionTags(*reshaped);
       if (session) {
         tags.push_back("session-execution");
-        if (IsActiveStatus(Str(*reshaped, "status"))) tags.push_back("active:" + Str(*reshaped, "session_id"));
+        if (IsActiveStatus(StringMember(*reshaped, "status"))) tags.push_back("active:" + StringMember(*reshaped, "session_id"));
       }
       model::BreadcrumbPatch patch;
-      patch.path.Set(ExecutionRecordPath(Str(*reshaped, "id")));
+      patch.path.Set(ExecutionRecordPath(StringMember(*reshaped, "id")));
       patch.tags.Set(std::move(tags));
       patch.context.Set(std::move(*reshaped));
       ops.push_back(store::WriteOp::Update(crumb.id, std::move(patch), crumb.version));

@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 #include <cstdio>
 
+#include "base/json_util.h"
 #include "base/time_format.h"
 #include "model/tool_definition.h"
 
@@ -19,11 +20,6 @@ uint64_t Fnv1a(std::string_view text, uint64_t hash) {
     hash *= 1099511628211ULL;
   }
   return hash;
-}
-
-std::string StringMember(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
 }
 
 json::value OrNull(const std::string& text) { return text.empty() ? json::value(nullptr) : json::value(text); }

@@ -3,16 +3,13 @@
 #include <algorithm>
 #include <set>
 
+#include "base/json_util.h"
+
 namespace cairn::exec {
 namespace json = boost::json;
 namespace {
 
 constexpr size_t kRemembered = 1024;
-
-std::string Str(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
 
 std::string Key(const std::string& owner_id, const std::string& id) { return owner_id + "\n" + id; }
 
@@ -55,9 +52,9 @@ RunRegistry::Registration RunRegistry::Add(const std::string& owner_id, json::ob
   run->owner_id = owner_id;
   run->trigger_id = trigger_id;
   run->cancel = cancel;
-  std::string id = Str(record, "id");
-  std::string parent = Str(record, "parent_execution_id");
-  std::string root = Str(record, "root_execution_id");
+  std::string id = StringMember(record, "id");
+  std::string parent = StringMember(record, "parent_execution_id");
+  std::string root = StringMember(record, "root_execution_id");
   run->record = std::move(record);
   std::lock_guard lock(mu_);
   bool cancelled = (!trigger_id.empty() && Contains(cancelled_triggers_, trigger_id)) ||
@@ -69,7 +66,7 @@ RunRegistry::Registration RunRegistry::Add(const std::string& owner_id, json::ob
     auto it = by_id_.find(Key(owner_id, up));
     if (it == by_id_.end()) break;
     cancelled = it->second->requested;
-    up = Str(it->second->record, "parent_execution_id");
+    up = StringMember(it->second->record, "parent_execution_id");
   }
   if (cancelled) run->Cancel();
   by_id_.emplace(Key(owner_id, id), run);
@@ -78,7 +75,7 @@ RunRegistry::Registration RunRegistry::Add(const std::string& owner_id, json::ob
 
 void RunRegistry::Remove(const std::shared_ptr<Run>& run) {
   std::lock_guard lock(mu_);
-  auto [begin, end] = by_id_.equal_range(Key(run->owner_id, Str(run->record, "id")));
+  auto [begin, end] = by_id_.equal_range(Key(run->owner_id, StringMember(run->record, "id")));
   for (auto it = begin; it != end; ++it) {
     if (it->second == run) {
       by_id_.erase(it);
@@ -110,9 +107,9 @@ size_t RunRegistry::CancelTree(const std::string& owner_id, const std::string& e
     grew = false;
     for (auto& [key, run] : by_id_) {
       if (run->owner_id != owner_id) continue;
-      std::string id = Str(run->record, "id");
+      std::string id = StringMember(run->record, "id");
       if (tree.count(id) && run->requested) continue;
-      if (tree.count(id) || tree.count(Str(run->record, "parent_execution_id"))) {
+      if (tree.count(id) || tree.count(StringMember(run->record, "parent_execution_id"))) {
         if (!run->requested) ++told;
         run->Cancel();
         grew = tree.insert(id).second || grew;
@@ -134,7 +131,7 @@ std::vector<json::object> RunRegistry::InFlight(const std::string& owner_id, con
   std::vector<json::object> out;
   for (const auto& [key, run] : by_id_) {
     if (run->owner_id != owner_id) continue;
-    if (!root_execution_id.empty() && Str(run->record, "root_execution_id") != root_execution_id) continue;
+    if (!root_execution_id.empty() && StringMember(run->record, "root_execution_id") != root_execution_id) continue;
     out.push_back(run->record);
   }
   return out;
