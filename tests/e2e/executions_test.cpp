@@ -198,6 +198,42 @@ TEST_F(e2e_executions, CancellingASessionRunCancelsTheToolItWaitsFor) {
   EXPECT_EQ(StringAt(ChildrenOf(tree)[0].as_object(), "status"), "cancelled");
 }
 
+TEST_F(e2e_executions, ABusTriggeredRunInFlightIsVisibleAndCancelledWithItsTool) {
+  std::string marker = server().root_dir() + "/hang2.started";
+  std::string script = WriteScript("hang2.sh", "#!/bin/sh\n: > " + marker + "\nexec sleep 30\n");
+  tools().DefineTool({{"name", "hang"}, {"runtime", "process"}, {"command", json::array{json::value(script)}},
+                      {"env", json::array{"PATH"}}, {"cwd", server().root_dir()}, {"timeout_ms", 60000}});
+  Script({Rule(Match({{"last_role", "user"}}), ToolCallsReply({{"hang", json::object{}}})),
+          Rule(Match({{"last_role", "tool"}}), Text("never"))});
+  DefineAgent(json::object{{"agent_id", "waiter"}, {"tools", json::array{"hang"}}});
+  std::string message = Say("wait for it", "waiter");
+  ASSERT_TRUE(WaitForFile(marker, kSessionWait)) << "the tool never started";
+
+  // Neither run has a record yet; both are visible as running, the tool under the agent.
+  auto agents = ListEvery("/executions?kind=agent&executor=waiter&status=running");
+  ASSERT_EQ(agents.size(), 1u);
+  std::string id = StringAt(agents[0], "id");
+  EXPECT_EQ(StringAt(ObjAt(agents[0], "trigger"), "breadcrumb_id"), message);
+  json::object tree = Tree(id);
+  ASSERT_EQ(ChildrenOf(tree).size(), 1u) << JsonText(tree);
+  EXPECT_EQ(StringAt(ChildrenOf(tree)[0].as_object(), "status"), "running");
+
+  Response cancelled = client().Post("/executions/" + id + "/cancel", "");
+  ASSERT_EQ(cancelled.status, 200) << cancelled.Describe();
+  EXPECT_TRUE(ObjectOf(cancelled).at("cancel_requested").as_bool());
+  json::object answer = AwaitAnswer(message);
+  EXPECT_EQ(StringAt(ContextOf(answer), "status"), "error") << JsonText(answer);
+  json::object run = GetExecution(id);
+  EXPECT_EQ(StringAt(run, "status"), "cancelled") << JsonText(run);
+  EXPECT_EQ(StringAt(ObjAt(run, "error"), "code"), "cancelled");
+  json::object ended = Tree(id);
+  ASSERT_EQ(ChildrenOf(ended).size(), 1u) << JsonText(ended);
+  EXPECT_EQ(StringAt(ChildrenOf(ended)[0].as_object(), "status"), "cancelled");
+  EXPECT_EQ(LlmRequests().size(), 1u) << "the model is not asked again after the cancel";
+  // An ended run cannot be cancelled again.
+  EXPECT_TRUE(IsError(client().Post("/executions/" + id + "/cancel", ""), 409, "conflict"));
+}
+
 TEST_F(e2e_executions, Kill9InTheMiddleOfATreeResumesItWithoutRepeatingACall) {
   Script({Rule(Match({{"last_role", "user"}}), ToolCallsReply({{"sleep", json::object{{"ms", 1500}}}})),
           Rule(Match({{"last_role", "tool"}}), Text("rested"))});
