@@ -226,6 +226,10 @@ TEST_F(e2e_executions, ABusTriggeredRunInFlightIsVisibleAndCancelledWithItsTool)
   json::object run = GetExecution(id);
   EXPECT_EQ(StringAt(run, "status"), "cancelled") << JsonText(run);
   EXPECT_EQ(StringAt(ObjAt(run, "error"), "code"), "cancelled");
+  // The tool's run ends on its own (its process is killed): its record says cancelled.
+  json::object tool_record = tools().AwaitEvent(
+      "agent.execution.v1", [&](const json::object& e) { return StringAt(ContextOf(e), "parent_execution_id") == id; });
+  EXPECT_EQ(StringAt(ContextOf(tool_record), "status"), "cancelled") << JsonText(tool_record);
   json::object ended = Tree(id);
   ASSERT_EQ(ChildrenOf(ended).size(), 1u) << JsonText(ended);
   EXPECT_EQ(StringAt(ChildrenOf(ended)[0].as_object(), "status"), "cancelled");
