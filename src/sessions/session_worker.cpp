@@ -210,6 +210,12 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
     return true;
   }
 
+  // Registered before it shows as running, so a cancel that sees it running always reaches it.
+  json::object in_flight = fields;
+  in_flight["status"] = "running";
+  exec::RunRegistry::Registration registration =
+      runs_.Add(owner_id, std::move(in_flight), input->trigger_event.breadcrumb_id, &running->cancelled);
+
   bool resumed = Str(fields, "status") == "running";
   std::vector<store::WriteOp> started;
   started.push_back(record.Info(resumed ? "Execution resumed" : "Execution started", "execution.started"));
@@ -224,10 +230,6 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
     // failing) would fail again at once: leave the session until it is scheduled again.
     return moved.code() == StatusCode::kConflict || moved.code() == StatusCode::kNotFound;
   }
-  json::object in_flight = fields;
-  in_flight["status"] = "running";
-  exec::RunRegistry::Registration registration =
-      runs_.Add(owner_id, std::move(in_flight), input->trigger_event.breadcrumb_id, &running->cancelled);
   exec::RunRequest request{execution_id, exec::Lineage{"", execution_id, 0, session_id}, input->trigger_event,
                            input->trigger, input->context, running->cancelled};
   Observer observer(*this, session_id, execution_id);
