@@ -24,9 +24,9 @@
 #include "base/uuid.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
-#include "cli/sse_parser.h"
 #include "cli/stop_signal.h"
 #include "cli/url_util.h"
+#include "net/sse_parser.h"
 
 namespace cairn::cli {
 namespace json = boost::json;
@@ -333,7 +333,7 @@ class ChatSession {
   StopSignal& signal_;
   const ChatOptions options_;
   AnswerStop stop_;
-  SseParser parser_;
+  net::SseParser parser_;
   std::optional<int64_t> resume_;  // the seq to resume after (Last-Event-ID)
   std::optional<std::string> dropped_reason_;
   Status fatal_;

@@ -13,8 +13,8 @@
 #include "base/json_util.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
-#include "cli/sse_parser.h"
 #include "cli/url_util.h"
+#include "net/sse_parser.h"
 
 namespace cairn::cli {
 namespace json = boost::json;
@@ -137,7 +137,7 @@ int RunCall(CommandRun& run) {
   Status failure;
   std::optional<json::object> response;
   std::string omitted_id;
-  SseParser parser;
+  net::SseParser parser;
   StreamCallbacks callbacks;
   callbacks.on_open = [&](const HttpReply&) {
     json::object body{{"title", "call " + tool},
