@@ -26,6 +26,7 @@
 #include "cli/json_output.h"
 #include "cli/stop_signal.h"
 #include "cli/url_util.h"
+#include "model/reserved.h"
 #include "net/sse_parser.h"
 
 namespace cairn::cli {
@@ -197,7 +198,7 @@ class ChatSession {
     }
     if (type != "breadcrumb.created") return true;
     const std::string schema = StringAt(event, "schema_name");
-    if (schema == "tool.request.v1") {
+    if (schema == model::kToolRequestSchema) {
       if (options_.json || !awaiting_) return true;
       auto context = ContextOf(event);
       if (!context) return true;
@@ -208,7 +209,7 @@ class ChatSession {
            << std::flush;
       return true;
     }
-    if (schema != "agent.response.v1" || !awaiting_) return true;
+    if (schema != model::kAgentResponseSchema || !awaiting_) return true;
     auto context = ContextOf(event);
     if (!context || StringAt(*context, "request_id") != request_id_) return true;  // another message's answer
     Answered(*context);
@@ -279,7 +280,7 @@ class ChatSession {
       if (options_.agent) context["agent_id"] = *options_.agent;
       const size_t first = line.find_first_not_of(" \t");
       json::object body{{"title", FirstChars(std::string_view(line).substr(first), kTitleChars)},
-                        {"schema_name", "user.message.v1"},
+                        {"schema_name", model::kUserMessageSchema},
                         {"tags", json::array{json::value("session:" + options_.session)}},
                         {"context", std::move(context)}};
       auto written = run_.api().Call("POST", "/breadcrumbs", json::value(std::move(body)));
