@@ -30,6 +30,7 @@
 #include "sessions/session_worker.h"
 #include "exec/tools/process_sandbox.h"
 #include "exec/tools/tool_supervisor.h"
+#include "model/reserved.h"
 #include "net/outbound_policy.h"
 #include "server/breadcrumb_handlers.h"
 #include "server/event_handlers.h"
@@ -255,7 +256,7 @@ int RunServe(const std::vector<std::string>& args) {
   CAIRN_LOG_INFO("webhooks, http tools and http_request may reach public addresses and {} (--allow-private-network)",
                  outbound_policy->Describe());
   // Execution records written before executions had one shape move to it before anything runs.
-  auto migrated = exec::MigrateExecutionRecords(*store, "default");
+  auto migrated = exec::MigrateExecutionRecords(*store, model::kDefaultTenant);
   if (!migrated.ok()) return Fail(migrated.status());
   if (*migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", *migrated);
   bus::EphemeralHub token_hub;

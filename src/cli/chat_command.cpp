@@ -24,9 +24,10 @@
 #include "base/uuid.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
-#include "cli/sse_parser.h"
 #include "cli/stop_signal.h"
 #include "cli/url_util.h"
+#include "model/reserved.h"
+#include "net/sse_parser.h"
 
 namespace cairn::cli {
 namespace json = boost::json;
@@ -197,7 +198,7 @@ class ChatSession {
     }
     if (type != "breadcrumb.created") return true;
     const std::string schema = StringAt(event, "schema_name");
-    if (schema == "tool.request.v1") {
+    if (schema == model::kToolRequestSchema) {
       if (options_.json || !awaiting_) return true;
       auto context = ContextOf(event);
       if (!context) return true;
@@ -208,7 +209,7 @@ class ChatSession {
            << std::flush;
       return true;
     }
-    if (schema != "agent.response.v1" || !awaiting_) return true;
+    if (schema != model::kAgentResponseSchema || !awaiting_) return true;
     auto context = ContextOf(event);
     if (!context || StringAt(*context, "request_id") != request_id_) return true;  // another message's answer
     Answered(*context);
@@ -279,7 +280,7 @@ class ChatSession {
       if (options_.agent) context["agent_id"] = *options_.agent;
       const size_t first = line.find_first_not_of(" \t");
       json::object body{{"title", FirstChars(std::string_view(line).substr(first), kTitleChars)},
-                        {"schema_name", "user.message.v1"},
+                        {"schema_name", model::kUserMessageSchema},
                         {"tags", json::array{json::value("session:" + options_.session)}},
                         {"context", std::move(context)}};
       auto written = run_.api().Call("POST", "/breadcrumbs", json::value(std::move(body)));
@@ -333,7 +334,7 @@ class ChatSession {
   StopSignal& signal_;
   const ChatOptions options_;
   AnswerStop stop_;
-  SseParser parser_;
+  net::SseParser parser_;
   std::optional<int64_t> resume_;  // the seq to resume after (Last-Event-ID)
   std::optional<std::string> dropped_reason_;
   Status fatal_;

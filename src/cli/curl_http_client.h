@@ -1,7 +1,9 @@
-// CurlHttpClient: HttpClient over one libcurl easy handle.
+// CurlHttpClient and CurlStreamClient: the CLI's seams (http_client.h) over cairn's one libcurl
+// client, net::HttpConnection (net/http_fetch.h).
 //
-// The handle is reused for every request of a command, so `cairn list --all` pages over one
-// kept-alive connection. Not thread-safe (a command is single-threaded).
+// The server is the user's: any address may be reached, and the environment's proxies are used
+// except for loopback (a local `cairn serve`). Redirects are not followed (a 201's Location is
+// information, not a redirect).
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "cli/http_client.h"
+#include "net/http_fetch.h"
 
 namespace cairn::cli {
 
@@ -19,24 +22,26 @@ struct CurlOptions {
   std::string user_agent = "cairn-cli";
 };
 
+// HttpClient over one net::HttpConnection, reused for every request of a command, so that
+// `cairn list --all` pages over one kept-alive connection. Sends Accept: application/json (and
+// Content-Type: application/json with a body) besides the request's headers. Errors: those of
+// HttpClient::Send (a request that cannot be sent at all, a bad URL or header, is kUnavailable
+// too, with the reason). Not thread-safe (a command is single-threaded).
 class CurlHttpClient final : public HttpClient {
  public:
   explicit CurlHttpClient(CurlOptions options = {});
-  ~CurlHttpClient() override;
-  CurlHttpClient(const CurlHttpClient&) = delete;
-  CurlHttpClient& operator=(const CurlHttpClient&) = delete;
 
   Result<HttpReply> Send(const HttpRequest& request) override;
 
  private:
   CurlOptions options_;
-  void* curl_ = nullptr;  // CURL*; void* keeps <curl/curl.h> out of this header
+  net::HttpConnection connection_;
 };
 
-// CurlStreamClient: StreamingHttpClient over libcurl's multi interface, so that a stop request
-// (StopSignal::fd()) wakes the wait for data at once. No total timeout and no low-speed limit
-// (an event stream may be quiet for long); the connect timeout applies, and TCP keep-alive is on.
-// Sends Accept: text/event-stream and Cache-Control: no-cache besides the request's headers.
+// StreamingHttpClient over net::HttpConnection::Stream: a stop request (StopSignal::fd()) wakes
+// the wait for data at once. No total timeout and no low-speed limit (an event stream may be
+// quiet for long); the connect timeout applies, and TCP keep-alive is on. Sends Accept:
+// text/event-stream and Cache-Control: no-cache besides the request's headers.
 class CurlStreamClient final : public StreamingHttpClient {
  public:
   explicit CurlStreamClient(CurlOptions options = {});
@@ -48,6 +53,7 @@ class CurlStreamClient final : public StreamingHttpClient {
 
  private:
   CurlOptions options_;
+  net::HttpConnection connection_;
 };
 
 }  // namespace cairn::cli

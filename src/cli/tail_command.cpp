@@ -11,9 +11,9 @@
 #include "cli/breadcrumb_fields.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
-#include "cli/sse_parser.h"
 #include "cli/stop_signal.h"
 #include "cli/url_util.h"
+#include "net/sse_parser.h"
 
 namespace cairn::cli {
 
@@ -192,7 +192,7 @@ class TailSession {
   }
 
   // Handles one frame; false once --max-events is reached.
-  bool OnEvent(const SseEvent& frame) {
+  bool OnEvent(const net::SseEvent& frame) {
     healthy_ = true;
     auto parsed = ParseJson(frame.data, kEventMaxDepth);
     if (!parsed.ok() || !parsed->is_object()) {
@@ -253,7 +253,7 @@ class TailSession {
   StreamingHttpClient& http_;
   StopSignal& stop_;
   const TailOptions options_;
-  SseParser parser_;
+  net::SseParser parser_;
   std::optional<int64_t> resume_;  // the seq to resume after (Last-Event-ID)
   std::string noted_id_;           // the last SSE id taken into resume_
   int64_t printed_ = 0;

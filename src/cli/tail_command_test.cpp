@@ -8,7 +8,7 @@
 
 #include "cli/client_commands.h"
 #include "cli/client_context.h"
-#include "cli/sse_parser.h"
+#include "net/sse_parser.h"
 
 namespace cairn::cli {
 namespace {
@@ -332,7 +332,7 @@ TEST_F(TailCommandTest, NonJsonFrameIsSkippedWithANote) {
 }
 
 TEST_F(TailCommandTest, OversizedFrameIsFatal) {
-  script_.connections.push_back({.chunks = {kOpen + "data: " + std::string(SseParser::kDefaultMaxFrameBytes, 'x')}});
+  script_.connections.push_back({.chunks = {kOpen + "data: " + std::string(net::SseParser::kDefaultMaxFrameBytes, 'x')}});
   EXPECT_EQ(Run({}), 1);
   EXPECT_NE(err_.str().find("larger than"), std::string::npos) << err_.str();
 }

@@ -13,8 +13,9 @@
 #include "base/json_util.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
-#include "cli/sse_parser.h"
 #include "cli/url_util.h"
+#include "model/reserved.h"
+#include "net/sse_parser.h"
 
 namespace cairn::cli {
 namespace json = boost::json;
@@ -73,7 +74,7 @@ CommandSpec CallSpec() {
 
 int RunTools(CommandRun& run) {
   QueryString query;
-  query.Add("schema_name", "tool.v1");
+  query.Add("schema_name", std::string(model::kToolSchema));
   query.Add("include_context", "true");
   query.Add("order", "asc");
   query.Add("limit", "1000");
@@ -122,7 +123,7 @@ int RunCall(CommandRun& run) {
   }
   const std::string request_id = NewRequestId();
   QueryString query;
-  query.Add("schema_name", "tool.response.v1");
+  query.Add("schema_name", std::string(model::kToolResponseSchema));
   query.Add("tag", "request:" + request_id);
   HttpRequest stream_request;
   stream_request.method = "GET";
@@ -137,11 +138,11 @@ int RunCall(CommandRun& run) {
   Status failure;
   std::optional<json::object> response;
   std::string omitted_id;
-  SseParser parser;
+  net::SseParser parser;
   StreamCallbacks callbacks;
   callbacks.on_open = [&](const HttpReply&) {
     json::object body{{"title", "call " + tool},
-                      {"schema_name", "tool.request.v1"},
+                      {"schema_name", model::kToolRequestSchema},
                       {"context", json::object{{"tool", tool}, {"input", input}, {"request_id", request_id}}}};
     auto written = run.api().Call("POST", "/breadcrumbs", json::value(std::move(body)));
     if (!written.ok()) failure = written.status();

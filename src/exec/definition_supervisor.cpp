@@ -1,6 +1,7 @@
 #include "exec/definition_supervisor.h"
 
 #include "base/log.h"
+#include "model/reserved.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -33,7 +34,7 @@ Status DefinitionSupervisor::Start(bool run_executors, int64_t start_seq) {
   query.order = model::SortOrder::kOldestFirst;
   query.limit = 500;
   while (true) {
-    CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List("default", query));
+    CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(model::kDefaultTenant, query));
     for (const auto& crumb : page.items) {
       ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
       if (kind_.on_stored) kind_.on_stored(crumb);

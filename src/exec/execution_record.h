@@ -27,7 +27,7 @@
 
 namespace cairn::exec {
 
-inline constexpr std::string_view kExecutionSchema = "agent.execution.v1";
+inline constexpr std::string_view kExecutionSchema = model::kExecutionSchema;
 
 // What one run answers: "<trigger id>/<version>", or "<trigger id>/<version>/deleted" for a
 // deletion (which carries the last version, already answered when it was written).

@@ -14,6 +14,7 @@
 
 #include "model/breadcrumb.h"
 #include "model/event.h"
+#include "model/reserved.h"
 #include "model/subscription.h"
 
 namespace cairn::exec {
@@ -24,7 +25,7 @@ struct ExecutorSpec {
   std::string actor;           // created_by of its writes, e.g. "tool:echo"; never triggered by itself
   std::string kind;            // "tool", "agent", "workflow": for execution records
   std::string name;            // the definition's name
-  std::string owner_id = "default";
+  std::string owner_id = model::kDefaultTenant;
   std::string definition_id;   // empty for system executors
   int64_t definition_version = 0;
   std::vector<model::Subscription> subscriptions;

@@ -71,8 +71,8 @@ namespace {
 
 // Records of runs and sessions: written by cairn's own writers only (WriteContext::system).
 bool IsSystemRecordSchema(const std::optional<std::string>& schema) {
-  return schema && (*schema == "agent.execution.v1" || *schema == model::kAgentSnapshotSchema ||
-                    *schema == "agent.session.v1" || *schema == "agent.session.message.v1");
+  return schema && (*schema == model::kExecutionSchema || *schema == model::kAgentSnapshotSchema ||
+                    *schema == model::kSessionSchema || *schema == model::kSessionMessageSchema);
 }
 
 Status CheckSystemWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {

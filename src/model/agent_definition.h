@@ -30,14 +30,10 @@
 
 #include "base/status.h"
 #include "model/limits.h"
+#include "model/reserved.h"
 #include "model/subscription.h"
 
 namespace cairn::model {
-
-inline constexpr std::string_view kAgentSchema = "agent.def.v1";
-inline constexpr std::string_view kAgentResponseSchema = "agent.response.v1";
-inline constexpr std::string_view kAgentSnapshotSchema = "agent.snapshot.v1";
-inline constexpr std::string_view kUserMessageSchema = "user.message.v1";
 
 struct AgentOutput {
   std::string schema_name;        // the schema of the response breadcrumb

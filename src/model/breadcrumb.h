@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "model/reserved.h"
+
 namespace cairn::model {
 
 // Which write caused this one: lets later layers build timelines and stop causal loops.
@@ -87,7 +89,7 @@ struct BreadcrumbPatch {
 
 // Who is acting, for which tenant, and at what time: supplied by the server to every write.
 struct WriteContext {
-  std::string owner_id = "default";
+  std::string owner_id = kDefaultTenant;
   std::string actor = "anonymous";
   // Set only by cairn's own writers (executors, the sessions facade and worker), never from a
   // request: the records of runs and sessions (exec/reserved_schema_store.h) need it.

@@ -34,13 +34,10 @@
 
 #include "base/status.h"
 #include "model/limits.h"
+#include "model/reserved.h"
 #include "model/subscription.h"
 
 namespace cairn::model {
-
-inline constexpr std::string_view kToolSchema = "tool.v1";
-inline constexpr std::string_view kToolRequestSchema = "tool.request.v1";
-inline constexpr std::string_view kToolResponseSchema = "tool.response.v1";
 
 enum class ToolRuntime { kBuiltin, kProcess, kHttp };
 

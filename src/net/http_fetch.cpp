@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 
@@ -22,9 +24,6 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-struct EasyDeleter {
-  void operator()(CURL* c) const { curl_easy_cleanup(c); }
-};
 struct ListDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
@@ -41,24 +40,62 @@ struct Exchange {
   int hop_opened = 0;
   std::vector<std::string> hop_refusals;
   size_t max_body = 0;
+  bool truncate_body = false;
+  bool follows_redirects = false;
   bool body_too_large = false;
   bool headers_too_large = false;
-  bool cancelled = false;
   size_t header_bytes = 0;
+  int status = 0;  // of the response whose headers are arriving
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
-  const std::atomic<bool>* cancel = nullptr;
+  // Stream: the handler, whether the final head was handed over, whether a handler said stop.
+  const HttpStreamHandler* handler = nullptr;
+  bool head_delivered = false;
+  bool stopped = false;
+
+  bool streams_body() const { return handler != nullptr && status >= 200 && status <= 299; }
 };
+
+
 
 size_t OnBody(char* data, size_t size, size_t count, void* user) {
   auto* ex = static_cast<Exchange*>(user);
   size_t n = size * count;
+  if (ex->streams_body()) {
+    if (ex->handler->on_body && !ex->handler->on_body(std::string_view(data, n))) {
+      ex->stopped = true;
+      return 0;  // any count other than n makes curl abort with CURLE_WRITE_ERROR
+    }
+    return n;
+  }
   if (n > ex->max_body - ex->body.size()) {  // body.size() <= max_body always holds
     ex->body_too_large = true;
-    return 0;  // any count other than n makes curl abort with CURLE_WRITE_ERROR
+    if (ex->handler != nullptr) {  // Stream: a non-2xx body is kept up to the bound, not refused
+      ex->body.append(data, ex->max_body - ex->body.size());
+      return n;
+    }
+    return 0;
   }
   ex->body.append(data, n);
   return n;
+}
+
+// The end of a header block: hands the head of the final response to the stream handler.
+bool OnHeadEnd(Exchange* ex) {
+  if (ex->handler == nullptr || ex->head_delivered) return true;
+  if (ex->status < 200) return true;  // 1xx: the final response follows
+  if (ex->follows_redirects && ex->status >= 300 && ex->status <= 399 && !HeaderValue(ex->headers, "location").empty()) {
+    return true;  // a hop that curl follows
+  }
+  ex->head_delivered = true;
+  if (!ex->handler->on_head) return true;
+  HttpFetchResponse head;
+  head.status = ex->status;
+  head.headers = ex->headers;
+  head.content_type = HeaderValue(ex->headers, "content-type");
+  if (ex->handler->on_head(head)) return true;
+  ex->stopped = true;
+  return false;
 }
 
 size_t OnHeader(char* data, size_t size, size_t count, void* user) {
@@ -71,13 +108,16 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     ex->header_bytes = 0;
     ex->hop_opened = 0;
     ex->hop_refusals.clear();
+    size_t space = line.find(' ');  // "HTTP/1.1 200 OK"
+    ex->status = space == std::string_view::npos ? 0 : std::atoi(std::string(line.substr(space + 1, 3)).c_str());
   }
   ex->header_bytes += n;
   if (ex->header_bytes > kMaxHeaderBytes) {
     ex->headers_too_large = true;
     return 0;
   }
-  if (line.starts_with("HTTP/") || Trim(line).empty()) return n;
+  if (line.starts_with("HTTP/")) return n;
+  if (Trim(line).empty()) return OnHeadEnd(ex) ? n : 0;
   if ((line.front() == ' ' || line.front() == '\t') && !ex->headers.empty()) {
     // Obsolete line folding: the line continues the previous header's value.
     std::string& value = ex->headers.back().second;
@@ -115,15 +155,6 @@ curl_socket_t OnOpenSocket(void* user, curlsocktype purpose, curl_sockaddr* addr
   return fd;
 }
 
-int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  auto* ex = static_cast<Exchange*>(user);
-  if (ex->cancel != nullptr && ex->cancel->load()) {
-    ex->cancelled = true;
-    return 1;  // non-zero aborts with CURLE_ABORTED_BY_CALLBACK
-  }
-  return 0;
-}
-
 bool IsTokenChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
          std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
@@ -159,34 +190,108 @@ Status BuildHeaders(const HttpFetchRequest& request, bool sends_body, curl_slist
   return Status::Ok();
 }
 
+// Loopback never goes through a proxy: an http_proxy set for the outside world must not swallow
+// requests to a local server. The user's own no_proxy list is kept.
+std::string NoProxyList() {
+  std::string list;
+  for (const char* name : {"no_proxy", "NO_PROXY"}) {
+    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') {
+      list = value;
+      break;
+    }
+  }
+  if (list == "*") return list;
+  if (!list.empty()) list += ',';
+  return list + "localhost,127.0.0.1,::1";
+}
+
 }  // namespace
 
+std::string HeaderValue(const std::vector<std::pair<std::string, std::string>>& headers, std::string_view name) {
+  for (const auto& [n, v] : headers) {
+    if (n == name) return v;
+  }
+  return {};
+}
+
+struct HttpConnection::Handles {
+  CURL* easy = nullptr;
+  CURLM* multi = nullptr;
+  Handles() {
+    EnsureCurlInit();
+    easy = curl_easy_init();
+    multi = curl_multi_init();
+  }
+  ~Handles() {
+    if (multi != nullptr) curl_multi_cleanup(multi);
+    if (easy != nullptr) curl_easy_cleanup(easy);
+  }
+};
+
+HttpConnection::HttpConnection() : handles_(std::make_unique<Handles>()) {}
+HttpConnection::~HttpConnection() = default;
+HttpConnection::HttpConnection(HttpConnection&&) noexcept = default;
+HttpConnection& HttpConnection::operator=(HttpConnection&&) noexcept = default;
+
+Result<HttpFetchResponse> HttpConnection::Fetch(const HttpFetchRequest& request, const HttpCancel& cancel) {
+  return Perform(request, nullptr, cancel);
+}
+
+Result<HttpFetchResponse> HttpConnection::Stream(const HttpFetchRequest& request, const HttpStreamHandler& handler,
+                                                 const HttpCancel& cancel) {
+  return Perform(request, &handler, cancel);
+}
+
 Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::atomic<bool>* cancel) {
+  if (request.timeout.count() <= 0) return Status::InvalidArgument("timeout must be positive");
+  HttpCancel control;
+  if (cancel != nullptr) control.requested = [cancel] { return cancel->load(); };
+  return HttpConnection().Fetch(request, control);
+}
+
+Result<HttpFetchResponse> HttpConnection::Perform(const HttpFetchRequest& request, const HttpStreamHandler* handler,
+                                                  const HttpCancel& cancel) {
   std::string method = request.method;
   for (char& c : method) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  if (method != "GET" && method != "POST" && method != "PUT" && method != "DELETE") {
-    return Status::InvalidArgument("unsupported HTTP method '" + request.method + "': use GET, POST, PUT or DELETE");
+  if (method != "GET" && method != "POST" && method != "PUT" && method != "PATCH" && method != "DELETE") {
+    return Status::InvalidArgument("unsupported HTTP method '" + request.method +
+                                   "': use GET, POST, PUT, PATCH or DELETE");
   }
-  if (request.timeout.count() <= 0) return Status::InvalidArgument("timeout must be positive");
+  if (request.timeout.count() < 0 || request.connect_timeout.count() < 0) {
+    return Status::InvalidArgument("timeout must not be negative");
+  }
   if (request.max_redirects < 0) return Status::InvalidArgument("max_redirects must not be negative");
+  const OutboundPolicy& policy = request.policy ? *request.policy : DefaultPolicy();
+  if (request.environment_proxy && !policy.unrestricted()) {
+    return Status::InvalidArgument("environment proxies are only for destinations with an unrestricted policy");
+  }
   CAIRN_ASSIGN_OR_RETURN(ParsedUrl url, ParseUrl(request.url));
   const std::string host_port = url.host + ":" + std::to_string(url.port);
-  bool sends_body = method == "POST" || method == "PUT" || (method == "DELETE" && !request.body.empty());
+  bool sends_body = method == "POST" || method == "PUT" || method == "PATCH" || (method == "DELETE" && !request.body.empty());
 
   curl_slist* raw_headers = nullptr;
   Status header_status = BuildHeaders(request, sends_body, &raw_headers);
   std::unique_ptr<curl_slist, ListDeleter> headers(raw_headers);
   if (!header_status.ok()) return header_status;
 
-  if (cancel != nullptr && cancel->load()) return Status::Unavailable("request to " + url.host + " cancelled");
-  std::unique_ptr<CURL, EasyDeleter> curl(curl_easy_init());
-  if (!curl) return Status::Internal("cannot create an HTTP handle");
+  auto cancelled = [&cancel] { return cancel.requested && cancel.requested(); };
+  if (cancelled()) return Status::Unavailable("request to " + url.host + " cancelled");
+  if (handles_ == nullptr || handles_->easy == nullptr || handles_->multi == nullptr) {
+    return Status::Internal("cannot create an HTTP handle");
+  }
   Exchange ex;
-  ex.policy = request.policy ? request.policy.get() : &DefaultPolicy();
+  ex.policy = &policy;
   ex.max_body = request.max_response_bytes;
-  ex.cancel = cancel;
+  ex.truncate_body = request.truncate_body;
+  ex.follows_redirects = request.max_redirects > 0;
+  ex.handler = handler;
   const long timeout_ms = static_cast<long>(request.timeout.count());
-  CURL* h = curl.get();
+  const long connect_timeout_ms =
+      static_cast<long>(request.connect_timeout.count() > 0 ? request.connect_timeout.count() : request.timeout.count());
+  const std::string no_proxy = NoProxyList();
+  CURL* h = handles_->easy;
+  // The handle keeps its connections between requests, but not the options of the previous one.
+  curl_easy_reset(h);
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
 #if LIBCURL_VERSION_NUM >= 0x075500  // 7.85: the string forms; the bitmasks are deprecated
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -199,52 +304,83 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
   // it to a proxy instead (the check would then see the proxy's address, not the destination's).
   curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, OnOpenSocket);
   curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &ex);
-  curl_easy_setopt(h, CURLOPT_PROXY, "");
-  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+  if (request.environment_proxy) {
+    curl_easy_setopt(h, CURLOPT_NOPROXY, no_proxy.c_str());
+  } else {
+    curl_easy_setopt(h, CURLOPT_PROXY, "");
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+  }
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for timeouts: we run on worker threads
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);  // a dead peer of a quiet stream is noticed eventually
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, request.max_redirects > 0 ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_MAXREDIRS, static_cast<long>(request.max_redirects));
   if (method == "GET") {
     curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
   } else {
     if (sends_body) {
-      // POSTFIELDS points into `request`, which outlives curl_easy_perform below.
+      // POSTFIELDS points into `request`, which outlives the transfer below.
       curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
     }
-    // For PUT/DELETE the verb replaces POST in the request line (and, if redirects are
+    // For PUT/PATCH/DELETE the verb replaces POST in the request line (and, if redirects are
     // followed, on every hop: curl cannot downgrade a custom verb to GET).
     if (method != "POST") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
   }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "cairn/0.1");  // a User-Agent header in `headers` wins
+  curl_easy_setopt(h, CURLOPT_USERAGENT, request.user_agent.c_str());  // a User-Agent header in `headers` wins
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
   // Refuses early when Content-Length already says too much; the write callback covers the rest.
-  if (request.max_response_bytes > 0 && !request.truncate_body) {
+  if (handler == nullptr && request.max_response_bytes > 0 && !request.truncate_body) {
     curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(request.max_response_bytes));
   }
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &ex);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &ex);
-  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, OnProgress);
-  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &ex);
   char error_buffer[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
 
+  // The multi interface lets this thread wake every poll_interval (and at once on wake_fd) to
+  // notice a cancel, instead of curl's progress callback (about once a second when idle).
   auto start = std::chrono::steady_clock::now();
-  CURLcode rc = curl_easy_perform(h);
+  CURLM* multi = handles_->multi;
+  if (curl_multi_add_handle(multi, h) != CURLM_OK) return Status::Internal("cannot start an HTTP transfer");
+  CURLcode rc = CURLE_OK;
+  bool was_cancelled = false;
+  const int poll_ms = cancel.requested ? static_cast<int>(std::max<int64_t>(1, cancel.poll_interval.count())) : 1000;
+  for (;;) {
+    int running = 0;
+    if (CURLMcode mc = curl_multi_perform(multi, &running); mc != CURLM_OK) {
+      rc = CURLE_FAILED_INIT;
+      snprintf(error_buffer, sizeof error_buffer, "%s", curl_multi_strerror(mc));
+      break;
+    }
+    if (running == 0) {
+      int queued = 0;
+      while (CURLMsg* msg = curl_multi_info_read(multi, &queued)) {
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == h) rc = msg->data.result;
+      }
+      break;
+    }
+    if (cancelled()) {
+      was_cancelled = true;
+      break;
+    }
+    curl_waitfd wake{cancel.wake_fd, CURL_WAIT_POLLIN, 0};
+    curl_multi_poll(multi, &wake, cancel.wake_fd >= 0 ? 1 : 0, poll_ms, nullptr);
+  }
+  curl_multi_remove_handle(multi, h);
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
 
-  bool cut_short = request.truncate_body && ex.body_too_large && !ex.cancelled;
-  if (rc == CURLE_OK || cut_short) {
+  bool cut_short = handler == nullptr && request.truncate_body && ex.body_too_large && !was_cancelled;
+  if (!was_cancelled && (rc == CURLE_OK || cut_short || ex.stopped)) {
     HttpFetchResponse response;
-    response.body_truncated = cut_short;
+    response.body_truncated = cut_short || (handler != nullptr && ex.body_too_large);
+    response.stopped = ex.stopped;
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    response.status = static_cast<int>(status);
+    response.status = status != 0 ? static_cast<int>(status) : ex.status;
     char* content_type = nullptr;
     if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &content_type) == CURLE_OK && content_type != nullptr) {
       response.content_type = content_type;
@@ -255,7 +391,7 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
     return response;
   }
   // Our own callbacks' reasons first: each of them surfaces as a generic curl code.
-  if (ex.cancelled) return Status::Unavailable("request to " + url.host + " cancelled");
+  if (was_cancelled) return Status::Unavailable("request to " + url.host + " cancelled");
   if (ex.body_too_large || rc == CURLE_FILESIZE_EXCEEDED) {
     return Status::PayloadTooLarge("response larger than " + std::to_string(request.max_response_bytes) + " bytes");
   }
@@ -270,8 +406,12 @@ Result<HttpFetchResponse> HttpFetch(const HttpFetchRequest& request, const std::
     detail += " (also refused: " + ex.hop_refusals.front() + ")";
   }
   switch (rc) {
-    case CURLE_OPERATION_TIMEDOUT:
-      return Status::Unavailable("request to " + url.host + " timed out after " + std::to_string(timeout_ms) + " ms");
+    case CURLE_OPERATION_TIMEDOUT: {
+      curl_off_t connected_us = 0;  // 0: the connect phase is what timed out
+      curl_easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &connected_us);
+      long limit_ms = connected_us == 0 || timeout_ms == 0 ? connect_timeout_ms : timeout_ms;
+      return Status::Unavailable("request to " + url.host + " timed out after " + std::to_string(limit_ms) + " ms");
+    }
     case CURLE_COULDNT_RESOLVE_HOST:
       return Status::Unavailable("cannot resolve host " + url.host + ": " + detail);
     case CURLE_COULDNT_CONNECT:

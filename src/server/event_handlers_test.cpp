@@ -104,6 +104,21 @@ TEST_F(EventRoutesTest, SinceAheadOfTheLogOrMalformedIsBadRequest) {
   EXPECT_EQ(Stream({}, {{"last-event-id", ""}}).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(EventRoutesTest, ABadResumePointNamesWhereItCameFrom) {
+  // From the header (with a valid `since` beside it, which the header overrides): the header is named.
+  for (const char* value : {"abc", "201", "-1"}) {
+    auto by_header = Stream({{"since", "120"}}, {{"last-event-id", value}});
+    ASSERT_EQ(by_header.status().code(), StatusCode::kInvalidArgument) << value;
+    EXPECT_EQ(by_header.status().field(), "Last-Event-ID") << by_header.status().ToString();
+    EXPECT_TRUE(by_header.status().message().starts_with("Last-Event-ID: ")) << by_header.status().message();
+    EXPECT_EQ(by_header.status().message().find("since"), std::string::npos) << by_header.status().message();
+  }
+  // From the query: `since` is named.
+  auto by_query = Stream({{"since", "abc"}});
+  EXPECT_EQ(by_query.status().field(), "since") << by_query.status().ToString();
+  EXPECT_TRUE(by_query.status().message().starts_with("since: ")) << by_query.status().message();
+}
+
 TEST_F(EventRoutesTest, SelectorParametersAreValidated) {
   auto spec_of = [&](const Result<HttpResponse>& r) { return std::dynamic_pointer_cast<const SseSpec>(r->event_stream); };
   auto ok = Stream({{"schema_name", "note.v1"}, {"types", "breadcrumb.created"}});

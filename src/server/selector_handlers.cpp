@@ -4,6 +4,7 @@
 
 #include "base/time_format.h"
 #include "model/breadcrumb_codec.h"
+#include "model/reserved.h"
 #include "server/request_support.h"
 
 namespace cairn::server {
@@ -12,7 +13,7 @@ namespace {
 
 constexpr size_t kMaxNameBytes = 200;
 
-bool IsStoredSelector(const model::Breadcrumb& crumb) { return crumb.schema_name == kStoredSelectorSchema; }
+bool IsStoredSelector(const model::Breadcrumb& crumb) { return crumb.schema_name == model::kStoredSelectorSchema; }
 
 json::object SelectorView(const model::Breadcrumb& crumb) {
   const json::object* context = crumb.context.if_object();
@@ -42,7 +43,7 @@ Result<model::BreadcrumbDraft> ParseSelectorBody(const json::value& body, const 
     return Status::Validation("selector." + error.field(), error.message());
   }
   model::BreadcrumbDraft draft;
-  draft.schema_name = kStoredSelectorSchema;
+  draft.schema_name = model::kStoredSelectorSchema;
   draft.title = std::string(name->get_string());
   draft.tags = {"subscription:selector"};
   draft.context = json::object{{"name", *name}, {"selector", model::SelectorToJson(*selector)}};
@@ -77,7 +78,7 @@ void AddSelectorRoutes(Router& router, store::Store& store, const model::Limits&
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     model::BreadcrumbQuery query;
-    query.schema_name = kStoredSelectorSchema;
+    query.schema_name = model::kStoredSelectorSchema;
     query.order = model::SortOrder::kOldestFirst;
     query.limit = 1000;
     query.include_context = true;

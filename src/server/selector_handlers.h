@@ -12,8 +12,6 @@
 
 namespace cairn::server {
 
-inline constexpr const char* kStoredSelectorSchema = "subscription.selector.v1";
-
 // Registers the routes on `router`. `store` must outlive the router.
 void AddSelectorRoutes(Router& router, store::Store& store, const model::Limits& limits);
 

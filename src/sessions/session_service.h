@@ -38,15 +38,15 @@
 
 namespace cairn::sessions {
 
-inline constexpr std::string_view kSessionSchema = "agent.session.v1";
-inline constexpr std::string_view kMessageSchema = "agent.session.message.v1";
+inline constexpr std::string_view kSessionSchema = model::kSessionSchema;
+inline constexpr std::string_view kMessageSchema = model::kSessionMessageSchema;
 inline constexpr std::string_view kExecutionSchema = exec::kExecutionSchema;
-inline constexpr std::string_view kSnapshotSchema = "agent.snapshot.v1";
+inline constexpr std::string_view kSnapshotSchema = model::kAgentSnapshotSchema;
 inline constexpr std::string_view kDefaultAgent = "default-chat-assistant";
 
 // Who is asking: the tenant and the actor (X-Cairn-Actor) of the request.
 struct Caller {
-  std::string owner_id = "default";
+  std::string owner_id = model::kDefaultTenant;
   std::string actor = "anonymous";
 };
 

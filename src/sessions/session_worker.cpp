@@ -83,7 +83,7 @@ Status SessionWorker::Start() {
   query.order = model::SortOrder::kOldestFirst;
   query.limit = 500;
   while (true) {
-    CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List("default", query));
+    CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(model::kDefaultTenant, query));
     for (const auto& crumb : page.items) {
       if (crumb.context.is_object()) Schedule(crumb.owner_id, Str(crumb.context.as_object(), "session_id"));
     }

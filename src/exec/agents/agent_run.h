@@ -89,8 +89,6 @@ class AgentRun {
   Status WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std::vector<store::WriteOp> extra = {},
                        bool is_final = false);
   std::vector<store::WriteOp> Observe(AgentEvent::Type type, const PendingCall* call = nullptr, llm::Usage usage = {});
-  // The paused outcome when a user_input call has no answer yet; nullopt otherwise.
-  std::optional<AgentOutcome> AwaitingInput();
   std::vector<llm::ToolSpec> LoadTools();
   std::vector<std::string> SessionTags() const;
   AgentOutcome Error(std::string code, std::string message);

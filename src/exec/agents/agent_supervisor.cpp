@@ -2,6 +2,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include "model/reserved.h"
+
 namespace cairn::exec {
 namespace json = boost::json;
 namespace {
@@ -41,7 +43,7 @@ Status AgentSupervisor::InstallDefaultAgentOnce() {
   draft.tags = {"agent", "builtin"};
   draft.path = model::AgentPath(std::string(kDefaultAgentId));
   draft.context = DefaultAgentDefinition();
-  auto created = deps_.store.Create(model::WriteContext{"default", "system"}, draft, "");
+  auto created = deps_.store.Create(model::WriteContext{model::kDefaultTenant, "system"}, draft, "");
   if (!created.ok() && created.status().code() != StatusCode::kConflict) return created.status();
   return cursors_.SaveCursor(kDefaultAgentMarker, 1);
 }

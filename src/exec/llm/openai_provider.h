@@ -1,4 +1,5 @@
-// OpenAiProvider: LlmProvider over the OpenAI-compatible chat-completions HTTP API (libcurl).
+// OpenAiProvider: LlmProvider over the OpenAI-compatible chat-completions HTTP API (through
+// net::HttpConnection, net/http_fetch.h).
 //
 // POSTs RequestToJson(request) to `<base_url>/chat/completions`. With request.stream the reply is
 // read as server-sent events through a StreamAssembler (content deltas go to
@@ -19,7 +20,11 @@
 // messages name the provider and base URL and say what to check. API keys never appear in
 // messages or logs (a key echoed in an error body is masked).
 //
-// Thread-safe: Complete may run on many threads at once (one curl handle per attempt).
+// The endpoint is the operator's: any address may be reached (no outbound policy) and the
+// environment's proxies are used, except for loopback.
+//
+// Thread-safe: Complete may run on many threads at once (one connection per attempt, from a pool
+// of kept-alive connections).
 #pragma once
 
 #include <chrono>
@@ -73,7 +78,7 @@ class OpenAiProvider final : public LlmProvider {
 
   OpenAiOptions options_;
   std::string endpoint_;
-  // Handles of finished calls, kept so the next call reuses their open connection (keep-alive).
+  // Connections of finished calls, kept so the next call reuses them (keep-alive).
   struct HandlePool;
   struct HandleLease;
   std::shared_ptr<HandlePool> pool_;

@@ -1,6 +1,7 @@
 #include "exec/llm/stream_assembler.h"
 
 #include <boost/json/serialize.hpp>
+#include <optional>
 #include <utility>
 
 #include "base/json_util.h"
@@ -21,69 +22,42 @@ std::string_view StringMember(const json::object& obj, std::string_view key) {
 }  // namespace
 
 StreamAssembler::StreamAssembler(std::function<void(std::string_view)> on_delta, StreamLimits limits)
-    : on_delta_(std::move(on_delta)), limits_(limits) {}
+    : on_delta_(std::move(on_delta)), limits_(limits), parser_(limits.max_line_bytes) {}
 
 Status StreamAssembler::Fail(Status status) {
   error_ = status;
   return status;
 }
 
+namespace {
+
+// The parser fails only on a frame over its bound.
+Status ParserError(size_t max_line_bytes) {
+  return Status::Internal("stream event longer than " + std::to_string(max_line_bytes) + " bytes");
+}
+
+}  // namespace
+
 Status StreamAssembler::Feed(std::string_view bytes) {
   if (!error_.ok()) return error_;
-  while (!bytes.empty() && !done_) {
-    size_t eol = bytes.find('\n');
-    std::string_view piece = bytes.substr(0, eol);
-    if (line_.size() + piece.size() > limits_.max_line_bytes) {
-      return Fail(Status::Internal("stream line longer than " + std::to_string(limits_.max_line_bytes) + " bytes"));
-    }
-    if (eol == std::string_view::npos) {
-      line_.append(piece);
-      return Status::Ok();
-    }
-    bytes.remove_prefix(eol + 1);
-    Status status;
-    if (line_.empty()) {
-      status = ProcessLine(piece);
-    } else {
-      line_.append(piece);
-      status = ProcessLine(line_);
-      line_.clear();
-    }
-    if (!status.ok()) return Fail(std::move(status));
-  }
+  if (done_) return Status::Ok();
+  Status parsed = parser_.Feed(bytes);
+  CAIRN_RETURN_IF_ERROR(TakeEvents());  // the events completed before a parse error still count
+  if (!parsed.ok() && !done_) return Fail(ParserError(limits_.max_line_bytes));
   return Status::Ok();
 }
 
-Status StreamAssembler::ProcessLine(std::string_view line) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.empty()) return Dispatch();
-  if (line.front() == ':') return Status::Ok();  // a comment (keep-alives such as ": OPENROUTER PROCESSING")
-  size_t colon = line.find(':');
-  std::string_view field = line.substr(0, colon);
-  if (field != "data") return Status::Ok();  // event, id, retry and unknown fields
-  std::string_view value = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
-  if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-  if (has_event_data_) {
-    if (event_data_.size() + 1 + value.size() > limits_.max_line_bytes) {
-      return Status::Internal("stream event longer than " + std::to_string(limits_.max_line_bytes) + " bytes");
+Status StreamAssembler::TakeEvents() {
+  while (!done_) {
+    std::optional<net::SseEvent> event = parser_.Next();
+    if (!event) break;
+    if (event->data == "[DONE]") {
+      done_ = true;
+      break;
     }
-    event_data_ += '\n';
+    if (Status status = ProcessChunk(event->data); !status.ok()) return Fail(std::move(status));
   }
-  event_data_.append(value);
-  has_event_data_ = true;
   return Status::Ok();
-}
-
-Status StreamAssembler::Dispatch() {
-  if (!has_event_data_) return Status::Ok();
-  std::string data = std::move(event_data_);
-  event_data_.clear();
-  has_event_data_ = false;
-  if (data == "[DONE]") {
-    done_ = true;
-    return Status::Ok();
-  }
-  return ProcessChunk(data);
 }
 
 Status StreamAssembler::Grow(size_t bytes) {
@@ -172,10 +146,10 @@ Status StreamAssembler::ProcessChunk(std::string_view data) {
 Result<ChatResponse> StreamAssembler::Finish() {
   if (!error_.ok()) return error_;
   if (!done_) {
-    Status status = line_.empty() ? Status::Ok() : ProcessLine(line_);
-    line_.clear();
-    if (status.ok()) status = Dispatch();
-    if (!status.ok()) return Fail(std::move(status));
+    // A last event without its blank line (or its line end) still counts.
+    Status parsed = parser_.End();
+    CAIRN_RETURN_IF_ERROR(TakeEvents());
+    if (!parsed.ok() && !done_) return Fail(ParserError(limits_.max_line_bytes));
   }
   if (chunks_ == 0) return Fail(Status::Internal("stream ended without any chunk"));
   if (!done_ && finish_reason_.empty()) {

@@ -2,10 +2,10 @@
 // ChatResponse, delivering content deltas as they arrive.
 //
 // Fed the raw response body in pieces of any size (a piece may end anywhere, inside a line or a
-// UTF-8 character); the result does not depend on where the pieces were cut. SSE rules: lines end
-// with "\n" or "\r\n"; "data:" lines (one optional space after the colon) of one event are joined
-// with "\n" and the event ends at a blank line; comments (":...") and other fields (event, id,
-// retry) are ignored; "data: [DONE]" ends the stream and everything after it is ignored.
+// UTF-8 character); the result does not depend on where the pieces were cut. The events are read
+// by net::SseParser (net/sse_parser.h, the SSE rules are there): the data of each event is one
+// chunk, comments and the other fields (event, id, retry) are ignored, and "data: [DONE]" ends the
+// stream: everything after it is ignored.
 //
 // Each event is one chunk: {"model", "choices": [{"delta": {"content", "tool_calls": [{"index",
 // "id", "function": {"name", "arguments"}}]}, "finish_reason"}], "usage"}. Content pieces are
@@ -25,6 +25,7 @@
 
 #include "base/status.h"
 #include "exec/llm/llm_provider.h"
+#include "net/sse_parser.h"
 
 namespace cairn::exec::llm {
 
@@ -58,17 +59,14 @@ class StreamAssembler {
 
  private:
   Status Fail(Status status);
-  Status ProcessLine(std::string_view line);
-  Status Dispatch();
+  Status TakeEvents();  // processes the events the parser completed, up to [DONE]
   Status ProcessChunk(std::string_view data);
   Status Grow(size_t bytes);
 
   std::function<void(std::string_view)> on_delta_;
   StreamLimits limits_;
   Status error_;
-  std::string line_;        // the current unfinished line
-  std::string event_data_;  // data lines of the current event, joined by "\n"
-  bool has_event_data_ = false;
+  net::SseParser parser_;
   bool done_ = false;
   bool delivered_ = false;
   size_t chunks_ = 0;

@@ -129,7 +129,7 @@ Status ToolSupervisor::RegisterBuiltinsOnce() {
     draft.tags = {"tool", "builtin"};
     draft.path = model::ToolPath(name);
     draft.context = std::move(context);
-    auto created = deps_.store.Create(model::WriteContext{"default", kSystemActor}, draft, "");
+    auto created = deps_.store.Create(model::WriteContext{model::kDefaultTenant, kSystemActor}, draft, "");
     if (!created.ok() && created.status().code() != StatusCode::kConflict) return created.status();
   }
   return cursors_.SaveCursor(kBuiltinMarker, 1);

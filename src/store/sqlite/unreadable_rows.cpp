@@ -1,6 +1,7 @@
 #include "store/sqlite/unreadable_rows.h"
 
 #include "base/log.h"
+#include "model/reserved.h"
 
 namespace cairn::store::sqlite {
 
@@ -24,7 +25,7 @@ bool UnreadableRows::Note(const UnreadableRow& row) {
 
 model::BreadcrumbDraft UnreadableRowReport(const UnreadableRow& row) {
   model::BreadcrumbDraft draft;
-  draft.schema_name = "system.error.v1";
+  draft.schema_name = model::kSystemErrorSchema;
   draft.title = "Unreadable stored " + row.kind + " " + row.key;
   draft.tags = {"system:error", "error:unreadable_row"};
   draft.path = "system/errors/unreadable/" + row.kind + "/" + row.key;

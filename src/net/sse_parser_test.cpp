@@ -1,10 +1,10 @@
-#include "cli/sse_parser.h"
+#include "net/sse_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-namespace cairn::cli {
+namespace cairn::net {
 namespace {
 
 std::vector<SseEvent> Drain(SseParser& parser) {
@@ -188,5 +188,34 @@ TEST(SseParserTest, OversizedFrameIsAnError) {
   EXPECT_TRUE(parser.Next().has_value());
 }
 
+TEST(SseParserTest, EndDispatchesAFrameCutOffWithoutItsBlankLine) {
+  SseParser parser;
+  ASSERT_TRUE(parser.Feed("data: one\n\ndata: two\ndata: thr").ok());
+  std::vector<SseEvent> before = Drain(parser);
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0].data, "one");
+  ASSERT_TRUE(parser.End().ok());
+  std::vector<SseEvent> after = Drain(parser);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].data, "two\nthr");
+  ASSERT_TRUE(parser.End().ok());
+  EXPECT_TRUE(Drain(parser).empty()) << "nothing is dispatched twice";
+}
+
+TEST(SseParserTest, EndWithoutPendingDataDispatchesNothing) {
+  SseParser parser;
+  ASSERT_TRUE(parser.Feed(": comment\nid: 7").ok());
+  ASSERT_TRUE(parser.End().ok());
+  EXPECT_TRUE(Drain(parser).empty());
+  EXPECT_EQ(parser.last_event_id(), "7");
+}
+
+TEST(SseParserTest, EndReportsAnEarlierError) {
+  SseParser parser(8);
+  EXPECT_FALSE(parser.Feed("data: 0123456789").ok());
+  Status end = parser.End();
+  EXPECT_EQ(end.code(), StatusCode::kResourceExhausted);
+}
+
 }  // namespace
-}  // namespace cairn::cli
+}  // namespace cairn::net

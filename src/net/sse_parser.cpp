@@ -1,6 +1,6 @@
-#include "cli/sse_parser.h"
+#include "net/sse_parser.h"
 
-namespace cairn::cli {
+namespace cairn::net {
 
 namespace {
 
@@ -98,6 +98,20 @@ void SseParser::Dispatch() {
   id_.reset();
 }
 
+Status SseParser::End() {
+  if (!error_.ok()) return error_;
+  if (at_stream_start_ && !bom_prefix_.empty()) {  // a body shorter than a BOM: its bytes are a line
+    at_stream_start_ = false;
+    line_ = std::move(bom_prefix_);
+    bom_prefix_.clear();
+  }
+  if (!line_.empty()) ProcessLine(line_);
+  line_.clear();
+  after_cr_ = false;
+  Dispatch();
+  return Status::Ok();
+}
+
 std::optional<SseEvent> SseParser::Next() {
   if (ready_.empty()) return std::nullopt;
   SseEvent event = std::move(ready_.front());
@@ -119,4 +133,4 @@ void SseParser::Reset() {
   error_ = Status::Ok();
 }
 
-}  // namespace cairn::cli
+}  // namespace cairn::net

@@ -12,6 +12,9 @@
 // `event` and `retry`; others are ignored. A blank line ends a frame: it is dispatched if it had
 // at least one `data` line; an `id` without data only moves last_event_id(), as in EventSource.
 // A UTF-8 byte order mark at the very start of the stream is skipped.
+//
+// The one SSE parser of cairn: the CLI reads the server's event streams with it, and the LLM
+// provider (exec/llm/stream_assembler.h) the streamed chat completions of an endpoint.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +26,7 @@
 
 #include "base/status.h"
 
-namespace cairn::cli {
+namespace cairn::net {
 
 struct SseEvent {
   std::string data;               // the data lines joined with '\n' (no trailing '\n')
@@ -42,6 +45,13 @@ class SseParser {
   // Consumes `chunk`; completed frames become available from Next(). After an error the parser
   // stays failed (every later Feed returns the same error) until Reset().
   Status Feed(std::string_view chunk);
+
+  // Ends the body, for streams whose last frame may lack its line end or blank line (streamed chat
+  // completions): a last unfinished line is processed and a frame in progress is dispatched as if
+  // a blank line followed. An event stream reader that must drop a frame cut off by a lost
+  // connection does not call it. Returns the error of a failed parser; later Feed calls go on
+  // from a fresh line.
+  Status End();
 
   // The oldest dispatched frame not yet taken, or nullopt.
   std::optional<SseEvent> Next();
@@ -79,4 +89,4 @@ class SseParser {
   Status error_;
 };
 
-}  // namespace cairn::cli
+}  // namespace cairn::net

@@ -1,0 +1,41 @@
+// Reserved names: the schema names of the breadcrumbs cairn itself defines, writes or reads, and
+// the default tenant. Every module names them through these constants, never as literals.
+//
+// The schemas of runs and sessions (execution, session, session message, snapshot) are written by
+// cairn alone (exec/reserved_schema_store.h refuses them from clients); the others are written by
+// clients too (definitions, tool requests, user messages). Changing a value is a data migration.
+#pragma once
+
+#include <string_view>
+
+namespace cairn::model {
+
+// Definitions (DESIGN.md §5): a tool and an agent.
+inline constexpr std::string_view kToolSchema = "tool.v1";
+inline constexpr std::string_view kAgentSchema = "agent.def.v1";
+
+// The tool protocol: a request a tool answers exactly once, and its answer.
+inline constexpr std::string_view kToolRequestSchema = "tool.request.v1";
+inline constexpr std::string_view kToolResponseSchema = "tool.response.v1";
+
+// Agents: what a user says to one, what it answers, and its snapshots after every step.
+inline constexpr std::string_view kUserMessageSchema = "user.message.v1";
+inline constexpr std::string_view kAgentResponseSchema = "agent.response.v1";
+inline constexpr std::string_view kAgentSnapshotSchema = "agent.snapshot.v1";
+
+// Runs and sessions (docs/sessions.md): the record of every run, a session and its messages.
+inline constexpr std::string_view kExecutionSchema = "agent.execution.v1";
+inline constexpr std::string_view kSessionSchema = "agent.session.v1";
+inline constexpr std::string_view kSessionMessageSchema = "agent.session.message.v1";
+
+// A stored event selector (POST /selectors).
+inline constexpr std::string_view kStoredSelectorSchema = "subscription.selector.v1";
+
+// The store's report of a row it could not decode.
+inline constexpr std::string_view kSystemErrorSchema = "system.error.v1";
+
+// The tenant of every request today (there is no authentication yet), and of cairn's own writes.
+// An array, not a string_view, so that it initialises and compares with std::string directly.
+inline constexpr char kDefaultTenant[] = "default";
+
+}  // namespace cairn::model
