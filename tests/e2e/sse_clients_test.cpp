@@ -7,7 +7,7 @@
 
 #include "e2e_support.h"
 #include "sse_client.h"
-#include "subprocess.h"
+#include "support/subprocess.h"
 
 #ifndef CAIRN_E2E_SSE_NODE_DIR
 #error "CAIRN_E2E_SSE_NODE_DIR must name tests/e2e/sse-node"
@@ -17,6 +17,7 @@ namespace cairn::e2e {
 namespace {
 
 using namespace std::chrono_literals;
+using test_support::Subprocess;
 
 constexpr auto kWait = std::chrono::milliseconds(30000);
 
@@ -108,8 +109,10 @@ TEST_F(e2e_sse_clients, CurlCommandLineReadsTheFrames) {
   Titled("c0", "curl");
   Titled("c1", "curl");
   // Resume from before the first event with a Last-Event-ID header: the backlog, then the live tail.
+  test_support::ProcessOptions no_proxy;
+  no_proxy.set_env = {"no_proxy=*"};
   Subprocess p({curl, "-sN", "--no-progress-meter", "-H", "Last-Event-ID: 0", server().url() + "/events/stream?tag=curl"},
-               {"no_proxy=*"});
+               no_proxy);
   ASSERT_TRUE(p.Start()) << p.error();
   auto id_lines = [](const Subprocess& s) {
     size_t n = 0;
