@@ -85,19 +85,7 @@ std::string LlmNodeDir() {
   return CAIRN_E2E_LLM_NODE_DIR;
 }
 
-std::string NodeBinary() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = dirs.substr(start, end - start) + "/node";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
+std::string NodeBinary() { return test_support::FindOnPath("node"); }
 
 std::string LlmNodeProblem(bool need_mock_llm) {
   const std::string dir = LlmNodeDir();

@@ -17,24 +17,10 @@ namespace cairn::e2e {
 namespace {
 
 using namespace std::chrono_literals;
+using test_support::FindOnPath;
 using test_support::Subprocess;
 
 constexpr auto kWait = std::chrono::milliseconds(30000);
-
-// The first executable `name` on PATH ("" if none).
-std::string FindOnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = dirs.substr(start, end - start) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
 
 bool Exists(const std::string& path) {
   struct stat st{};

@@ -80,6 +80,9 @@ class Subprocess {
   std::string error_;
 };
 
+// The first executable `name` on PATH (a default PATH when unset), or "".
+std::string FindOnPath(const std::string& name);
+
 // Starts `argv` and finishes it within options.timeout. Never throws; a child that cannot start
 // gives exit -1 with the reason in err.
 ProcessResult RunProcess(const std::vector<std::string>& argv, const ProcessOptions& options = {});
