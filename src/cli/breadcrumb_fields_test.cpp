@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/time_format.h"
+#include "support/temp_dir.h"
 
 namespace cairn::cli {
 namespace {
@@ -68,9 +69,8 @@ TEST(BuildCreateBodyTest, ContextFromStdin) {
 }
 
 TEST(BuildCreateBodyTest, ContextFromFile) {
-  char dir_template[] = "/tmp/cairn-cli-test-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string path = std::string(dir_template) + "/ctx.json";
+  test_support::TempDir dir("cairn-cli-test");
+  const std::string path = dir.Join("ctx.json");
   std::ofstream(path) << R"({"from":"file"})";
 
   auto body = Create({"--title", "t", "--context-file", path});
@@ -86,9 +86,6 @@ TEST(BuildCreateBodyTest, ContextFromFile) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--context-file '" + path + "': malformed JSON"), std::string::npos)
       << bad.status().message();
-
-  std::remove(path.c_str());
-  rmdir(dir_template);
 }
 
 TEST(BuildCreateBodyTest, RejectsBadInput) {

@@ -19,6 +19,7 @@
 #include "exec/executor.h"
 #include "model/breadcrumb_codec.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/sqlite_store.h"
 
 namespace cairn::exec {
 namespace {
@@ -85,20 +86,7 @@ Subscription ContextSub(std::string key, FetchMethod fetch, Selector selector, s
 class ContextAssemblerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/cairn-ctx-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    store::sqlite::SqliteStoreOptions options;
-    options.path = dir_ + "/cairn.db";
-    options.synchronous = "normal";  // durability is not under test
-    auto opened = store::sqlite::SqliteStore::Open(options, clock_, &metrics_);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-  }
-  void TearDown() override {
-    if (store_) store_->Close();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    ASSERT_TRUE(store_.Open(clock_, &metrics_));
   }
 
   // Creates a record; records created later are "newer" (the store orders by insertion). The
@@ -153,10 +141,9 @@ class ContextAssemblerTest : public ::testing::Test {
     return ids;
   }
 
-  std::string dir_;
   ManualClock clock_{kStart};
   MetricsRegistry metrics_;
-  std::unique_ptr<store::sqlite::SqliteStore> store_;
+  test_support::TempSqliteStore store_{"cairn-ctx-test"};
 };
 
 TEST_F(ContextAssemblerTest, LatestIsTheNewestMatchAsAFullView) {

@@ -10,6 +10,7 @@
 #include "base/metrics.h"
 #include "exec/execution_record.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/sqlite_store.h"
 
 namespace cairn::exec {
 namespace {
@@ -18,20 +19,7 @@ namespace json = boost::json;
 class ExecutionMigrationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/cairn-migration-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    store::sqlite::SqliteStoreOptions options;
-    options.path = dir_ + "/cairn.db";
-    options.synchronous = "normal";
-    auto opened = store::sqlite::SqliteStore::Open(options, clock_, &metrics_);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-  }
-  void TearDown() override {
-    if (store_) store_->Close();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    ASSERT_TRUE(store_.Open(clock_, &metrics_));
   }
 
   // A record as an earlier version wrote it.
@@ -55,10 +43,9 @@ class ExecutionMigrationTest : public ::testing::Test {
     return page.ok() && !page->items.empty() ? page->items.front() : model::Breadcrumb{};
   }
 
-  std::string dir_;
   ManualClock clock_{1'700'000'000'000'000};
   MetricsRegistry metrics_;
-  std::unique_ptr<store::sqlite::SqliteStore> store_;
+  test_support::TempSqliteStore store_{"cairn-migration-test"};
 };
 
 TEST_F(ExecutionMigrationTest, OldRecordsMoveToTheOneShapeOnceAndNewOnesAreLeftAlone) {

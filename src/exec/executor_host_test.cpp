@@ -29,6 +29,7 @@
 #include "bus/local_event_bus.h"
 #include "exec/execution_record.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/sqlite_store.h"
 
 namespace cairn::exec {
 namespace {
@@ -180,25 +181,13 @@ struct TriggerOpts {
 class ExecutorHostTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/cairn-host-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    store::sqlite::SqliteStoreOptions options;
-    options.path = dir_ + "/cairn.db";
-    options.synchronous = "normal";  // durability against power loss is not under test
-    auto opened = store::sqlite::SqliteStore::Open(options, clock_, &metrics_);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-    auto bus = bus::LocalEventBus::Start(*store_, 1000, nullptr);
-    ASSERT_TRUE(bus.ok()) << bus.status().ToString();
-    bus_ = std::move(bus).value();
+    ASSERT_TRUE(store_.Open(clock_, &metrics_));
+    ASSERT_TRUE(test_support::StartLocalBus(*store_, bus_));
   }
   void TearDown() override {
     host_.reset();  // stops before the bus and the store it uses
     bus_.reset();
-    if (store_) store_->Close();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    store_.Close();
   }
 
   // A new host (replacing, and so stopping, any previous one) on the same store and bus.
@@ -302,10 +291,9 @@ class ExecutorHostTest : public ::testing::Test {
     return std::find(crumb.tags.begin(), crumb.tags.end(), tag) != crumb.tags.end();
   }
 
-  std::string dir_;
   const Clock& clock_ = SystemClock::Instance();  // durations in execution records are real
   MetricsRegistry metrics_;
-  std::unique_ptr<store::sqlite::SqliteStore> store_;
+  test_support::TempSqliteStore store_{"cairn-host-test"};
   std::unique_ptr<bus::LocalEventBus> bus_;
   std::unique_ptr<ExecutorHost> host_;
 };

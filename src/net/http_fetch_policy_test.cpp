@@ -7,7 +7,8 @@
 #include <cstdlib>
 
 #include "net/http_fetch.h"
-#include "net/http_test_server.h"
+#include "support/loopback_http_server.h"
+#include "support/outbound_policy.h"
 
 namespace cairn::net {
 namespace {
@@ -15,8 +16,8 @@ namespace {
 using namespace std::chrono_literals;
 using test_support::Policy;
 using test_support::ReceivedRequest;
-using test_support::Response;
-using test_support::TestServer;
+using TestServer = test_support::LoopbackHttpServer;
+using test_support::HttpResponse;
 
 HttpFetchRequest Get(std::string url, std::shared_ptr<const OutboundPolicy> policy) {
   HttpFetchRequest request;
@@ -26,8 +27,8 @@ HttpFetchRequest Get(std::string url, std::shared_ptr<const OutboundPolicy> poli
   return request;
 }
 
-TestServer::Handler Ok() {
-  return [](const ReceivedRequest&) { return Response(200, "OK", {}, "reached"); };
+TestServer::Answerer Ok() {
+  return [](const ReceivedRequest&) { return HttpResponse(200, "OK", {}, "reached"); };
 }
 
 void ExpectRefused(const Result<HttpFetchResponse>& response, std::string_view starts_with) {
@@ -102,10 +103,10 @@ TEST(HttpFetchPolicyTest, EveryRedirectHopIsChecked) {
   const std::string inside_by_name = "http://localhost:" + std::to_string(inside.port()) + "/secret";
   TestServer outside(
       [&](const ReceivedRequest& req) {
-        if (req.target == "/to-address") return Response(302, "Found", {"Location: " + inside_url}, "");
-        if (req.target == "/to-name") return Response(307, "Temporary Redirect", {"Location: " + inside_by_name}, "");
-        if (req.target == "/to-self") return Response(302, "Found", {"Location: /done"}, "");
-        return Response(200, "OK", {}, "outside");
+        if (req.target == "/to-address") return HttpResponse(302, "Found", {"Location: " + inside_url}, "");
+        if (req.target == "/to-name") return HttpResponse(307, "Temporary Redirect", {"Location: " + inside_by_name}, "");
+        if (req.target == "/to-self") return HttpResponse(302, "Found", {"Location: /done"}, "");
+        return HttpResponse(200, "OK", {}, "outside");
       },
       "127.0.0.2");
   auto only_outside = Policy("127.0.0.2/32");
@@ -162,7 +163,7 @@ class ProxyEnvironment {
 // A proxy would be connected to instead of the destination, so the check would judge the proxy's
 // address: proxies from the environment are never used.
 TEST(HttpFetchPolicyTest, ProxiesFromTheEnvironmentCannotRouteAroundTheCheck) {
-  TestServer proxy([](const ReceivedRequest&) { return Response(200, "OK", {}, "via proxy"); });
+  TestServer proxy([](const ReceivedRequest&) { return HttpResponse(200, "OK", {}, "via proxy"); });
   TestServer target(Ok(), "127.0.0.2");
   ProxyEnvironment env(proxy.Url(""));
   auto loopback = Policy("127.0.0.0/8");

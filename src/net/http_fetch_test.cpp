@@ -1,15 +1,14 @@
 #include "net/http_fetch.h"
 
 #include <gtest/gtest.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "net/http_test_server.h"
+#include "support/loopback_http_server.h"
+#include "support/outbound_policy.h"
 
 namespace cairn::net {
 namespace {
@@ -17,8 +16,8 @@ namespace {
 using namespace std::chrono_literals;
 using test_support::Policy;
 using test_support::ReceivedRequest;
-using test_support::Response;
-using test_support::TestServer;
+using TestServer = test_support::LoopbackHttpServer;
+using test_support::HttpResponse;
 
 // The test servers listen on loopback, which the default policy refuses: the tests of the client
 // itself allow it (http_fetch_policy_test.cpp tests the policy at connect time).
@@ -39,7 +38,7 @@ bool HasHeader(const HttpFetchResponse& r, std::string_view name, std::string_vi
 
 TEST(HttpFetchTest, GetReturnsStatusHeadersAndBody) {
   TestServer server([](const ReceivedRequest&) {
-    return Response(200, "OK", {"Content-Type: text/plain; charset=utf-8", "X-Thing: a", "X-THING:  b "}, "hello");
+    return HttpResponse(200, "OK", {"Content-Type: text/plain; charset=utf-8", "X-Thing: a", "X-THING:  b "}, "hello");
   });
   HttpFetchRequest request = Get(server.Url("/greet?x=1"));
   request.headers = {{"X-Request-Id", "42"}, {"Accept", "text/plain"}};
@@ -65,7 +64,7 @@ TEST(HttpFetchTest, GetReturnsStatusHeadersAndBody) {
 
 TEST(HttpFetchTest, PostBodyIsSentAndEchoed) {
   TestServer server([](const ReceivedRequest& req) {
-    return Response(201, "Created", {"Content-Type: " + req.Header("content-type").value_or("none")}, req.body);
+    return HttpResponse(201, "Created", {"Content-Type: " + req.Header("content-type").value_or("none")}, req.body);
   });
   HttpFetchRequest request = Get(server.Url("/echo"));
   request.method = "POST";
@@ -84,7 +83,7 @@ TEST(HttpFetchTest, PostBodyIsSentAndEchoed) {
 }
 
 TEST(HttpFetchTest, PostWithoutContentTypeSendsNone) {
-  TestServer server([](const ReceivedRequest&) { return Response(204, "No Content", {}, ""); });
+  TestServer server([](const ReceivedRequest&) { return HttpResponse(204, "No Content", {}, ""); });
   HttpFetchRequest request = Get(server.Url("/"));
   request.method = "post";  // any letter case
   request.body = "a=b";
@@ -98,7 +97,7 @@ TEST(HttpFetchTest, PostWithoutContentTypeSendsNone) {
 }
 
 TEST(HttpFetchTest, PutAndDeleteUseTheirVerbs) {
-  TestServer server([](const ReceivedRequest&) { return Response(200, "OK", {}, "ok"); });
+  TestServer server([](const ReceivedRequest&) { return HttpResponse(200, "OK", {}, "ok"); });
   HttpFetchRequest put = Get(server.Url("/item/1"));
   put.method = "PUT";
   put.body = "new";
@@ -115,7 +114,7 @@ TEST(HttpFetchTest, PutAndDeleteUseTheirVerbs) {
 }
 
 TEST(HttpFetchTest, ServerErrorIsASuccessfulFetch) {
-  TestServer server([](const ReceivedRequest&) { return Response(500, "Internal Server Error", {}, "boom"); });
+  TestServer server([](const ReceivedRequest&) { return HttpResponse(500, "Internal Server Error", {}, "boom"); });
   auto response = HttpFetch(Get(server.Url("/")));
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_EQ(response->status, 500);
@@ -124,9 +123,9 @@ TEST(HttpFetchTest, ServerErrorIsASuccessfulFetch) {
 
 TEST(HttpFetchTest, RedirectsAreReturnedUnlessAskedToFollow) {
   TestServer server([](const ReceivedRequest& req) {
-    if (req.target == "/a") return Response(302, "Found", {"Location: /b"}, "");
-    if (req.target == "/loop") return Response(302, "Found", {"Location: /loop"}, "");
-    return Response(200, "OK", {}, "final");
+    if (req.target == "/a") return HttpResponse(302, "Found", {"Location: /b"}, "");
+    if (req.target == "/loop") return HttpResponse(302, "Found", {"Location: /loop"}, "");
+    return HttpResponse(200, "OK", {}, "final");
   });
   auto response = HttpFetch(Get(server.Url("/a")));
   ASSERT_TRUE(response.ok()) << response.status().ToString();
@@ -153,7 +152,7 @@ TEST(HttpFetchTest, BodyOverTheCapIsPayloadTooLarge) {
   const std::string big(2 << 20, 'x');
   TestServer server([&big](const ReceivedRequest& req) {
     // With a Content-Length curl refuses up front; without one the write callback must stop it.
-    return Response(200, "OK", {}, big, /*with_content_length=*/req.target == "/sized");
+    return HttpResponse(200, "OK", {}, big, /*with_content_length=*/req.target == "/sized");
   });
   for (const char* path : {"/sized", "/unsized"}) {
     HttpFetchRequest request = Get(server.Url(path));
@@ -173,7 +172,7 @@ TEST(HttpFetchTest, BodyOverTheCapIsPayloadTooLarge) {
 TEST(HttpFetchTest, TruncatedBodyKeepsTheStatus) {
   const std::string big(2 << 20, 'x');
   TestServer server([&big](const ReceivedRequest& req) {
-    return Response(503, "Service Unavailable", {}, big, /*with_content_length=*/req.target == "/sized");
+    return HttpResponse(503, "Service Unavailable", {}, big, /*with_content_length=*/req.target == "/sized");
   });
   for (const char* path : {"/sized", "/unsized"}) {
     HttpFetchRequest request = Get(server.Url(path));
@@ -204,15 +203,8 @@ TEST(HttpFetchTest, ServerThatNeverAnswersTimesOut) {
 
 TEST(HttpFetchTest, ConnectionRefusedNamesTheHost) {
   // A port that was just bound and released: nothing listens there.
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
-  close(fd);
+  int port = test_support::FreeLoopbackPort();
+  ASSERT_NE(port, 0);
 
   auto response = HttpFetch(Get("http://127.0.0.1:" + std::to_string(port) + "/"));
   ASSERT_FALSE(response.ok());
@@ -279,7 +271,7 @@ TEST(HttpFetchTest, CancelAbortsTheTransfer) {
 }
 
 TEST(HttpFetchTest, CancelledBeforeStartDoesNotConnect) {
-  TestServer server([](const ReceivedRequest&) { return Response(200, "OK", {}, "ok"); });
+  TestServer server([](const ReceivedRequest&) { return HttpResponse(200, "OK", {}, "ok"); });
   std::atomic<bool> cancel{true};
   auto response = HttpFetch(Get(server.Url("/")), &cancel);
   ASSERT_FALSE(response.ok());

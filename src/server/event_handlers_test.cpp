@@ -3,51 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "server/sse_stream.h"
+#include "support/fakes.h"
 
 namespace cairn::server {
 namespace {
-
-// A bus whose log retains seqs [first, last]; nothing is ever published in these tests.
-class FakeBus final : public bus::EventBus {
- public:
-  FakeBus(int64_t first, int64_t last) : bounds_{first, last} {}
-  Result<std::vector<bus::EventPtr>> Read(int64_t, size_t) override { return std::vector<bus::EventPtr>{}; }
-  bool InWindow(int64_t) const override { return true; }
-  int64_t LastSeq() const override { return bounds_.last_seq; }
-  Result<store::EventLogBounds> Bounds() override { return bounds_; }
-  std::unique_ptr<bus::Subscription> Subscribe(std::function<void()>) override { return nullptr; }
-
- private:
-  store::EventLogBounds bounds_;
-};
-
-// A store that holds nothing (stored selectors are looked up and not found).
-class EmptyStore final : public store::Store {
- public:
-  Result<store::CreateResult> Create(const model::WriteContext&, const model::BreadcrumbDraft&, const std::string&) override {
-    return Status::Internal("unused");
-  }
-  Result<model::Breadcrumb> Get(const std::string&, const std::string& id) override {
-    return Status::NotFound(id + " not found");
-  }
-  Result<model::Breadcrumb> Update(const model::WriteContext&, const std::string&, const model::BreadcrumbPatch&,
-                                   std::optional<int64_t>) override {
-    return Status::Internal("unused");
-  }
-  Status Delete(const model::WriteContext&, const std::string&, std::optional<int64_t>) override {
-    return Status::Internal("unused");
-  }
-  Result<std::vector<store::WriteOutcome>> Apply(const model::WriteContext&, const std::vector<store::WriteOp>&) override {
-    return Status::Internal("unused");
-  }
-  Result<store::Page> List(const std::string&, const model::BreadcrumbQuery&) override { return store::Page{}; }
-  Result<std::vector<model::BreadcrumbVersion>> History(const std::string&, const std::string&) override {
-    return Status::Internal("unused");
-  }
-  Result<int64_t> SweepExpired() override { return int64_t{0}; }
-  Result<store::StoreStats> Stats() override { return store::StoreStats{}; }
-  void Close() override {}
-};
 
 class EventRoutesTest : public ::testing::Test {
  protected:
@@ -72,8 +31,8 @@ class EventRoutesTest : public ::testing::Test {
     return spec ? spec->after_seq : -1;
   }
 
-  FakeBus bus_;
-  EmptyStore store_;
+  test_support::FixedBoundsBus bus_;
+  test_support::NullStore store_;
   Router router_;
 };
 

@@ -18,6 +18,8 @@
 #include "server/error_response.h"
 #include "server/sse_stream.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/sqlite_store.h"
+#include "support/fakes.h"
 
 namespace cairn::server {
 namespace {
@@ -245,20 +247,6 @@ TEST(SessionPayloadTest, TheStreamSpec) {
 // ---------------------------------------------------------------------------------------------
 // The routes
 
-// A bus whose log retains seqs [first, last] (for the stream's resume point); nothing is published.
-class FakeBus final : public bus::EventBus {
- public:
-  FakeBus(int64_t first, int64_t last) : bounds_{first, last} {}
-  Result<std::vector<bus::EventPtr>> Read(int64_t, size_t) override { return std::vector<bus::EventPtr>{}; }
-  bool InWindow(int64_t) const override { return true; }
-  int64_t LastSeq() const override { return bounds_.last_seq; }
-  Result<store::EventLogBounds> Bounds() override { return bounds_; }
-  std::unique_ptr<bus::Subscription> Subscribe(std::function<void()>) override { return nullptr; }
-
- private:
-  store::EventLogBounds bounds_;
-};
-
 struct Reply {
   int status = 0;
   json::value body;
@@ -286,24 +274,14 @@ struct Reply {
 class SessionRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/cairn-session-routes-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    store::sqlite::SqliteStoreOptions options;
-    options.path = dir_ + "/cairn.db";
-    options.synchronous = "normal";  // durability is not under test
-    auto opened = store::sqlite::SqliteStore::Open(options, clock_, &metrics_);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
+    ASSERT_TRUE(store_.Open(clock_, &metrics_));
     service_ = std::make_unique<sessions::SessionService>(*store_, clock_, model::Limits{});
     index_ = std::make_unique<exec::ExecutionIndex>(*store_, runs_);
     AddSessionRoutes(router_, *service_, *index_, bus_, model::Limits{});
   }
   void TearDown() override {
     service_.reset();
-    if (store_) store_->Close();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    store_.Close();
   }
 
   // The route's answer as the server would send it (errors through ErrorResponse).
@@ -339,14 +317,13 @@ class SessionRoutesTest : public ::testing::Test {
     return created.Str("id");
   }
 
-  std::string dir_;
   ManualClock clock_{kStart};
   MetricsRegistry metrics_;
-  std::unique_ptr<store::sqlite::SqliteStore> store_;
+  test_support::TempSqliteStore store_{"cairn-session-routes"};
   std::unique_ptr<sessions::SessionService> service_;
   exec::RunRegistry runs_;
   std::unique_ptr<exec::ExecutionIndex> index_;
-  FakeBus bus_{100, 200};
+  test_support::FixedBoundsBus bus_{100, 200};
   Router router_;
 };
 

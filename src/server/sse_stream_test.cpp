@@ -25,6 +25,7 @@
 #include "server/http_server.h"
 #include "server/session_handlers.h"
 #include "sessions/session_service.h"
+#include "support/fakes.h"
 
 namespace cairn::server {
 namespace {
@@ -103,34 +104,6 @@ class ScriptedBus final : public bus::EventBus {
   std::vector<bus::EventPtr> events_;
   uint64_t next_id_ = 1;
   std::vector<std::pair<uint64_t, std::function<void()>>> wakes_;
-};
-
-// Stored selectors are not used here: every lookup fails.
-class NoStore final : public store::Store {
- public:
-  Result<store::CreateResult> Create(const model::WriteContext&, const model::BreadcrumbDraft&, const std::string&) override {
-    return Status::Internal("unused");
-  }
-  Result<model::Breadcrumb> Get(const std::string&, const std::string& id) override {
-    return Status::NotFound(id + " not found");
-  }
-  Result<model::Breadcrumb> Update(const model::WriteContext&, const std::string&, const model::BreadcrumbPatch&,
-                                   std::optional<int64_t>) override {
-    return Status::Internal("unused");
-  }
-  Status Delete(const model::WriteContext&, const std::string&, std::optional<int64_t>) override {
-    return Status::Internal("unused");
-  }
-  Result<std::vector<store::WriteOutcome>> Apply(const model::WriteContext&, const std::vector<store::WriteOp>&) override {
-    return Status::Internal("unused");
-  }
-  Result<store::Page> List(const std::string&, const model::BreadcrumbQuery&) override { return store::Page{}; }
-  Result<std::vector<model::BreadcrumbVersion>> History(const std::string&, const std::string&) override {
-    return Status::Internal("unused");
-  }
-  Result<int64_t> SweepExpired() override { return int64_t{0}; }
-  Result<store::StoreStats> Stats() override { return store::StoreStats{}; }
-  void Close() override {}
 };
 
 // One SSE frame as received: its `id:` (empty if none) and its data line.
@@ -295,7 +268,7 @@ class SseEphemeralTest : public ::testing::Test {
 
   ScriptedBus bus_;
   bus::EphemeralHub hub_;
-  NoStore store_;
+  test_support::NullStore store_;
   Router router_;
   MetricsRegistry metrics_;
   std::unique_ptr<HttpServer> server_;

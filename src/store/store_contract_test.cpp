@@ -24,6 +24,7 @@
 #include "model/query.h"
 #include "store/cached_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/sqlite_store.h"
 
 namespace cairn::store {
 namespace {
@@ -50,23 +51,15 @@ BreadcrumbDraft Draft(std::string title, std::string_view context = "{}", std::v
 
 class StoreContractTest : public ::testing::TestWithParam<bool> {  // param: behind CachedStore
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/cairn-store-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    Open();
-  }
+  void SetUp() override { Open(); }
   void TearDown() override {
     if (store_) store_->Close();
     store_.reset();
-    std::filesystem::remove_all(dir_);
   }
   void Open() {
-    sqlite::SqliteStoreOptions options;
-    options.path = dir_ + "/cairn.db";
-    options.synchronous = "normal";  // durability against power loss is not under test here
-    options.idempotency_retention_micros = 3600 * kSecond;
-    auto opened = sqlite::SqliteStore::Open(options, clock_, &metrics_);
+    auto opened = test_support::OpenSqliteStore(dir_.path(), clock_, &metrics_, [](sqlite::SqliteStoreOptions& options) {
+      options.idempotency_retention_micros = 3600 * kSecond;
+    });
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
     if (GetParam()) store_ = std::make_unique<CachedStore>(std::move(store_), 1000, clock_, &metrics_);
@@ -105,7 +98,7 @@ class StoreContractTest : public ::testing::TestWithParam<bool> {  // param: beh
     return {titles.begin(), titles.end()};
   }
 
-  std::string dir_;
+  test_support::TempDir dir_{"cairn-store-test"};
   ManualClock clock_{kStart};
   MetricsRegistry metrics_;
   model::WriteContext ctx_;  // owner "default", actor "anonymous"

@@ -13,7 +13,7 @@
 
 #include "cli/curl_http_client.h"
 #include "server_process.h"
-#include "subprocess.h"
+#include "support/subprocess.h"
 
 namespace cairn::cli_e2e {
 namespace {
@@ -21,6 +21,10 @@ namespace {
 namespace json = boost::json;
 using e2e::CairnBinary;  // the build's cairn, or $CAIRN_E2E_BINARY: the client under test
 using e2e::ServerProcess;
+using test_support::ProcessOptions;
+using test_support::ProcessResult;
+using test_support::RunProcess;
+using test_support::Subprocess;
 
 // Output as test failure context.
 std::string Show(const ProcessResult& r) {
@@ -86,13 +90,15 @@ class CliE2eTest : public ::testing::Test {
   }
 
   // Starts `cairn tail <args...> --server <url>` running on.
-  static std::unique_ptr<StreamingProcess> StartTail(std::vector<std::string> args) {
+  static std::unique_ptr<Subprocess> StartTail(std::vector<std::string> args) {
     args.insert(args.begin(), {CairnBinary(), "tail"});
     args.push_back("--server");
     args.push_back(server_->url());
     ProcessOptions options;
     options.unset_env = {"CAIRN_SERVER"};
-    return std::make_unique<StreamingProcess>(args, options);
+    auto tail = std::make_unique<Subprocess>(args, options);
+    tail->Start();  // a failure shows as !running(), the reason in err()
+    return tail;
   }
 
   static inline ServerProcess* server_ = nullptr;
@@ -376,7 +382,7 @@ TEST_F(CliE2eTest, TailEndsWithExitZeroOnSigint) {
   for (int signal : {SIGINT, SIGTERM}) {
     auto tail = StartTail({"--types", "deleted"});
     ASSERT_TRUE(tail->WaitForErr(kTailConnected, kTailWait)) << tail->Finish(std::chrono::seconds(5)).err;
-    tail->Signal(signal);
+    tail->Kill(signal);
     const ProcessResult r = tail->Finish(kTailWait);
     EXPECT_EQ(r.exit_code, 0) << "signal " << signal << ": " << Show(r);
     EXPECT_EQ(r.out, "");

@@ -19,7 +19,9 @@
 #include <thread>
 
 #include "http_client.h"
-#include "subprocess.h"
+#include "support/loopback_http_server.h"
+#include "support/subprocess.h"
+#include "support/temp_dir.h"
 
 #ifndef CAIRN_E2E_LLM_NODE_DIR
 #error "CAIRN_E2E_LLM_NODE_DIR must name tests/e2e/llm-node"
@@ -31,6 +33,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
+using test_support::ProcessOptions;
+using test_support::Subprocess;
 
 constexpr auto kControlTimeout = std::chrono::milliseconds(10000);
 
@@ -41,24 +45,11 @@ bool Exists(const std::string& path) {
 
 std::string MockLlmMain() { return LlmNodeDir() + "/node_modules/@dwmkerr/mock-llm/dist/main.js"; }
 
-// A fresh directory under $TMPDIR (or /tmp); "" (with `error`) on failure.
-std::string MakeTempDir(const char* prefix, std::string& error) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) {
-    error = std::string("mkdtemp: ") + std::strerror(errno);
-    return "";
-  }
-  return buf.data();
-}
-
-void RemoveTempDir(const std::string& dir) {
-  const char* keep = std::getenv("CAIRN_E2E_KEEP");
-  if (dir.empty() || (keep != nullptr && *keep != '\0')) return;
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
+// Makes `dir` once; false (with `error`) when it cannot.
+bool MakeDir(std::unique_ptr<test_support::TempDir>& dir, const char* prefix, std::string& error) {
+  if (!dir) dir = std::make_unique<test_support::TempDir>(prefix);
+  if (!dir->ok()) error = dir->error();
+  return dir->ok();
 }
 
 bool WriteFile(const std::string& path, const std::string& text, std::string& error) {
@@ -87,24 +78,6 @@ bool Exited(pid_t pid) {
   return info.si_pid != 0;
 }
 
-// A loopback port that was free a moment ago (bind port 0, read it, close); 0 on failure.
-int PickFreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 }  // namespace
 
 std::string LlmNodeDir() {
@@ -112,19 +85,7 @@ std::string LlmNodeDir() {
   return CAIRN_E2E_LLM_NODE_DIR;
 }
 
-std::string NodeBinary() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = dirs.substr(start, end - start) + "/node";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
+std::string NodeBinary() { return test_support::FindOnPath("node"); }
 
 std::string LlmNodeProblem(bool need_mock_llm) {
   const std::string dir = LlmNodeDir();
@@ -148,7 +109,6 @@ FixtureLlm::FixtureLlm(json::value script, std::vector<std::string> extra_args)
 
 FixtureLlm::~FixtureLlm() {
   Stop();
-  RemoveTempDir(dir_);
 }
 
 std::string FixtureLlm::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -164,8 +124,8 @@ bool FixtureLlm::Start(std::chrono::milliseconds timeout) {
     error_ = problem;
     return false;
   }
-  if (dir_.empty() && (dir_ = MakeTempDir("cairn-llm-fixture", error_)).empty()) return false;
-  const std::string script_file = dir_ + "/script.json";
+  if (!MakeDir(dir_, "cairn-llm-fixture", error_)) return false;
+  const std::string script_file = dir_->Join("script.json");
   if (!WriteFile(script_file, json::serialize(script_), error_)) return false;
 
   std::vector<std::string> argv = {
@@ -259,7 +219,6 @@ MockLlm::MockLlm(json::value config) : config_(std::move(config)) {}
 
 MockLlm::~MockLlm() {
   Stop();
-  RemoveTempDir(dir_);
 }
 
 std::string MockLlm::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
@@ -275,14 +234,14 @@ bool MockLlm::Start(std::chrono::milliseconds timeout) {
     error_ = problem;
     return false;
   }
-  if (dir_.empty() && (dir_ = MakeTempDir("cairn-llm-mock", error_)).empty()) return false;
-  config_file_ = dir_ + "/mock-llm.yaml";  // JSON, which is YAML
-  log_file_ = dir_ + "/mock-llm.log";
+  if (!MakeDir(dir_, "cairn-llm-mock", error_)) return false;
+  config_file_ = dir_->Join("mock-llm.yaml");  // JSON, which is YAML
+  log_file_ = dir_->Join("mock-llm.log");
   if (!WriteFile(config_file_, json::serialize(config_), error_)) return false;
 
   const auto deadline = Clock::now() + timeout;
   for (int attempt = 0; attempt < 8; ++attempt) {
-    int port = PickFreePort();
+    int port = test_support::FreeLoopbackPort();
     if (port == 0) {
       error_ = std::string("cannot pick a free port: ") + std::strerror(errno);
       return false;
@@ -302,8 +261,9 @@ bool MockLlm::StartOnce(int port, Clock::time_point deadline, bool& collided) {
   // nobody would drain while the test runs). `sh -c 'exec "$@" >"$0" 2>&1' LOG node main.js ...`.
   std::vector<std::string> argv = {
       "/bin/sh", "-c", "exec \"$@\" >\"$0\" 2>&1", log_file_, NodeBinary(), MockLlmMain(), "--config", config_file_};
-  proc_ =
-      std::make_unique<Subprocess>(argv, std::vector<std::string>{"HOST=127.0.0.1", "PORT=" + std::to_string(port)});
+  ProcessOptions options;
+  options.set_env = {"HOST=127.0.0.1", "PORT=" + std::to_string(port)};
+  proc_ = std::make_unique<Subprocess>(argv, options);
   if (!proc_->Start()) {
     error_ = "cannot start mock-llm: " + proc_->error();
     proc_.reset();

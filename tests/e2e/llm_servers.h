@@ -31,9 +31,12 @@
 #include <string>
 #include <vector>
 
-namespace cairn::e2e {
-
+namespace cairn::test_support {
 class Subprocess;
+class TempDir;
+}  // namespace cairn::test_support
+
+namespace cairn::e2e {
 
 // tests/e2e/llm-node.
 std::string LlmNodeDir();
@@ -79,8 +82,8 @@ class FixtureLlm {
  private:
   boost::json::value script_;
   std::vector<std::string> extra_args_;
-  std::string dir_;
-  std::unique_ptr<Subprocess> proc_;
+  std::unique_ptr<test_support::TempDir> dir_;
+  std::unique_ptr<test_support::Subprocess> proc_;
   int port_ = 0;
   std::string error_;
 };
@@ -134,10 +137,10 @@ class MockLlm {
   bool StartOnce(int port, std::chrono::steady_clock::time_point deadline, bool& collided);
 
   boost::json::value config_;
-  std::string dir_;
+  std::unique_ptr<test_support::TempDir> dir_;
   std::string config_file_;
   std::string log_file_;
-  std::unique_ptr<Subprocess> proc_;
+  std::unique_ptr<test_support::Subprocess> proc_;
   int port_ = 0;
   std::string error_;
 };

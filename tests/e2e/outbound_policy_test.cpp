@@ -57,7 +57,7 @@ class e2e_outbound : public ToolTest {
             "http://[2002:a9fe:a9fe::]/"};  // 6to4 of 169.254.169.254
   }
 
-  LoopbackHttpServer receiver_;
+  PathEchoServer receiver_;
 };
 
 TEST_F(e2e_outbound, WebhooksToRefusedHostsAreBadRequestsNamingTheSettingAndStoreNothing) {

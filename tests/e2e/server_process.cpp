@@ -70,16 +70,13 @@ std::string CairnBinary() {
 #endif
 }
 
-ServerProcess::ServerProcess(std::vector<std::string> extra_args) : extra_args_(std::move(extra_args)) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/cairn-e2e-XXXXXX";
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  if (mkdtemp(buf.data()) == nullptr) {
-    error_ = ErrnoText("mkdtemp");
+ServerProcess::ServerProcess(std::vector<std::string> extra_args)
+    : extra_args_(std::move(extra_args)), root_("cairn-e2e") {
+  if (!root_.ok()) {
+    error_ = root_.error();
     return;
   }
-  root_dir_ = buf.data();
+  root_dir_ = root_.path();
   data_dir_ = root_dir_ + "/data";
   port_file_ = root_dir_ + "/port";
   log_file_ = root_dir_ + "/server.log";
@@ -89,12 +86,7 @@ ServerProcess::ServerProcess(std::vector<std::string> extra_args) : extra_args_(
 ServerProcess::~ServerProcess() {
   if (running()) Kill9();
   if (pidfd_ >= 0) close(pidfd_);
-  const char* keep = std::getenv("CAIRN_E2E_KEEP");
-  if (!root_dir_.empty() && (keep == nullptr || *keep == '\0')) {
-    std::error_code ec;
-    std::filesystem::remove_all(root_dir_, ec);
-  }
-}
+}  // root_ goes next: the directory is removed unless CAIRN_E2E_KEEP is set
 
 bool ServerProcess::Start(std::chrono::milliseconds timeout) {
   if (root_dir_.empty()) return false;  // error_ says why

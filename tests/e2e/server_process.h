@@ -7,7 +7,7 @@
 //   EXPECT_EQ(server.Stop(), 0);         // SIGTERM, then the exit code
 //   ASSERT_TRUE(server.Start());         // again, on the same data dir, on a new port
 //
-// Each instance owns a fresh temporary directory (mkdtemp) holding the data dir, the port file
+// Each instance owns a fresh temporary directory (tests/support TempDir) holding the data dir, the port file
 // and the server's log (stdout and stderr). The server is started with fork/exec (no shell) on
 // 127.0.0.1:0; the harness learns the port from the port file, which the server writes
 // atomically (FILE.tmp, then rename), by watching the directory with inotify, with a timeout.
@@ -26,6 +26,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "support/temp_dir.h"
 
 namespace cairn::e2e {
 
@@ -82,6 +84,7 @@ class ServerProcess {
 
   std::vector<std::string> extra_args_;
   std::vector<std::pair<int, rlimit>> limits_;
+  test_support::TempDir root_;
   std::string root_dir_;
   std::string data_dir_;
   std::string port_file_;

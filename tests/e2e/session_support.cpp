@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <set>
@@ -293,5 +294,94 @@ std::vector<json::object> SessionTest::LlmRequestsWith(const std::string& text) 
   }
   return out;
 }
+
+namespace session_tests {
+
+json::object Match(std::initializer_list<std::pair<const char*, json::value>> fields) {
+  json::object m;
+  for (const auto& [k, v] : fields) m[k] = v;
+  return m;
+}
+
+json::object Text(const std::string& content) { return json::object{{"content", content}}; }
+json::object SleepCall(int64_t ms) { return ToolCallsReply({{"sleep", json::object{{"ms", ms}}}}); }
+json::object AskUser(const std::string& question) {
+  return ToolCallsReply({{"user_input", json::object{{"question", question}}}});
+}
+
+bool IsTrueAt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_bool() && v->as_bool();
+}
+
+bool IsNull(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v == nullptr || v->is_null() || (v->is_string() && v->as_string().empty());
+}
+
+// A 4xx JSON error with `status` whose error.field contains `field` (when not empty).
+::testing::AssertionResult IsErrorNaming(const Response& r, long status, const std::string& code,
+                                         const std::string& field) {
+  ::testing::AssertionResult shape = IsError(r, status, code);
+  if (!shape) return shape;
+  if (field.empty()) return ::testing::AssertionSuccess();
+  json::value v = r.Json();
+  std::string got = StringAt(ObjAt(v.as_object(), "error"), "field");
+  if (got.find(field) == std::string::npos) {
+    return ::testing::AssertionFailure() << "error.field \"" << got << "\" does not name " << field << ": " << r.Describe();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+int64_t Elapsed(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
+}
+
+// Index of the first event of `type` (of `execution`, when not empty) in `events`; -1 if none.
+int IndexOf(const std::vector<SessionEvent>& events, const std::string& type, const std::string& execution,
+            const std::string& role) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].event_type == type && (execution.empty() || events[i].execution_id == execution) &&
+        (role.empty() || events[i].role == role)) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+size_t CountOf(const std::vector<SessionEvent>& events, const std::string& type, const std::string& execution,
+               const std::string& role) {
+  return std::count_if(events.begin(), events.end(), [&](const SessionEvent& e) {
+    return e.event_type == type && (execution.empty() || e.execution_id == execution) && (role.empty() || e.role == role);
+  });
+}
+
+std::vector<json::object> WithRole(const std::vector<json::object>& messages, const std::string& role) {
+  std::vector<json::object> out;
+  for (const auto& m : messages) {
+    if (StringAt(m, "role") == role) out.push_back(m);
+  }
+  return out;
+}
+
+std::vector<std::string> IdsOf(const std::vector<json::object>& items) {
+  std::vector<std::string> out;
+  for (const auto& i : items) out.push_back(StringAt(i, "id"));
+  return out;
+}
+
+// The types of a run with one tool call then an answer, as docs/sessions.md lists them (tokens
+// left out).
+::testing::AssertionResult IsToolThenAnswerOrder(const std::vector<std::string>& types) {
+  const std::vector<std::string> expected = {
+      "message.created", "execution.queued", "execution.started", "step.started", "tool.called",    "tool.completed",
+      "step.completed",  "step.started",     "step.completed",    "message.created", "execution.completed"};
+  if (types == expected) return ::testing::AssertionSuccess();
+  std::string got;
+  for (const auto& t : types) got += " " + t;
+  return ::testing::AssertionFailure() << "event order:" << got;
+}
+
+}  // namespace session_tests
 
 }  // namespace cairn::e2e

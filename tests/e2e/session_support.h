@@ -1,4 +1,4 @@
-// Helpers for the sessions end-to-end tests (sessions_test.cpp; docs/sessions.md, docs/api.md).
+// Helpers for the sessions end-to-end tests (sessions_*_test.cpp; docs/sessions.md, docs/api.md).
 //
 // SessionTest is an AgentTest (the real server with the built-in tools, pointed at the scripted
 // fixture LLM) that talks to the sessions API: /sessions, /sessions/{id}/messages, /executions,
@@ -19,9 +19,11 @@
 
 #include <chrono>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent_support.h"
@@ -135,5 +137,45 @@ std::vector<std::string> TurnsOf(const json::object& request);
 std::vector<std::string> OfferedTools(const json::object& request);
 // Whether `v` (serialized, if not a string) contains `text`.
 bool Mentions(const json::value& v, const std::string& text);
+
+// ---- shared by the sessions_*_test.cpp files ------------------------------------------------------
+// In their own namespace: other suites that include this header define helpers of the same names.
+namespace session_tests {
+
+// A fixture rule's `match` from its fields.
+json::object Match(std::initializer_list<std::pair<const char*, json::value>> fields);
+// Fixture replies: a text answer, a `sleep` tool call of `ms`, a user_input question.
+json::object Text(const std::string& content);
+json::object SleepCall(int64_t ms);
+json::object AskUser(const std::string& question);
+
+bool IsTrueAt(const json::object& o, std::string_view key);
+// Absent, null or "".
+bool IsNull(const json::object& o, std::string_view key);
+
+// A 4xx JSON error with `status` whose error.field contains `field` (when not empty).
+::testing::AssertionResult IsErrorNaming(const Response& r, long status, const std::string& code,
+                                         const std::string& field);
+
+// Milliseconds since `since`.
+int64_t Elapsed(std::chrono::steady_clock::time_point since);
+
+// Index of the first event of `type` (of `execution`, when not empty) in `events`; -1 if none.
+int IndexOf(const std::vector<SessionEvent>& events, const std::string& type, const std::string& execution = "",
+            const std::string& role = "");
+size_t CountOf(const std::vector<SessionEvent>& events, const std::string& type, const std::string& execution = "",
+               const std::string& role = "");
+
+std::vector<json::object> WithRole(const std::vector<json::object>& messages, const std::string& role);
+std::vector<std::string> IdsOf(const std::vector<json::object>& items);
+
+// The types of a run with one tool call then an answer, as docs/sessions.md lists them (tokens
+// left out).
+::testing::AssertionResult IsToolThenAnswerOrder(const std::vector<std::string>& types);
+
+// The suite of most sessions tests (one class: its tests are spread over several files).
+class e2e_sessions : public SessionTest {};
+
+}  // namespace session_tests
 
 }  // namespace cairn::e2e

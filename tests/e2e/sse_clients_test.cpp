@@ -7,7 +7,7 @@
 
 #include "e2e_support.h"
 #include "sse_client.h"
-#include "subprocess.h"
+#include "support/subprocess.h"
 
 #ifndef CAIRN_E2E_SSE_NODE_DIR
 #error "CAIRN_E2E_SSE_NODE_DIR must name tests/e2e/sse-node"
@@ -17,23 +17,10 @@ namespace cairn::e2e {
 namespace {
 
 using namespace std::chrono_literals;
+using test_support::FindOnPath;
+using test_support::Subprocess;
 
 constexpr auto kWait = std::chrono::milliseconds(30000);
-
-// The first executable `name` on PATH ("" if none).
-std::string FindOnPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = dirs.substr(start, end - start) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return "";
-}
 
 bool Exists(const std::string& path) {
   struct stat st{};
@@ -108,8 +95,10 @@ TEST_F(e2e_sse_clients, CurlCommandLineReadsTheFrames) {
   Titled("c0", "curl");
   Titled("c1", "curl");
   // Resume from before the first event with a Last-Event-ID header: the backlog, then the live tail.
+  test_support::ProcessOptions no_proxy;
+  no_proxy.set_env = {"no_proxy=*"};
   Subprocess p({curl, "-sN", "--no-progress-meter", "-H", "Last-Event-ID: 0", server().url() + "/events/stream?tag=curl"},
-               {"no_proxy=*"});
+               no_proxy);
   ASSERT_TRUE(p.Start()) << p.error();
   auto id_lines = [](const Subprocess& s) {
     size_t n = 0;

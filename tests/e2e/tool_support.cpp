@@ -1,10 +1,7 @@
 #include "tool_support.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/inotify.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -238,82 +235,10 @@ std::string FindPython3() {
   return "";
 }
 
-LoopbackHttpServer::LoopbackHttpServer() {
-  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 16) != 0) {
-    ADD_FAILURE() << "loopback HTTP server cannot listen";
-    return;
-  }
-  socklen_t len = sizeof addr;
-  getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-  port_ = ntohs(addr.sin_port);
-  thread_ = std::thread([this] {
-    while (true) {
-      int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (conn < 0) return;  // shut down
-      Serve(conn);
-      close(conn);
-    }
-  });
-}
-
-LoopbackHttpServer::~LoopbackHttpServer() {
-  shutdown(fd_, SHUT_RDWR);  // wakes accept()
-  if (thread_.joinable()) thread_.join();
-  close(fd_);
-}
-
-std::vector<LoopbackHttpServer::Seen> LoopbackHttpServer::requests() {
-  std::lock_guard lock(mu_);
-  return requests_;
-}
-
-void LoopbackHttpServer::Serve(int conn) {
-  timeval tv{10, 0};
-  setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string data;
-  char buf[4096];
-  size_t header_end = std::string::npos;
-  Seen seen;
-  size_t content_length = 0;
-  while (true) {
-    ssize_t n = recv(conn, buf, sizeof buf, 0);
-    if (n <= 0) return;
-    data.append(buf, static_cast<size_t>(n));
-    if (header_end == std::string::npos && (header_end = data.find("\r\n\r\n")) != std::string::npos) {
-      size_t line_end = data.find("\r\n");
-      std::string request_line = data.substr(0, line_end);
-      size_t sp1 = request_line.find(' ');
-      size_t sp2 = request_line.rfind(' ');
-      seen.method = request_line.substr(0, sp1);
-      seen.target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
-      for (size_t pos = line_end + 2; pos < header_end;) {
-        size_t eol = data.find("\r\n", pos);
-        std::string line = data.substr(pos, eol - pos);
-        size_t colon = line.find(':');
-        std::string name = line.substr(0, colon);
-        std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-        std::string value = colon == std::string::npos ? "" : line.substr(colon + 1);
-        value.erase(0, value.find_first_not_of(' '));
-        seen.headers[name] = value;
-        pos = eol + 2;
-      }
-      if (auto it = seen.headers.find("content-length"); it != seen.headers.end()) content_length = std::stoul(it->second);
-    }
-    if (header_end != std::string::npos && data.size() >= header_end + 4 + content_length) break;
-  }
-  seen.body = data.substr(header_end + 4, content_length);
-  std::string body = json::serialize(json::object{{"seen_path", seen.target}, {"seen_method", seen.method}});
-  {
-    std::lock_guard lock(mu_);
-    requests_.push_back(seen);
-  }
-  std::string response = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-  send(conn, response.data(), response.size(), MSG_NOSIGNAL);
-}
+PathEchoServer::PathEchoServer()
+    : LoopbackHttpServer(test_support::Answering([](const test_support::ReceivedRequest& req) -> std::optional<std::string> {
+        std::string body = json::serialize(json::object{{"seen_path", req.target}, {"seen_method", req.method}});
+        return test_support::HttpResponse(200, "OK", {"Content-Type: application/json"}, body);
+      })) {}
 
 }  // namespace cairn::e2e

@@ -25,6 +25,7 @@
 
 #include "e2e_support.h"
 #include "sse_client.h"
+#include "support/loopback_http_server.h"
 
 namespace cairn::e2e {
 
@@ -106,29 +107,13 @@ bool WaitForFile(const std::string& path, std::chrono::milliseconds timeout);
 // An absolute python3 that is not a shell shim (so rlimits apply to Python itself), or "".
 std::string FindPython3();
 
-// A one-connection-at-a-time HTTP/1.1 server on 127.0.0.1:0 that records each request and answers
-// 200 with the JSON {"seen_path": <target>, "seen_method": <method>}.
-class LoopbackHttpServer {
+// tests/support's loopback server on 127.0.0.1:0, answering every request 200 with the JSON
+// {"seen_path": <target>, "seen_method": <method>}.
+class PathEchoServer : public test_support::LoopbackHttpServer {
  public:
-  struct Seen {
-    std::string method;
-    std::string target;
-    std::map<std::string, std::string> headers;  // names lower-cased
-    std::string body;
-  };
-  LoopbackHttpServer();
-  ~LoopbackHttpServer();
-  int port() const { return port_; }
-  std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::vector<Seen> requests();
-
- private:
-  void Serve(int conn);
-  int fd_ = -1;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<Seen> requests_;
+  using Seen = test_support::ReceivedRequest;
+  PathEchoServer();
+  std::string base_url() const { return Url(); }
 };
 
 }  // namespace cairn::e2e

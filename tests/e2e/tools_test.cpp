@@ -162,7 +162,7 @@ class e2e_tools_http : public e2e_tools {
   std::vector<std::string> ServerArgs() const override {
     return {"--http-allow", http_.base_url() + "/allowed", "--allow-private-network", "127.0.0.0/8"};
   }
-  LoopbackHttpServer http_;
+  PathEchoServer http_;
 };
 
 TEST_F(e2e_tools_http, HttpRequestCallsAnAllowedUrlAndRefusesOthersWithoutContactingThem) {
@@ -174,7 +174,7 @@ TEST_F(e2e_tools_http, HttpRequestCallsAnAllowedUrlAndRefusesOthersWithoutContac
   json::object out = Out(r);
   EXPECT_EQ(IntAt(out, "status"), 200);
   EXPECT_EQ(out["json"], json::value(json::object{{"seen_path", "/allowed/thing?q=1"}, {"seen_method", "POST"}}));
-  std::vector<LoopbackHttpServer::Seen> seen = http_.requests();
+  std::vector<PathEchoServer::Seen> seen = http_.requests();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].headers["x-probe"], "yes");
   EXPECT_EQ(seen[0].headers["content-type"], "application/json");
@@ -207,7 +207,7 @@ TEST_F(e2e_tools_http, HttpToolsPostTheirInputAndAnswerWithTheReply) {
   json::object r = Call("remote", json::object{{"a", 1}});
   ASSERT_EQ(StatusOf(r), "success") << JsonText(r);
   EXPECT_EQ(OutputOf(r), json::value(json::object{{"seen_path", "/tool"}, {"seen_method", "POST"}}));
-  std::vector<LoopbackHttpServer::Seen> seen = http_.requests();
+  std::vector<PathEchoServer::Seen> seen = http_.requests();
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].headers["x-key"], "k1");
   EXPECT_EQ(seen[0].headers["content-type"], "application/json");

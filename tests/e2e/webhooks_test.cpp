@@ -3,12 +3,8 @@
 // condition variable with a deadline; nothing sleeps. Loopback is a refused destination unless
 // --allow-private-network lists it, so these servers allow 127.0.0.0/8 (outbound_policy_test.cpp
 // tests the refusals).
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -20,6 +16,7 @@
 #include <thread>
 
 #include "e2e_support.h"
+#include "support/loopback_http_server.h"
 
 namespace cairn::e2e {
 namespace {
@@ -51,40 +48,22 @@ struct Received {
   }
 };
 
-// A one-connection-at-a-time HTTP/1.1 server on 127.0.0.1:0 that records every request.
+// A webhook receiver on tests/support's loopback server (127.0.0.1:0) that records every request
+// and answers with scripted statuses.
 class Receiver {
  public:
-  Receiver() {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(fd_, 16) != 0) {
-      ADD_FAILURE() << "receiver cannot listen";
-      return;
-    }
-    socklen_t len = sizeof addr;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { Loop(); });
-  }
+  Receiver() : server_([this](int, const test_support::ReceivedRequest& req, test_support::HttpConnection& conn) {
+    Handle(req, conn);
+  }) {}
   ~Receiver() {
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
     }
-    cv_.notify_all();
-    shutdown(fd_, SHUT_RDWR);  // wakes accept()
-    if (thread_.joinable()) thread_.join();
-    close(fd_);
+    cv_.notify_all();  // releases a held request; server_ then stops
   }
 
-  std::string url(const std::string& path = "/hook") const {
-    return "http://127.0.0.1:" + std::to_string(port_) + path;
-  }
+  std::string url(const std::string& path = "/hook") const { return server_.Url(path); }
   // Statuses for the next requests, in order; then the default.
   void Script(std::vector<int> statuses) {
     std::lock_guard lock(mu_);
@@ -121,62 +100,11 @@ class Receiver {
   }
 
  private:
-  void Loop() {
-    while (true) {
-      int conn = accept(fd_, nullptr, nullptr);
-      if (conn < 0) return;  // shut down
-      Handle(conn);
-      close(conn);
-      std::lock_guard lock(mu_);
-      if (stopping_) return;
-    }
-  }
-
-  void Handle(int conn) {
-    timeval tv{10, 0};
-    setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::string data;
-    char buf[4096];
-    size_t header_end = std::string::npos;
-    size_t content_length = 0;
-    while (true) {
-      if (header_end == std::string::npos) {
-        header_end = data.find("\r\n\r\n");
-        if (header_end != std::string::npos) {
-          std::string lower = data.substr(0, header_end);
-          std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-          size_t cl = lower.find("content-length:");
-          if (cl != std::string::npos) content_length = std::stoul(lower.substr(cl + 15));
-        }
-      }
-      if (header_end != std::string::npos && data.size() >= header_end + 4 + content_length) break;
-      ssize_t n = recv(conn, buf, sizeof buf, 0);
-      if (n <= 0) return;
-      data.append(buf, static_cast<size_t>(n));
-    }
-    Received r;
-    size_t line_end = data.find("\r\n");
-    std::string request_line = data.substr(0, line_end);
-    size_t sp1 = request_line.find(' ');
-    size_t sp2 = request_line.rfind(' ');
-    r.target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
-    size_t pos = line_end + 2;
-    while (pos < header_end) {
-      size_t eol = data.find("\r\n", pos);
-      std::string line = data.substr(pos, eol - pos);
-      size_t colon = line.find(':');
-      std::string name = line.substr(0, colon);
-      std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-      std::string value = line.substr(colon + 1);
-      value.erase(0, value.find_first_not_of(' '));
-      r.headers[name] = value;
-      pos = eol + 2;
-    }
-    r.body = data.substr(header_end + 4, content_length);
+  void Handle(const test_support::ReceivedRequest& req, test_support::HttpConnection& conn) {
     int status = 0;
     {
       std::unique_lock lock(mu_);
-      requests_.push_back(r);
+      requests_.push_back(Received{req.target, req.headers, req.body, 0});
       size_t index = requests_.size() - 1;
       cv_.notify_all();
       cv_.wait(lock, [this] { return !hold_ || stopping_; });
@@ -188,15 +116,10 @@ class Receiver {
       }
       requests_[index].answered = status;
     }
-    std::string response = "HTTP/1.1 " + std::to_string(status) + " Scripted\r\nContent-Length: 2\r\n"
-                           "Connection: close\r\n\r\nok";
-    send(conn, response.data(), response.size(), MSG_NOSIGNAL);
+    conn.Send(test_support::HttpResponse(status, "Scripted", {}, "ok"));
     cv_.notify_all();
   }
 
-  int fd_ = -1;
-  int port_ = 0;
-  std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Received> requests_;
@@ -204,6 +127,7 @@ class Receiver {
   int default_status_ = 200;
   bool hold_ = false;
   bool stopping_ = false;
+  test_support::LoopbackHttpServer server_;  // last: stops before the state its handler uses
 };
 
 class e2e_webhooks : public ServerTest {

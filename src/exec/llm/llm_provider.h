@@ -3,7 +3,8 @@
 // The seam between the agent loop and a model endpoint. The one real implementation speaks the
 // OpenAI-compatible chat-completions protocol (openai_provider.h), which OpenAI, OpenRouter,
 // Ollama, vLLM and llama.cpp's server all accept. Tests use the same implementation against mock
-// servers; nothing else implements this interface in the product.
+// servers, and the agent loop's unit tests an in-process scripted provider (tests/support);
+// nothing else implements this interface in the product.
 #pragma once
 
 #include <atomic>

@@ -1,10 +1,5 @@
 // OpenAiProvider against a loopback HTTP server inside the test.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <boost/json/parse.hpp>
 #include <functional>
@@ -12,6 +7,7 @@
 #include <thread>
 
 #include "exec/llm/openai_provider.h"
+#include "support/loopback_http_server.h"
 
 namespace cairn::exec::llm {
 namespace {
@@ -19,143 +15,15 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-struct Request {
-  std::string method, target, body;
-  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
-  std::optional<std::string> Header(std::string_view name) const {
-    for (const auto& [n, v] : headers) {
-      if (n == name) return v;
-    }
-    return std::nullopt;
-  }
-};
+using Request = test_support::ReceivedRequest;
+using Conn = test_support::HttpConnection;
 
-// One accepted connection, as the handler sees it.
-class Conn {
+// The loopback server of tests/support; the handler gets the request number (0-based) and writes
+// whatever it likes. BaseUrl() is the provider's base URL on it.
+class TestServer : public test_support::LoopbackHttpServer {
  public:
-  Conn(int fd, const std::atomic<bool>& stop) : fd_(fd), stop_(stop) {}
-  bool Send(std::string_view data) {
-    while (!data.empty()) {
-      ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
-  }
-  // Waits `d`; false as soon as the client hangs up or the server stops.
-  bool Pause(std::chrono::milliseconds d) {
-    auto until = Clock::now() + d;
-    while (!stop_ && Clock::now() < until) {
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, 10) > 0) {
-        char c;
-        if (recv(fd_, &c, 1, MSG_PEEK) <= 0) return false;
-      }
-    }
-    return !stop_;
-  }
-
- private:
-  int fd_;
-  const std::atomic<bool>& stop_;
-};
-
-// A tiny HTTP/1.1 server on 127.0.0.1, one connection at a time, one request per connection.
-// The handler gets the request number (0-based) and writes whatever it likes.
-class TestServer {
- public:
-  using Handler = std::function<void(int n, const Request&, Conn&)>;
-  explicit TestServer(Handler handler) : handler_(std::move(handler)) {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(listen(fd_, 16), 0);
-    socklen_t len = sizeof addr;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { Run(); });
-  }
-  ~TestServer() {
-    stop_ = true;
-    thread_.join();
-    close(fd_);
-  }
-  std::string BaseUrl() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1/"; }
-  std::vector<Request> requests() const {
-    std::lock_guard lock(mu_);
-    return requests_;
-  }
-
- private:
-  void Run() {
-    while (!stop_) {
-      pollfd p{fd_, POLLIN, 0};
-      if (poll(&p, 1, 10) <= 0) continue;
-      int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) continue;
-      Request req;
-      if (Read(c, &req)) {
-        int n = 0;
-        {
-          std::lock_guard lock(mu_);
-          n = static_cast<int>(requests_.size());
-          requests_.push_back(req);
-        }
-        Conn conn(c, stop_);
-        handler_(n, req, conn);
-      }
-      close(c);
-    }
-  }
-
-  bool Read(int c, Request* req) {
-    std::string data;
-    auto deadline = Clock::now() + 5s;
-    while (!stop_ && Clock::now() < deadline) {
-      size_t head_end = data.find("\r\n\r\n");
-      if (head_end != std::string::npos) {
-        std::string_view head(data.data(), head_end);
-        size_t eol = head.find("\r\n");
-        std::string_view line = head.substr(0, eol);
-        req->method = std::string(line.substr(0, line.find(' ')));
-        req->target = std::string(line.substr(line.find(' ') + 1, line.rfind(' ') - line.find(' ') - 1));
-        size_t content_length = 0;
-        while (eol != std::string_view::npos) {
-          size_t start = eol + 2;
-          eol = head.find("\r\n", start);
-          std::string h(head.substr(start, eol == std::string_view::npos ? std::string_view::npos : eol - start));
-          size_t colon = h.find(':');
-          std::string name = h.substr(0, colon);
-          for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-          std::string value = h.substr(colon + 1);
-          while (!value.empty() && value.front() == ' ') value.erase(0, 1);
-          if (name == "content-length") content_length = std::stoul(value);
-          req->headers.emplace_back(name, value);
-        }
-        if (data.size() >= head_end + 4 + content_length) {
-          req->body = data.substr(head_end + 4, content_length);
-          return true;
-        }
-      }
-      pollfd p{c, POLLIN, 0};
-      if (poll(&p, 1, 10) <= 0) continue;
-      char buf[4096];
-      ssize_t n = recv(c, buf, sizeof buf, 0);
-      if (n <= 0) return false;
-      data.append(buf, static_cast<size_t>(n));
-    }
-    return false;
-  }
-
-  Handler handler_;
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
-  mutable std::mutex mu_;
-  std::vector<Request> requests_;
+  explicit TestServer(Handler handler) : LoopbackHttpServer(std::move(handler)) {}
+  std::string BaseUrl() const { return Url("/v1/"); }
 };
 
 std::string Http(int status, std::string_view reason, std::string_view body, std::string_view extra_headers = "",
@@ -496,15 +364,9 @@ TEST(OpenAiProviderTest, OversizedReplyAndConnectionRefused) {
   EXPECT_NE(r.status().message().find("reply larger than 1000 bytes"), std::string::npos) << r.status().message();
 
   // A port that was just bound and released: nothing listens there.
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  options.base_url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/v1";
+  int port = test_support::FreeLoopbackPort();
+  ASSERT_NE(port, 0);
+  options.base_url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
   f.waits.clear();
   r = OpenAiProvider(options).Complete(Ask(false), {});
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);

@@ -1,4 +1,5 @@
 #include "exec/tools/process_runner.h"
+#include "support/temp_dir.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -110,12 +111,6 @@ int CountOpenFds() {
   return count;
 }
 
-std::string MakeTempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "cairn-proc-XXXXXX").string();
-  EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
-  return pattern;
-}
-
 TEST(ProcessRunner, StdinEchoedToResultChannel) {
   ProcessSpec spec = Sh("cat >&3");
   spec.stdin_data = "hello, tool";
@@ -176,7 +171,8 @@ TEST(ProcessRunner, MissingProgramIsAnErrorNotExit127) {
 }
 
 TEST(ProcessRunner, NonExecutableFileIsAnError) {
-  const std::string dir = MakeTempDir();
+  test_support::TempDir temp("cairn-proc");
+  const std::string dir = temp.path();
   const std::string file = dir + "/not-executable";
   std::ofstream(file) << "#!/bin/sh\necho hi\n";
   ::chmod(file.c_str(), 0644);  // no x bit at all: EACCES even for root
@@ -186,7 +182,6 @@ TEST(ProcessRunner, NonExecutableFileIsAnError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find(file), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ProcessRunner, MissingCwdIsAnError) {
@@ -267,7 +262,8 @@ TEST(ProcessRunner, NoDescendantOutlivesATimeout) {
 
 TEST(ProcessRunner, NoDescendantOutlivesACancel) {
   // The tool says on a FIFO when its escapees are out; the cancel follows that, not a delay.
-  const std::string dir = MakeTempDir();
+  test_support::TempDir temp("cairn-proc");
+  const std::string dir = temp.path();
   const std::string fifo = dir + "/ready";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const int ready = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // no writer yet: no EOF either
@@ -282,7 +278,6 @@ TEST(ProcessRunner, NoDescendantOutlivesACancel) {
   ProcessResult r = MustRun(spec, &cancel);
   canceller.join();
   ::close(ready);
-  std::filesystem::remove_all(dir);
   EXPECT_TRUE(r.cancelled);
   const std::vector<pid_t> escapees = PidsIn(r.result);
   ASSERT_EQ(escapees.size(), 3u) << r.result;
@@ -306,7 +301,8 @@ TEST(ProcessRunner, RunsAsTheGivenUserWithoutPrivileges) {
   if (::geteuid() != 0) GTEST_SKIP() << "changing users needs root";
   const passwd* nobody = Nobody();
   if (nobody == nullptr) GTEST_SKIP() << "no user nobody";
-  const std::string dir = MakeTempDir();
+  test_support::TempDir temp("cairn-proc");
+  const std::string dir = temp.path();
   ASSERT_EQ(::chown(dir.c_str(), nobody->pw_uid, nobody->pw_gid), 0);
   ProcessSpec spec = Sh("id -u; id -g; id -G; grep NoNewPrivs /proc/self/status; touch mine && echo wrote");
   spec.run_as = RunAs{nobody->pw_uid, nobody->pw_gid, {nobody->pw_gid}};
@@ -322,7 +318,6 @@ TEST(ProcessRunner, RunsAsTheGivenUserWithoutPrivileges) {
   r = MustRun(spec);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_FALSE(std::filesystem::exists("/root/cairn-runner-test-must-not-exist"));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ProcessRunner, ProcessLimitBindsAUserOtherThanRoot) {
@@ -403,14 +398,14 @@ TEST(ProcessRunner, EnvironmentIsExactlyTheGivenOne) {
 }
 
 TEST(ProcessRunner, CwdIsHonoured) {
-  const std::string dir = MakeTempDir();
+  test_support::TempDir temp("cairn-proc");
+  const std::string dir = temp.path();
   ProcessSpec spec = Sh("pwd -P; ls");
   spec.cwd = dir;
   std::ofstream(dir + "/marker") << "x";
   ProcessResult r = MustRun(spec);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.stdout_tail, std::filesystem::canonical(dir).string() + "\nmarker\n");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ProcessRunner, UnreadLargeStdinDoesNotHang) {

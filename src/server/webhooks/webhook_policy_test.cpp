@@ -11,11 +11,13 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "bus/local_event_bus.h"
-#include "net/http_test_server.h"
 #include "server/webhooks/curl_webhook_sender.h"
 #include "server/webhooks/webhook_deliverer.h"
 #include "server/webhooks/webhook_url.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/loopback_http_server.h"
+#include "support/outbound_policy.h"
+#include "support/sqlite_store.h"
 
 namespace cairn::server::webhooks {
 namespace {
@@ -57,25 +59,13 @@ class RecordingSender final : public WebhookSender {
 class WebhookPolicyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/cairn-webhook-policy-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    store::sqlite::SqliteStoreOptions options;
-    options.path = dir_ + "/cairn.db";
-    options.synchronous = "normal";
-    auto opened = store::sqlite::SqliteStore::Open(options, SystemClock::Instance(), &metrics_);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-    auto bus = bus::LocalEventBus::Start(*store_, 1000, nullptr);
-    ASSERT_TRUE(bus.ok()) << bus.status().ToString();
-    bus_ = std::move(bus).value();
+    ASSERT_TRUE(store_.Open(SystemClock::Instance(), &metrics_));
+    ASSERT_TRUE(test_support::StartLocalBus(*store_, bus_));
   }
   void TearDown() override {
     deliverer_.reset();
     bus_.reset();
-    if (store_) store_->Close();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    store_.Close();
   }
 
   // Delivery with retries that would show: 5 attempts, 20 ms apart.
@@ -106,16 +96,15 @@ class WebhookPolicyTest : public ::testing::Test {
     return store_->Stats().value().last_event_seq;
   }
 
-  std::string dir_;
   MetricsRegistry metrics_;
-  std::unique_ptr<store::sqlite::SqliteStore> store_;
+  test_support::TempSqliteStore store_{"cairn-webhook-policy"};
   std::unique_ptr<bus::LocalEventBus> bus_;
   std::unique_ptr<WebhookDeliverer> deliverer_;
 };
 
 TEST_F(WebhookPolicyTest, ARefusedDestinationIsDeadLetteredAtOnceWithThePolicysMessage) {
-  net::test_support::TestServer receiver(
-      [](const net::test_support::ReceivedRequest&) { return net::test_support::Response(200, "OK", {}, "ok"); });
+  test_support::LoopbackHttpServer receiver(
+      [](const test_support::ReceivedRequest&) { return test_support::HttpResponse(200, "OK", {}, "ok"); });
   CurlWebhookSender curl(nullptr);  // the default policy: loopback refused
   RecordingSender sender(curl);
   store::Webhook by_address = StoreHook(receiver.Url("/hook"));
@@ -148,9 +137,9 @@ TEST_F(WebhookPolicyTest, ARefusedDestinationIsDeadLetteredAtOnceWithThePolicysM
 }
 
 TEST_F(WebhookPolicyTest, AnAllowedDestinationIsDelivered) {
-  net::test_support::TestServer receiver(
-      [](const net::test_support::ReceivedRequest&) { return net::test_support::Response(200, "OK", {}, "ok"); });
-  CurlWebhookSender curl(net::test_support::Policy("127.0.0.0/8"));
+  test_support::LoopbackHttpServer receiver(
+      [](const test_support::ReceivedRequest&) { return test_support::HttpResponse(200, "OK", {}, "ok"); });
+  CurlWebhookSender curl(test_support::Policy("127.0.0.0/8"));
   RecordingSender sender(curl);
   store::Webhook hook = StoreHook(receiver.Url("/hook"));
   StartDeliverer(sender);
@@ -170,7 +159,7 @@ TEST(WebhookDestination, LiteralHostsAreJudgedWhenWritten) {
     EXPECT_NE(s.message().find("--allow-private-network"), std::string::npos) << s.message();
   }
   EXPECT_TRUE(CheckWebhookDestination("https://hooks.example.com/x", strict).ok());
-  EXPECT_TRUE(CheckWebhookDestination("http://127.0.0.1:8080/hook", *net::test_support::Policy("127.0.0.0/8")).ok());
+  EXPECT_TRUE(CheckWebhookDestination("http://127.0.0.1:8080/hook", *test_support::Policy("127.0.0.0/8")).ok());
 }
 
 }  // namespace

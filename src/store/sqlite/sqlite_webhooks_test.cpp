@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/sqlite_store.h"
 
 namespace cairn::store {
 namespace {
@@ -18,30 +19,8 @@ constexpr int64_t kStart = 1'795'225'252'000'000;
 
 class SqliteWebhookStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/cairn-webhook-store-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    Open();
-  }
-  void TearDown() override {
-    if (store_) store_->Close();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void Open() {
-    sqlite::SqliteStoreOptions options;
-    options.path = dir_ + "/cairn.db";
-    options.synchronous = "normal";
-    auto opened = sqlite::SqliteStore::Open(options, clock_, nullptr);
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-  }
-  void Reopen() {
-    store_->Close();
-    store_.reset();
-    Open();
-  }
+  void SetUp() override { ASSERT_TRUE(store_.Open(clock_)); }
+  void Reopen() { ASSERT_TRUE(store_.Reopen()); }
   void CreateCrumb(const std::string& title) {
     model::BreadcrumbDraft draft;
     draft.title = title;
@@ -66,9 +45,8 @@ class SqliteWebhookStoreTest : public ::testing::Test {
     return d;
   }
 
-  std::string dir_;
   ManualClock clock_{kStart};
-  std::unique_ptr<sqlite::SqliteStore> store_;
+  test_support::TempSqliteStore store_{"cairn-webhook-store-test"};
 };
 
 TEST_F(SqliteWebhookStoreTest, CreateGetListUpdateDelete) {
