@@ -283,7 +283,7 @@ TEST(HttpFetchTest, CancelledBeforeStartDoesNotConnect) {
 
 TEST(HttpConnectionTest, StreamHandsOverTheHeadThenTheBody) {
   TestServer server([](const ReceivedRequest&) {
-    return Response(200, "OK", {"Content-Type: text/event-stream"}, "data: a\n\ndata: b\n\n");
+    return HttpResponse(200, "OK", {"Content-Type: text/event-stream"}, "data: a\n\ndata: b\n\n");
   });
   std::vector<std::string> seen;
   HttpStreamHandler handler;
@@ -309,7 +309,7 @@ TEST(HttpConnectionTest, StreamHandsOverTheHeadThenTheBody) {
 }
 
 TEST(HttpConnectionTest, StreamCollectsAnErrorBodyUpToTheBound) {
-  TestServer server([](const ReceivedRequest&) { return Response(503, "Service Unavailable", {}, "overloaded, try later"); });
+  TestServer server([](const ReceivedRequest&) { return HttpResponse(503, "Service Unavailable", {}, "overloaded, try later"); });
   bool body_handed_over = false;
   int heads = 0;
   HttpStreamHandler handler;
@@ -334,7 +334,7 @@ TEST(HttpConnectionTest, StreamCollectsAnErrorBodyUpToTheBound) {
 }
 
 TEST(HttpConnectionTest, AHandlerThatSaysStopEndsTheTransferWithoutAnError) {
-  TestServer server([](const ReceivedRequest&) { return Response(200, "OK", {}, "0123456789"); });
+  TestServer server([](const ReceivedRequest&) { return HttpResponse(200, "OK", {}, "0123456789"); });
   HttpStreamHandler handler;
   handler.on_head = [](const HttpFetchResponse&) { return false; };
   bool body_seen = false;
@@ -366,7 +366,7 @@ TEST(HttpConnectionTest, CancelEndsAStreamThatNeverAnswers) {
 }
 
 TEST(HttpConnectionTest, OneConnectionServesConsecutiveRequests) {
-  TestServer server([](const ReceivedRequest& r) { return Response(200, "OK", {}, r.target); });
+  TestServer server([](const ReceivedRequest& r) { return HttpResponse(200, "OK", {}, r.target); });
   HttpConnection connection;
   for (std::string path : {"/one", "/two"}) {
     auto response = connection.Fetch(Get(server.Url(path)));
