@@ -4,6 +4,7 @@ RELEASE   := build/release
 TESTBUILD := build/test
 BENCHDIR  := build/bench
 FUZZDIR   := build/fuzz
+TSANDIR   := build/tsan
 # `make fuzz`: seconds each target runs, and which targets (empty: all; see tests/fuzz/README.md).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
@@ -11,7 +12,7 @@ FUZZ_SEED ?=
 FUZZ_RUNS ?=
 WERROR    ?= $(if $(CI),ON,OFF)
 
-.PHONY: run test bench fuzz deps deps-runtime deps-bench build build-test build-fuzz clean format
+.PHONY: run test tsan bench fuzz deps deps-runtime deps-bench build build-test build-tsan build-fuzz clean format
 
 # Each entry point installs only what it needs (scripts/install-deps runtime|test|bench).
 deps-runtime:
@@ -44,6 +45,19 @@ test: build-test
 	cd $(TESTBUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 300
+
+# ThreadSanitizer: the suites where threads meet (tests/tsan/README.md says which and why), in a
+# build of their own; the e2e suites run the TSan build of the cairn binary. Fails on any report.
+TSAN_SUITES ?= $(shell cat tests/tsan/suites)
+
+$(TSANDIR)/build.ninja: | deps
+	cmake -S . -B $(TSANDIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCAIRN_TSAN=ON -DCAIRN_WERROR=$(WERROR)
+
+build-tsan: deps $(TSANDIR)/build.ninja
+	cmake --build $(TSANDIR) -j $(JOBS) --target cairn $(TSAN_SUITES)
+
+tsan: build-tsan
+	tests/tsan/run.sh $(TSANDIR) $(JOBS) $(TSAN_SUITES)
 
 # The libFuzzer targets of tests/fuzz: clang with ASan and UBSan, only the libraries they link.
 $(FUZZDIR)/build.ninja: | deps
