@@ -1,5 +1,7 @@
 #include "bus/local_event_bus.h"
 
+#include <algorithm>
+
 #include "base/log.h"
 
 namespace cairn::bus {
@@ -65,11 +67,12 @@ void LocalEventBus::Run() {
       if (stopping_) return;
       dirty_ = false;
     }
-    if (Fetch()) WakeSubscribers();
+    std::vector<EventPtr> fresh;
+    if (Fetch(&fresh)) WakeSubscribers(fresh);
   }
 }
 
-bool LocalEventBus::Fetch() {
+bool LocalEventBus::Fetch(std::vector<EventPtr>* fresh) {
   while (true) {
     auto events = log_.ReadEvents(last_seq_.load(), kFetchBatch);
     if (!events.ok()) {
@@ -77,9 +80,11 @@ bool LocalEventBus::Fetch() {
       return false;
     }
     if (events->empty()) return true;
+    size_t first = fresh->size();
+    for (auto& event : *events) fresh->push_back(std::make_shared<const model::Event>(std::move(event)));
     {
       std::unique_lock lock(window_mu_);
-      for (auto& event : *events) window_.push_back(std::make_shared<const model::Event>(std::move(event)));
+      for (size_t i = first; i < fresh->size(); ++i) window_.push_back((*fresh)[i]);
       while (window_.size() > window_events_) window_.pop_front();
       last_seq_ = window_.back()->seq;
     }
@@ -87,9 +92,16 @@ bool LocalEventBus::Fetch() {
   }
 }
 
-void LocalEventBus::WakeSubscribers() {
+void LocalEventBus::WakeSubscribers(const std::vector<EventPtr>& fresh) {
+  int64_t published = last_seq_.load();
   std::lock_guard lock(subscribers_mu_);  // held while waking, so Unsubscribe waits for it
-  for (auto& [id, wake] : subscribers_) wake();
+  for (auto& [id, sub] : subscribers_) {
+    bool wake = !sub.interest || published - sub.woken_seq >= sub.lag;
+    for (size_t i = 0; !wake && i < fresh.size(); ++i) wake = sub.interest(*fresh[i]);
+    if (!wake) continue;
+    sub.woken_seq = published;
+    sub.wake();
+  }
 }
 
 bool LocalEventBus::InWindow(int64_t after_seq) const {
@@ -122,9 +134,16 @@ Result<std::vector<EventPtr>> LocalEventBus::Read(int64_t after_seq, size_t limi
 }
 
 std::unique_ptr<Subscription> LocalEventBus::Subscribe(std::function<void()> wake) {
+  return Subscribe(std::move(wake), nullptr, 0);
+}
+
+std::unique_ptr<Subscription> LocalEventBus::Subscribe(std::function<void()> wake, Interest interest, int64_t lag) {
   std::lock_guard lock(subscribers_mu_);
   uint64_t id = next_id_++;
-  subscribers_.emplace(id, std::move(wake));
+  subscribers_.emplace(id, Subscriber{std::move(wake), std::move(interest),
+                                      // Never so far that a woken subscriber's read leaves the window.
+                                      std::clamp<int64_t>(lag, 1, std::max<int64_t>(1, static_cast<int64_t>(window_events_ / 2))),
+                                      last_seq_.load()});
   ++subscriber_count_;
   return std::make_unique<Handle>(this, id);
 }
