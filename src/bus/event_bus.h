@@ -57,7 +57,7 @@ class EventBus {
   // behind (keep it well inside the window, so its reads stay in memory). A bus without filtering
   // wakes on every commit.
   using Interest = std::function<bool(const model::Event&)>;
-  virtual std::unique_ptr<Subscription> Subscribe(std::function<void()> wake, Interest interest, int64_t lag) {
+  virtual std::unique_ptr<Subscription> SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag) {
     (void)interest;
     (void)lag;
     return Subscribe(std::move(wake));

@@ -27,7 +27,7 @@ class LocalEventBus final : public EventBus {
   int64_t LastSeq() const override { return last_seq_.load(); }
   Result<store::EventLogBounds> Bounds() override { return log_.Bounds(); }
   std::unique_ptr<Subscription> Subscribe(std::function<void()> wake) override;
-  std::unique_ptr<Subscription> Subscribe(std::function<void()> wake, Interest interest, int64_t lag) override;
+  std::unique_ptr<Subscription> SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag) override;
 
   // Ends the bus thread; later commits are not published. Idempotent.
   void Stop();
@@ -38,6 +38,9 @@ class LocalEventBus final : public EventBus {
   void Run();
   // Reads what the log has after last_seq_ into the window; returns false on a read error.
   bool Fetch(std::vector<EventPtr>* fresh);
+  // Publishes what the writer handed over when it continues the window without a gap (else
+  // reads the log). Returns false on a read error.
+  bool Publish(std::vector<model::Event> committed, bool read_log, std::vector<EventPtr>* fresh);
   void WakeSubscribers(const std::vector<EventPtr>& fresh);
   void Unsubscribe(uint64_t id);
 
@@ -51,6 +54,8 @@ class LocalEventBus final : public EventBus {
   std::mutex signal_mu_;
   std::condition_variable signal_;
   bool dirty_ = false;
+  std::vector<model::Event> committed_;  // handed over by the log's writer, not yet published
+  bool read_log_ = false;                // a commit handed nothing over: read the log
   bool stopping_ = false;
 
   std::mutex subscribers_mu_;

@@ -23,7 +23,7 @@ bool DefinitionSupervisor::IsDefinition(const model::Event& event) const {
 Status DefinitionSupervisor::Start(bool run_executors, int64_t start_seq) {
   run_executors_ = run_executors;
   // Woken by definitions of its kind and by changes of records it loaded as definitions.
-  subscription_ = bus_.Subscribe(
+  subscription_ = bus_.SubscribeWhen(
       [this] {
         std::lock_guard lock(mu_);
         woken_ = true;

@@ -146,7 +146,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     }
     // Woken only by events that can trigger the executor or concern its definition; the others
     // are read in order with the next wake-up (at the latest every cursor_save_interval).
-    subscription_ = shared_->bus.Subscribe(
+    subscription_ = shared_->bus.SubscribeWhen(
         [this] {
           std::lock_guard lock(mu_);
           woken_ = true;

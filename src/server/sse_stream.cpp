@@ -126,7 +126,7 @@ void SseStream::Start() {
     auto wake_posted = wake_posted_;
     // Woken only by events it sends (and at least every kWakeLag events, so its cursor stays in
     // the bus's window): a commit of other tenants' or other selectors' events costs it nothing.
-    subscription_ = ctx_.bus->Subscribe(
+    subscription_ = ctx_.bus->SubscribeWhen(
         [weak, executor, wake_posted] {
           // Commits come faster than a busy stream pumps: one pending wake-up per stream is enough.
           if (wake_posted->exchange(true)) return;

@@ -36,7 +36,7 @@ Result<std::optional<json::object>> ToolResponseWaiter::FindStored(store::Store&
 ToolResponseWaiter::ToolResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id)
     : store_(store), bus_(bus), owner_id_(std::move(owner_id)), after_seq_(bus.LastSeq()) {
   // Woken by tool responses only; the wait looks at the bus at least every 50 ms anyway.
-  subscription_ = bus_.Subscribe(
+  subscription_ = bus_.SubscribeWhen(
       [this] {
         std::lock_guard lock(mu_);
         woken_ = true;

@@ -27,7 +27,7 @@ class WaitForTool final : public Tool {
     std::mutex mu;
     std::condition_variable cv;
     bool woken = true;
-    auto subscription = deps_.bus.Subscribe(
+    auto subscription = deps_.bus.SubscribeWhen(
         [&] {
           std::lock_guard lock(mu);
           woken = true;
