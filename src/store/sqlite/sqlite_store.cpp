@@ -216,7 +216,8 @@ Status SqliteStore::Write(const std::function<Status(Connection&, int64_t* recor
 
 Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteContext& ctx,
                                            const model::BreadcrumbDraft& draft, const std::string& idempotency_key,
-                                           const Prepared& prepared, int64_t now, int64_t* record_delta) {
+                                           const Prepared& prepared, int64_t now, int64_t* record_delta,
+                                           const std::string& preset_id) {
   CreateResult result;
   const std::string& fingerprint = prepared.fingerprint;
   if (!idempotency_key.empty()) {
@@ -240,7 +241,7 @@ Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteC
     }
   }
   model::Breadcrumb& c = result.breadcrumb;
-  c.id = ids_.Next();
+  c.id = preset_id.empty() ? ids_.Next() : preset_id;
   c.owner_id = ctx.owner_id;
   c.schema_name = draft.schema_name;
   c.title = draft.title;
@@ -389,7 +390,7 @@ Result<std::vector<WriteOutcome>> SqliteStore::Apply(const model::WriteContext& 
         switch (op.kind) {
           case WriteOp::Kind::kCreate: {
             CAIRN_ASSIGN_OR_RETURN(CreateResult created, CreateIn(conn, ctx, op.draft, op.idempotency_key, prepared[i], now,
-                                                                             record_delta));
+                                                                             record_delta, op.preset_id));
             return WriteOutcome{std::move(created.breadcrumb), created.replayed};
           }
           case WriteOp::Kind::kUpdate: {
