@@ -397,6 +397,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         shared_->runs.Add(spec.owner_id, ExecutionContext(record), event.breadcrumb_id, &cancelled);
     json::object context;
     RunRequest request{record.id, record.lineage, event, trigger, context, cancelled};
+    request.first_attempt = spec.record_executions && times.attempt == 1;
     // The executor's refusal, its record naming the host's reason when the executor gave none.
     auto refuse = [&](const std::string& code, const std::string& message) {
       RunResult refused = loaded.executor->Refuse(request, code, message);

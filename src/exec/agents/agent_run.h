@@ -80,6 +80,7 @@ class AgentRun {
 
  private:
   Status LoadOrStart();
+  Status Start();  // the first state: the prompt from the assembled context
   Result<llm::ChatResponse> CallModel(const ModelTarget& target, const std::vector<llm::ToolSpec>& tools);
   // Records the reply; writes its tool requests with the snapshot. nullopt: go on.
   std::optional<AgentOutcome> TakeReply(llm::ChatResponse reply);
