@@ -15,7 +15,6 @@
 #include "model/breadcrumb.h"
 #include "model/event.h"
 #include "model/subscription.h"
-#include "store/store.h"
 
 namespace cairn::exec {
 
@@ -82,9 +81,6 @@ struct RunResult {
   TokenUsage token_usage;
   std::string last_snapshot_id;
   boost::json::object metadata;  // what is particular to the kind (an agent's model, stop reason)
-  // Written in the transaction of the response and the execution record, before them (an
-  // agent's final snapshot: the record names it).
-  std::vector<store::WriteOp> also;
 };
 
 class Executor {

@@ -442,7 +442,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
                    const RunRequest& request) {
     const ExecutorSpec& spec = loaded.spec;
     model::WriteContext ctx{spec.owner_id, spec.actor, true};
-    std::vector<store::WriteOp> ops = std::move(result.also);
+    std::vector<store::WriteOp> ops;
     if (result.respond) {
       result.response.trace = ChildTrace(event);
       // A recorded run is answered once because its record's path is unique (same transaction);

@@ -128,8 +128,7 @@ Status ExecutionRecorder::Complete(const exec::AgentOutcome& outcome, const json
                    {"last_snapshot_id", OrNull(final_id)},
                    {"completed_at", FormatRfc3339Micros(clock_.NowMicros())},
                    {"output", std::move(output)}};
-  // The final snapshot when the run left it to this write (and its step's messages), first.
-  std::vector<store::WriteOp> also = outcome.final_writes;
+  std::vector<store::WriteOp> also;
   also.push_back(store::WriteOp::Create(MessageDraft(session_id_, ids_.Next(), "assistant", answer, execution_id_, "")));
   also.push_back(Info("Execution completed", "execution.completed",
                       json::object{{"step_count", state.step}, {"token_usage", UsageJson(state.usage)}}));

@@ -237,7 +237,6 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   options.user_input = true;
   options.debug_snapshots = Str(fields, "snapshot_policy") == "debug";
   options.first_step_announced = !resumed;
-  options.defer_final_snapshot = true;  // written with the execution's completion (ExecutionRecorder::Complete)
   exec::AgentRun run(input->definition, deps_, request, options);
   uint64_t token = watchdog_.Arm(exec::Watchdog::Clock::now() + std::chrono::milliseconds(input->definition.timeout_ms),
                                  &running->cancelled);

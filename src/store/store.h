@@ -39,10 +39,6 @@ struct WriteOp {
   std::string id;                           // kUpdate, kDelete
   model::BreadcrumbPatch patch;             // kUpdate
   std::optional<int64_t> expected_version;  // kUpdate, kDelete: If-Match
-  // kCreate: the new record's id when the caller made it (a UUIDv7 of its own generator, so
-  // another write of the same batch can name the record); empty: the store makes one. Only
-  // in-process callers set it.
-  std::string preset_id;
 
   static WriteOp Create(model::BreadcrumbDraft draft, std::string idempotency_key = "") {
     WriteOp op;

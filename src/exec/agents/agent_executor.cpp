@@ -80,13 +80,9 @@ AgentExecutor::AgentExecutor(model::AgentDefinition definition, AgentDeps deps)
     : definition_(std::move(definition)), deps_(std::move(deps)) {}
 
 RunResult AgentExecutor::Run(const RunRequest& request) {
-  AgentRunOptions options;
-  options.defer_final_snapshot = true;  // written with the response and the execution record
-  AgentRun run(definition_, deps_, request, options);
+  AgentRun run(definition_, deps_, request);
   AgentOutcome outcome = run.Execute();
-  RunResult result = ResponseFor(definition_, request.trigger_event, run.execution_id(), outcome);
-  result.also = std::move(outcome.final_writes);
-  return result;
+  return ResponseFor(definition_, request.trigger_event, run.execution_id(), outcome);
 }
 
 RunResult AgentExecutor::Refuse(const RunRequest& request, const std::string& code, const std::string& message) {

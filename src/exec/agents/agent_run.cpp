@@ -7,7 +7,6 @@
 
 #include "base/json_util.h"
 #include "base/log.h"
-#include "base/uuid.h"
 #include "exec/agents/prompt.h"
 #include "exec/agents/tool_response_waiter.h"
 #include "exec/execution_record.h"
@@ -51,12 +50,6 @@ Result<json::value> ParseJsonAnswer(std::string text) {
   auto parsed = ParseJson(text, kMaxModelJsonDepth);
   if (!parsed.ok()) return Status::InvalidArgument("the answer is not JSON (" + parsed.status().message() + ")");
   return parsed;
-}
-
-// Ids of deferred snapshots (one generator for the process: ids keep increasing).
-UuidV7Generator& SnapshotIds() {
-  static UuidV7Generator ids(SystemClock::Instance());
-  return ids;
 }
 
 }  // namespace
@@ -255,19 +248,10 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
     ops.push_back(store::WriteOp::Create(std::move(draft)));
   }
   for (auto& op : extra) ops.push_back(std::move(op));
-  std::string snapshot_id;
-  if (is_final && options_.defer_final_snapshot) {
-    // Written by the caller with the answer: the record that names it is in the same batch.
-    snapshot_id = SnapshotIds().Next();
-    ops.front().preset_id = snapshot_id;
-    deferred_ = std::move(ops);
-  } else {
-    model::WriteContext ctx{request_.trigger_event.owner_id, actor_, true};
-    CAIRN_ASSIGN_OR_RETURN(auto written, RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, ops); }));
-    snapshot_id = written.front().breadcrumb.id;
-  }
+  model::WriteContext ctx{request_.trigger_event.owner_id, actor_, true};
+  CAIRN_ASSIGN_OR_RETURN(auto written, RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, ops); }));
   state_.snapshots = next.snapshots;
-  state_.last_snapshot_id = snapshot_id;
+  state_.last_snapshot_id = written.front().breadcrumb.id;
   state_.snapshot_messages = state_.messages.size();
   final_snapshot_ = is_final;
   return Status::Ok();
@@ -480,7 +464,6 @@ std::optional<AgentOutcome> AgentRun::FinishAnswer(const std::string& content) {
     outcome.output = std::move(parsed).value();
   }
   outcome.final_snapshot = final_snapshot_;
-  outcome.final_writes = std::move(deferred_);
   outcome.state = std::move(state_);
   return outcome;
 }

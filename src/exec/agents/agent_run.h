@@ -46,10 +46,6 @@ struct AgentRunOptions {
   // event for step 1.
   bool first_step_announced = false;
   std::string agent_name;                // for snapshots; default the agent id
-  // The final snapshot (and the observer's writes of that step) is not written by the run but
-  // returned in AgentOutcome::final_writes, for the caller to write in the transaction that
-  // records the answer: one transaction less per run.
-  bool defer_final_snapshot = false;
 };
 
 // How a run ended, for the response the executor writes.
@@ -63,9 +59,6 @@ struct AgentOutcome {
   std::string question;          // kPaused: what the agent asked the user
   std::string input_request_id;  // kPaused: the request id the answer must carry
   bool final_snapshot = false;   // kAnswer: state.last_snapshot_id is a whole, is_final snapshot
-  // With AgentRunOptions::defer_final_snapshot: the final snapshot (its id is
-  // state.last_snapshot_id) and the step's observer writes, to be written with the answer.
-  std::vector<store::WriteOp> final_writes;
   std::string model;             // as the endpoint reported it (else as configured)
   AgentState state;
 };
@@ -113,7 +106,6 @@ class AgentRun {
   std::string reported_model_;
   llm::Usage step_usage_;  // of the last model reply
   bool final_snapshot_ = false;  // the last snapshot written is the final one
-  std::vector<store::WriteOp> deferred_;  // the final snapshot, when deferred (final_writes)
 };
 
 }  // namespace cairn::exec

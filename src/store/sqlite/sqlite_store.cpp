@@ -216,8 +216,7 @@ Status SqliteStore::Write(const std::function<Status(Connection&, int64_t* recor
 
 Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteContext& ctx,
                                            const model::BreadcrumbDraft& draft, const std::string& idempotency_key,
-                                           const Prepared& prepared, int64_t now, int64_t* record_delta,
-                                           const std::string& preset_id) {
+                                           const Prepared& prepared, int64_t now, int64_t* record_delta) {
   CreateResult result;
   const std::string& fingerprint = prepared.fingerprint;
   if (!idempotency_key.empty()) {
@@ -241,7 +240,7 @@ Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteC
     }
   }
   model::Breadcrumb& c = result.breadcrumb;
-  c.id = preset_id.empty() ? ids_.Next() : preset_id;
+  c.id = ids_.Next();
   c.owner_id = ctx.owner_id;
   c.schema_name = draft.schema_name;
   c.title = draft.title;
@@ -390,7 +389,7 @@ Result<std::vector<WriteOutcome>> SqliteStore::Apply(const model::WriteContext& 
         switch (op.kind) {
           case WriteOp::Kind::kCreate: {
             CAIRN_ASSIGN_OR_RETURN(CreateResult created, CreateIn(conn, ctx, op.draft, op.idempotency_key, prepared[i], now,
-                                                                             record_delta, op.preset_id));
+                                                                             record_delta));
             return WriteOutcome{std::move(created.breadcrumb), created.replayed};
           }
           case WriteOp::Kind::kUpdate: {

@@ -115,7 +115,7 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   // The bodies of Create, Update and Delete, run inside a write transaction (shared with Apply).
   Result<CreateResult> CreateIn(Connection& conn, const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                 const std::string& idempotency_key, const Prepared& prepared, int64_t now,
-                                int64_t* record_delta, const std::string& preset_id = "");
+                                int64_t* record_delta);
   Result<model::Breadcrumb> UpdateIn(Connection& conn, const model::WriteContext& ctx, const std::string& id,
                                      const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version,
                                      const Prepared& prepared, int64_t now, int64_t* record_delta);
