@@ -128,7 +128,17 @@ TEST_F(e2e_sessions, MessageRunsTheAgentAndTheStreamTellsEverythingInOrder) {
   ASSERT_TRUE(done) << stream.Describe();
 
   // ---- the stream: the documented order, well-formed frames ----
-  std::vector<SessionEvent> events = stream.Events();
+  // The end of the tool run the agent caused is a frame of its own naming its parent (no
+  // message behind it); the others are the session run's messages.
+  std::vector<SessionEvent> frames = stream.Events();
+  std::vector<SessionEvent> events = OfExecution(frames, p.execution_id);
+  ASSERT_EQ(frames.size(), events.size() + 1) << DescribeEvents(frames);
+  auto child = std::find_if(frames.begin(), frames.end(),
+                            [&](const SessionEvent& e) { return e.execution_id != p.execution_id; });
+  EXPECT_EQ(child->event_type, "execution.completed") << child->Describe();
+  EXPECT_EQ(StringAt(child->data, "parent_execution_id"), p.execution_id) << child->Describe();
+  EXPECT_TRUE(child->message_id.empty()) << child->Describe();
+  EXPECT_EQ(StringAt(child->metadata, "executor"), "echo") << child->Describe();
   EXPECT_TRUE(IsToolThenAnswerOrder(TypesOf(events))) << DescribeEvents(events);
   for (size_t i = 0; i < events.size(); ++i) {
     const SessionEvent& e = events[i];
