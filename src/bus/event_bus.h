@@ -48,6 +48,20 @@ class EventBus {
   // Calls `wake` (on the bus thread; it must only signal, e.g. post to a strand) each time newer
   // events are available.
   virtual std::unique_ptr<Subscription> Subscribe(std::function<void()> wake) = 0;
+
+  // Like Subscribe(wake), but wakes only when a newly published event passes `interest` (called on
+  // the bus thread, so it must be cheap and thread-safe), or when `lag` events have been published
+  // since the subscriber was last woken. A subscriber still reads every event in order when it
+  // wakes; it is only not woken for events it would skip, which saves a thread wake-up per commit
+  // for each executor that the commit does not concern. `lag` bounds how far its cursor can fall
+  // behind (keep it well inside the window, so its reads stay in memory). A bus without filtering
+  // wakes on every commit.
+  using Interest = std::function<bool(const model::Event&)>;
+  virtual std::unique_ptr<Subscription> SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag) {
+    (void)interest;
+    (void)lag;
+    return Subscribe(std::move(wake));
+  }
 };
 
 }  // namespace cairn::bus

@@ -1,5 +1,7 @@
 #include "bus/local_event_bus.h"
 
+#include <algorithm>
+
 #include "base/log.h"
 
 namespace cairn::bus {
@@ -30,10 +32,17 @@ Result<std::unique_ptr<LocalEventBus>> LocalEventBus::Start(store::EventLog& log
     metrics->AddGauge("cairn_bus_subscribers", "Bus subscribers (SSE streams, deliverers)",
                       [raw] { return static_cast<double>(raw->subscriber_count_.load()); });
   }
-  log.SetCommitListener([raw] {
+  log.SetCommittedEventsListener([raw](std::vector<model::Event> committed, bool exact) {
+    if (exact && committed.empty()) return;  // a commit without events (a claim, a cursor)
     {
       std::lock_guard lock(raw->signal_mu_);
       raw->dirty_ = true;
+      raw->read_log_ = raw->read_log_ || !exact;
+      if (raw->committed_.empty()) {
+        raw->committed_ = std::move(committed);
+      } else {
+        for (auto& event : committed) raw->committed_.push_back(std::move(event));
+      }
     }
     raw->signal_.notify_one();
   });
@@ -54,22 +63,49 @@ void LocalEventBus::Stop() {
   }
   signal_.notify_one();
   if (thread_.joinable()) thread_.join();
-  log_.SetCommitListener(nullptr);
+  log_.SetCommittedEventsListener(nullptr);
 }
 
 void LocalEventBus::Run() {
   while (true) {
+    std::vector<model::Event> committed;
+    bool read_log = false;
     {
       std::unique_lock lock(signal_mu_);
       signal_.wait(lock, [this] { return dirty_ || stopping_; });
       if (stopping_) return;
       dirty_ = false;
+      committed.swap(committed_);
+      read_log = read_log_;
+      read_log_ = false;
     }
-    if (Fetch()) WakeSubscribers();
+    std::vector<EventPtr> fresh;
+    if (Publish(std::move(committed), read_log, &fresh) && !fresh.empty()) WakeSubscribers(fresh);
   }
 }
 
-bool LocalEventBus::Fetch() {
+bool LocalEventBus::Publish(std::vector<model::Event> committed, bool read_log, std::vector<EventPtr>* fresh) {
+  int64_t last = last_seq_.load();
+  // Events already published (read from the log before they were handed over) are dropped.
+  auto first_new = std::find_if(committed.begin(), committed.end(), [last](const model::Event& e) { return e.seq > last; });
+  committed.erase(committed.begin(), first_new);
+  // What continues the window without a gap is published as handed over; anything else (a commit
+  // that handed nothing over, a gap) is read from the log, which has every committed event.
+  bool contiguous = !read_log && (committed.empty() || committed.front().seq == last + 1);
+  for (size_t i = 1; contiguous && i < committed.size(); ++i) {
+    contiguous = committed[i].seq == committed[i - 1].seq + 1;
+  }
+  if (!contiguous) return Fetch(fresh);
+  if (committed.empty()) return true;
+  for (auto& event : committed) fresh->push_back(std::make_shared<const model::Event>(std::move(event)));
+  std::unique_lock lock(window_mu_);
+  for (const auto& event : *fresh) window_.push_back(event);
+  while (window_.size() > window_events_) window_.pop_front();
+  last_seq_ = window_.back()->seq;
+  return true;
+}
+
+bool LocalEventBus::Fetch(std::vector<EventPtr>* fresh) {
   while (true) {
     auto events = log_.ReadEvents(last_seq_.load(), kFetchBatch);
     if (!events.ok()) {
@@ -77,9 +113,11 @@ bool LocalEventBus::Fetch() {
       return false;
     }
     if (events->empty()) return true;
+    size_t first = fresh->size();
+    for (auto& event : *events) fresh->push_back(std::make_shared<const model::Event>(std::move(event)));
     {
       std::unique_lock lock(window_mu_);
-      for (auto& event : *events) window_.push_back(std::make_shared<const model::Event>(std::move(event)));
+      for (size_t i = first; i < fresh->size(); ++i) window_.push_back((*fresh)[i]);
       while (window_.size() > window_events_) window_.pop_front();
       last_seq_ = window_.back()->seq;
     }
@@ -87,9 +125,16 @@ bool LocalEventBus::Fetch() {
   }
 }
 
-void LocalEventBus::WakeSubscribers() {
+void LocalEventBus::WakeSubscribers(const std::vector<EventPtr>& fresh) {
+  int64_t published = last_seq_.load();
   std::lock_guard lock(subscribers_mu_);  // held while waking, so Unsubscribe waits for it
-  for (auto& [id, wake] : subscribers_) wake();
+  for (auto& [id, sub] : subscribers_) {
+    bool wake = !sub.interest || published - sub.woken_seq >= sub.lag;
+    for (size_t i = 0; !wake && i < fresh.size(); ++i) wake = sub.interest(*fresh[i]);
+    if (!wake) continue;
+    sub.woken_seq = published;
+    sub.wake();
+  }
 }
 
 bool LocalEventBus::InWindow(int64_t after_seq) const {
@@ -122,9 +167,16 @@ Result<std::vector<EventPtr>> LocalEventBus::Read(int64_t after_seq, size_t limi
 }
 
 std::unique_ptr<Subscription> LocalEventBus::Subscribe(std::function<void()> wake) {
+  return SubscribeWhen(std::move(wake), nullptr, 0);
+}
+
+std::unique_ptr<Subscription> LocalEventBus::SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag) {
   std::lock_guard lock(subscribers_mu_);
   uint64_t id = next_id_++;
-  subscribers_.emplace(id, std::move(wake));
+  subscribers_.emplace(id, Subscriber{std::move(wake), std::move(interest),
+                                      // Never so far that a woken subscriber's read leaves the window.
+                                      std::clamp<int64_t>(lag, 1, std::max<int64_t>(1, static_cast<int64_t>(window_events_ / 2))),
+                                      last_seq_.load()});
   ++subscriber_count_;
   return std::make_unique<Handle>(this, id);
 }

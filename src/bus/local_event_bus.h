@@ -27,6 +27,7 @@ class LocalEventBus final : public EventBus {
   int64_t LastSeq() const override { return last_seq_.load(); }
   Result<store::EventLogBounds> Bounds() override { return log_.Bounds(); }
   std::unique_ptr<Subscription> Subscribe(std::function<void()> wake) override;
+  std::unique_ptr<Subscription> SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag) override;
 
   // Ends the bus thread; later commits are not published. Idempotent.
   void Stop();
@@ -36,8 +37,11 @@ class LocalEventBus final : public EventBus {
   LocalEventBus(store::EventLog& log, size_t window_events, int64_t last_seq);
   void Run();
   // Reads what the log has after last_seq_ into the window; returns false on a read error.
-  bool Fetch();
-  void WakeSubscribers();
+  bool Fetch(std::vector<EventPtr>* fresh);
+  // Publishes what the writer handed over when it continues the window without a gap (else
+  // reads the log). Returns false on a read error.
+  bool Publish(std::vector<model::Event> committed, bool read_log, std::vector<EventPtr>* fresh);
+  void WakeSubscribers(const std::vector<EventPtr>& fresh);
   void Unsubscribe(uint64_t id);
 
   store::EventLog& log_;
@@ -50,11 +54,19 @@ class LocalEventBus final : public EventBus {
   std::mutex signal_mu_;
   std::condition_variable signal_;
   bool dirty_ = false;
+  std::vector<model::Event> committed_;  // handed over by the log's writer, not yet published
+  bool read_log_ = false;                // a commit handed nothing over: read the log
   bool stopping_ = false;
 
   std::mutex subscribers_mu_;
   uint64_t next_id_ = 1;
-  std::map<uint64_t, std::function<void()>> subscribers_;
+  struct Subscriber {
+    std::function<void()> wake;
+    Interest interest;      // empty: woken on every commit
+    int64_t lag = 0;        // with an interest: woken at least every `lag` events
+    int64_t woken_seq = 0;  // the last seq published when it was last woken
+  };
+  std::map<uint64_t, Subscriber> subscribers_;
   std::atomic<int64_t> subscriber_count_{0};
 
   std::thread thread_;

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 namespace cairn::bus {
 namespace {
@@ -13,6 +14,9 @@ class FakeLog final : public store::EventLog {
  public:
   void Append(int count) {
     std::function<void()> listener;
+    CommittedEventsListener events_listener;
+    std::vector<model::Event> fresh;
+    bool exact = false;
     {
       std::lock_guard lock(mu_);
       for (int i = 0; i < count; ++i) {
@@ -21,11 +25,24 @@ class FakeLog final : public store::EventLog {
         event.type = "breadcrumb.created";
         event.breadcrumb_id = "b" + std::to_string(event.seq);
         events_.push_back(event);
+        fresh.push_back(event);
       }
       listener = listener_;
+      events_listener = events_listener_;
+      exact = hand_over;
     }
-    if (listener) listener();
+    if (events_listener) {
+      events_listener(exact ? std::move(fresh) : std::vector<model::Event>{}, exact);
+    } else if (listener) {
+      listener();
+    }
   }
+  // Like the store's writer: the committed events go to the listener (else: only a signal).
+  void SetCommittedEventsListener(CommittedEventsListener listener) override {
+    std::lock_guard lock(mu_);
+    events_listener_ = std::move(listener);
+  }
+  bool hand_over = false;  // set before Append: pass the committed events over (exact)
   Result<std::vector<model::Event>> ReadEvents(int64_t after_seq, size_t limit) override {
     std::lock_guard lock(mu_);
     ++reads;
@@ -51,6 +68,7 @@ class FakeLog final : public store::EventLog {
   std::mutex mu_;
   std::vector<model::Event> events_;
   std::function<void()> listener_;
+  CommittedEventsListener events_listener_;
 };
 
 // Counts wake-ups and lets a test wait for the bus to publish up to a seq.
@@ -139,6 +157,63 @@ TEST(LocalEventBusTest, UnsubscribedFunctionIsNotCalledAgain) {
     kept.cv.wait_for(lock, std::chrono::seconds(10), [&] { return kept.wakes >= 2; });
   }
   EXPECT_EQ(dropped.wakes, dropped_wakes);
+}
+
+TEST(LocalEventBusTest, PublishesHandedOverEventsWithoutReadingTheLog) {
+  FakeLog log;
+  log.hand_over = true;
+  auto bus = LocalEventBus::Start(log, 100, nullptr);
+  ASSERT_TRUE(bus.ok());
+  Waiter waiter;
+  auto subscription = (*bus)->Subscribe([&] { waiter.Wake(); });
+  log.Append(3);
+  waiter.WaitFor(**bus, 3);
+  log.Append(2);
+  waiter.WaitFor(**bus, 5);
+  EXPECT_EQ(Seqs(*(*bus)->Read(0, 100)), (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ((*(*bus)->Read(3, 1)).front()->breadcrumb_id, "b4");
+  EXPECT_EQ(log.reads, 0);  // every event came from the writer's hand-over
+}
+
+TEST(LocalEventBusTest, ReadsTheLogWhenWhatIsHandedOverLeavesAGap) {
+  FakeLog log;
+  auto bus = LocalEventBus::Start(log, 100, nullptr);
+  ASSERT_TRUE(bus.ok());
+  Waiter waiter;
+  auto subscription = (*bus)->Subscribe([&] { waiter.Wake(); });
+  log.Append(2);  // signalled only: read from the log
+  waiter.WaitFor(**bus, 2);
+  log.hand_over = true;
+  log.Append(2);
+  waiter.WaitFor(**bus, 4);
+  EXPECT_EQ(Seqs(*(*bus)->Read(0, 100)), (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+TEST(LocalEventBusTest, SubscribeWhenWakesForInterestingEventsAndAfterTheLag) {
+  FakeLog log;
+  log.hand_over = true;
+  auto bus = LocalEventBus::Start(log, 100, nullptr);
+  ASSERT_TRUE(bus.ok());
+  Waiter all, filtered;
+  auto every = (*bus)->Subscribe([&] { all.Wake(); });
+  auto some = (*bus)->SubscribeWhen([&] { filtered.Wake(); },
+                                    [](const model::Event& event) { return event.breadcrumb_id == "b3"; }, 10);
+  log.Append(1);
+  log.Append(1);
+  log.Append(1);  // b3
+  all.WaitFor(**bus, 3);
+  {
+    std::unique_lock lock(filtered.mu);
+    ASSERT_TRUE(filtered.cv.wait_for(lock, std::chrono::seconds(10), [&] { return filtered.wakes >= 1; }));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    std::lock_guard lock(filtered.mu);
+    EXPECT_EQ(filtered.wakes, 1);  // b1 and b2 did not wake it
+  }
+  log.Append(10);  // none of interest, but 10 events: the lag
+  std::unique_lock lock(filtered.mu);
+  EXPECT_TRUE(filtered.cv.wait_for(lock, std::chrono::seconds(10), [&] { return filtered.wakes >= 2; }));
 }
 
 }  // namespace

@@ -23,11 +23,14 @@ bool DefinitionSupervisor::IsDefinition(const model::Event& event) const {
 
 Status DefinitionSupervisor::Start(bool run_executors, int64_t start_seq) {
   run_executors_ = run_executors;
-  subscription_ = bus_.Subscribe([this] {
-    std::lock_guard lock(mu_);
-    woken_ = true;
-    cv_.notify_all();
-  });
+  // Woken by definitions of its kind and by changes of records it loaded as definitions.
+  subscription_ = bus_.SubscribeWhen(
+      [this] {
+        std::lock_guard lock(mu_);
+        woken_ = true;
+        cv_.notify_all();
+      },
+      [this](const model::Event& event) { return Concerns(event); }, 1024);
   model::BreadcrumbQuery query;
   query.schema_name = kind_.schema_name;
   query.include_context = true;
@@ -68,6 +71,7 @@ bool DefinitionSupervisor::ApplyDefinition(const std::string& id, int64_t versio
       return true;
     }
     loaded_[id] = version;
+    NoteKnown(id, true);
     return true;
   }
   auto built = kind_.build(owner_id, context);
@@ -90,7 +94,24 @@ bool DefinitionSupervisor::ApplyDefinition(const std::string& id, int64_t versio
   CAIRN_LOG_INFO("{} {} {} (definition {} v{})", kind_.label, name, it == loaded_.end() ? "started" : "reloaded", id,
                  version);
   loaded_[id] = version;
+  NoteKnown(id, true);
   return true;
+}
+
+void DefinitionSupervisor::NoteKnown(const std::string& id, bool known) {
+  std::lock_guard lock(known_mu_);
+  if (known) {
+    known_.insert(id);
+  } else {
+    known_.erase(id);
+  }
+}
+
+bool DefinitionSupervisor::Concerns(const model::Event& event) {
+  if (event.schema_name && *event.schema_name == kind_.schema_name) return true;
+  if (event.type == "breadcrumb.created") return false;
+  std::lock_guard lock(known_mu_);
+  return known_.count(event.breadcrumb_id) > 0;
 }
 
 bool DefinitionSupervisor::Follow(const model::Event& event) {
@@ -143,6 +164,7 @@ void DefinitionSupervisor::Loop(int64_t after) {
             std::lock_guard lock(apply_mu_);
             loaded_.erase(event->breadcrumb_id);
           }
+          NoteKnown(event->breadcrumb_id, false);
           if (Status deleted = cursors_.DeleteCursor("exec:" + event->breadcrumb_id); !deleted.ok()) {
             CAIRN_LOG_WARN("{} definition {}: deleting its cursor failed", kind_.label, event->breadcrumb_id);
           }
@@ -160,6 +182,7 @@ void DefinitionSupervisor::ReapRetired() {
     retired.swap(retired_);
     for (const auto& [id, gone] : retired) loaded_.erase(id);
   }
+  for (const auto& [id, gone] : retired) NoteKnown(id, false);
   for (const auto& [id, gone] : retired) {
     host_.Remove("exec:" + id, /*forget_cursor=*/gone);
     CAIRN_LOG_INFO("{} definition {} {}", kind_.label, id, gone ? "removed" : "stopped (not usable)");

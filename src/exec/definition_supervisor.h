@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -77,6 +78,11 @@ class DefinitionSupervisor {
   std::mutex apply_mu_;                    // ApplyDefinition from the loop and from followers
   std::map<std::string, int64_t> loaded_;  // definition id -> version applied (apply_mu_)
   std::vector<std::pair<std::string, bool>> retired_;  // (definition id, deleted) to remove (apply_mu_)
+  // The ids in loaded_, for the bus's wake-up filter (its own mutex, never held while calling out).
+  std::mutex known_mu_;
+  std::set<std::string> known_;
+  void NoteKnown(const std::string& id, bool known);
+  bool Concerns(const model::Event& event);
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

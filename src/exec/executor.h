@@ -57,6 +57,9 @@ struct RunRequest {
   const std::atomic<bool>& cancelled;  // set at the run's timeout and at shutdown
   // When the run was taken up; a refusal after a timeout reports the real time spent from here.
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  // The run's first attempt for certain (its claim is new, a session execution never ran): no
+  // earlier attempt can have left snapshots to resume from, so none are looked for.
+  bool first_attempt = false;
 };
 
 struct TokenUsage {

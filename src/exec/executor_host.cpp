@@ -110,6 +110,10 @@ ExecutionRecord EndedRecord(const ExecutorSpec& spec, const model::Event& trigge
   return r;
 }
 
+// How many events an executor's consumer may let pass without being woken (it reads them all, in
+// order, when it wakes).
+constexpr int64_t kWakeLag = 1024;
+
 bool Transient(StatusCode code) {
   return code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted ||
          code == StatusCode::kInsufficientStorage;
@@ -136,18 +140,31 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     read_pos_ = stored.value_or(start_seq);
     if (!stored) CAIRN_RETURN_IF_ERROR(shared_->cursors.SaveCursor(id, read_pos_));
     saved_ = read_pos_;
-    subscription_ = shared_->bus.Subscribe([this] {
-      std::lock_guard lock(mu_);
-      woken_ = true;
-      cv_.notify_all();
-    });
+    {
+      std::lock_guard lock(interest_mu_);
+      interest_ = loaded_;
+    }
+    // Woken only by events that can trigger the executor or concern its definition; the others
+    // are read in order with the next wake-up (at the latest every cursor_save_interval).
+    subscription_ = shared_->bus.SubscribeWhen(
+        [this] {
+          std::lock_guard lock(mu_);
+          woken_ = true;
+          cv_.notify_all();
+        },
+        [this](const model::Event& event) { return Concerns(event); }, kWakeLag);
     thread_ = std::thread([this] { Loop(); });
     return Status::Ok();
   }
 
   void Reload(ExecutorSpec spec, std::shared_ptr<Executor> executor) {
+    auto next = std::make_shared<Loaded>(Loaded{std::move(spec), std::move(executor)});
+    {
+      std::lock_guard lock(interest_mu_);
+      interest_ = next;
+    }
     std::lock_guard lock(mu_);
-    loaded_ = std::make_shared<Loaded>(Loaded{std::move(spec), std::move(executor)});
+    loaded_ = std::move(next);
     cv_.notify_all();
   }
 
@@ -165,6 +182,24 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   std::shared_ptr<const Loaded> loaded() {
     std::lock_guard lock(mu_);
     return loaded_;
+  }
+
+  // On the bus thread: whether `event` may trigger the executor or is about its definition. Reads
+  // the spec under a mutex of its own, never held while calling out (the bus holds its subscriber
+  // lock while asking).
+  bool Concerns(const model::Event& event) {
+    std::shared_ptr<const Loaded> current;
+    {
+      std::lock_guard lock(interest_mu_);
+      current = interest_;
+    }
+    if (!current) return true;
+    const ExecutorSpec& spec = current->spec;
+    if (!spec.definition_id.empty() && event.breadcrumb_id == spec.definition_id) return true;
+    for (const auto& sub : spec.subscriptions) {
+      if (model::TriggerMatches(sub, event)) return true;
+    }
+    return false;
   }
 
   void Loop() {
@@ -362,6 +397,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         shared_->runs.Add(spec.owner_id, ExecutionContext(record), event.breadcrumb_id, &cancelled);
     json::object context;
     RunRequest request{record.id, record.lineage, event, trigger, context, cancelled};
+    request.first_attempt = spec.record_executions && times.attempt == 1;
     // The executor's refusal, its record naming the host's reason when the executor gave none.
     auto refuse = [&](const std::string& code, const std::string& message) {
       RunResult refused = loaded.executor->Refuse(request, code, message);
@@ -561,6 +597,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   bool stop_ = false;
   bool woken_ = true;  // read once at start
   std::shared_ptr<const Loaded> loaded_;
+  std::mutex interest_mu_;
+  std::shared_ptr<const Loaded> interest_;  // loaded_, for Concerns on the bus thread (interest_mu_)
   int running_ = 0;
   std::set<int64_t> unsettled_;      // seqs dispatched whose claim is not committed yet
   std::multimap<int64_t, std::string> releasable_;  // trigger seq -> key of finished runs' claims

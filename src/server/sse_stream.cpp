@@ -20,6 +20,8 @@ namespace {
 
 constexpr size_t kReadBatch = 512;
 constexpr size_t kMaxFramesPerWrite = 64;
+// How many events may pass a stream that sends none of them before it is woken anyway.
+constexpr int64_t kWakeLag = 1024;
 
 // No Content-Length and Connection: close: the body is the stream, ended by closing.
 constexpr const char* kHeader =
@@ -122,14 +124,21 @@ void SseStream::Start() {
   // header reaches it. (Deliveries are posted, so they run after Start and its header.)
   if (wants_stored_) {
     auto wake_posted = wake_posted_;
-    subscription_ = ctx_.bus->Subscribe([weak, executor, wake_posted] {
-      // Commits come faster than a busy stream pumps: one pending wake-up per stream is enough.
-      if (wake_posted->exchange(true)) return;
-      asio::post(executor, [weak, wake_posted] {
-        wake_posted->store(false);
-        if (auto self = weak.lock()) self->Pump();
-      });
-    });
+    // Woken only by events it sends (and at least every kWakeLag events, so its cursor stays in
+    // the bus's window): a commit of other tenants' or other selectors' events costs it nothing.
+    subscription_ = ctx_.bus->SubscribeWhen(
+        [weak, executor, wake_posted] {
+          // Commits come faster than a busy stream pumps: one pending wake-up per stream is enough.
+          if (wake_posted->exchange(true)) return;
+          asio::post(executor, [weak, wake_posted] {
+            wake_posted->store(false);
+            if (auto self = weak.lock()) self->Pump();
+          });
+        },
+        [spec = spec_](const model::Event& event) {
+          return event.owner_id == spec->owner_id && model::Matches(spec->selector, event);
+        },
+        kWakeLag);
   }
   if (ctx_.ephemeral != nullptr && model::SelectsEphemeralEvents(spec_->selector)) {
     ephemeral_subscription_ = ctx_.ephemeral->Subscribe([weak, executor, spec = spec_](const bus::EphemeralPtr& event) {

@@ -1,5 +1,8 @@
 #include "sessions/records.h"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "base/time_format.h"
 #include "exec/execution_record.h"
 #include "sessions/session_service.h"
@@ -87,8 +90,49 @@ model::BreadcrumbPatch ExecutionPatch(const model::Breadcrumb& current, const js
   return patch;
 }
 
+namespace {
+
+// The record id last found at each (owner, path). A path is unique per tenant, so a record read by
+// that id which still has that path is the one at the path: the point read (often answered by the
+// store's read cache) replaces a list query, and a moved, deleted or expired record falls back to
+// the query.
+class PathIds {
+ public:
+  std::string Get(const std::string& key) {
+    std::lock_guard lock(mu_);
+    auto it = ids_.find(key);
+    return it == ids_.end() ? std::string() : it->second;
+  }
+  void Put(const std::string& key, const std::string& id) {
+    std::lock_guard lock(mu_);
+    if (ids_.size() >= kMaxEntries) ids_.clear();  // bounded; refilled by the next lookups
+    ids_[key] = id;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 65536;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::string> ids_;
+};
+
+PathIds& KnownPathIds() {
+  static PathIds ids;
+  return ids;
+}
+
+}  // namespace
+
 Result<model::Breadcrumb> FindAt(store::Store& store, const std::string& owner_id, std::string_view schema,
                                  const std::string& path, const std::string& what) {
+  std::string key = owner_id + '\n' + path;
+  if (std::string id = KnownPathIds().Get(key); !id.empty()) {
+    auto known = store.GetShared(owner_id, id);
+    if (known.ok() && (*known)->path == path && (*known)->owner_id == owner_id) {
+      if ((*known)->schema_name != schema) return Status::NotFound(what + " not found");
+      if (!(*known)->context.is_object()) return Status::Internal(what + " is not a valid record (no object context)");
+      return **known;
+    }
+  }
   // By path alone: the unique path index finds it at once (with the schema too, SQLite may pick the
   // schema index and scan every record of the schema).
   model::BreadcrumbQuery query;
@@ -96,6 +140,7 @@ Result<model::Breadcrumb> FindAt(store::Store& store, const std::string& owner_i
   query.include_context = true;
   query.limit = 1;
   CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(owner_id, query));
+  if (!page.items.empty()) KnownPathIds().Put(key, page.items.front().id);
   if (page.items.empty() || page.items.front().schema_name != schema) return Status::NotFound(what + " not found");
   if (!page.items.front().context.is_object()) return Status::Internal(what + " is not a valid record (no object context)");
   return std::move(page.items.front());

@@ -232,6 +232,7 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   }
   exec::RunRequest request{execution_id, exec::Lineage{"", execution_id, 0, session_id}, input->trigger_event,
                            input->trigger, input->context, running->cancelled};
+  request.first_attempt = !resumed;
   Observer observer(*this, session_id, execution_id);
   exec::AgentRunOptions options;
   options.observer = &observer;

@@ -29,6 +29,15 @@ class EventLog {
   // only signal (never block or write). Set it once, before writes start.
   virtual void SetCommitListener(std::function<void()> listener) = 0;
 
+  // Like SetCommitListener, but `listener` also receives the events the commit appended, in seq
+  // order, as ReadEvents would return them, with `exact` true; a log that cannot tell passes
+  // none with `exact` false (read them from the log).
+  using CommittedEventsListener = std::function<void(std::vector<model::Event> events, bool exact)>;
+  virtual void SetCommittedEventsListener(CommittedEventsListener listener) {
+    if (!listener) return SetCommitListener(nullptr);
+    SetCommitListener([listener = std::move(listener)] { listener({}, false); });
+  }
+
   // Deletes events committed before `before_micros`, always keeping the newest one so that `seq`
   // never restarts. Returns how many were deleted.
   virtual Result<int64_t> PruneEvents(int64_t before_micros) = 0;

@@ -124,6 +124,7 @@ boost::json::object AgentRun::WithTriggerHints(const std::string& owner) const {
 }
 
 Status AgentRun::LoadOrStart() {
+  if (request_.first_attempt) return Start();
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kAgentSnapshotSchema);
   query.all_tags = {"execution:" + execution_id_};
@@ -136,20 +137,22 @@ Status AgentRun::LoadOrStart() {
   for (auto& crumb : page.items) {
     if (reader.Trusted(crumb)) trusted.push_back(std::move(crumb));
   }
-  if (trusted.empty()) {
-    state_.messages = BuildPrompt(def_.system_prompt, WithTriggerHints(owner));
-    if (def_.output) {
-      // Also what OpenAI requires before it accepts response_format json_object.
-      state_.messages.insert(state_.messages.end() - 1,
-                             llm::ChatMessage{"system",
-                                              "Give your final answer as one JSON object (no other text) that satisfies "
-                                              "this JSON Schema: " + json::serialize(def_.output->schema),
-                                              true, {}, ""});
-    }
-    return Status::Ok();
-  }
+  if (trusted.empty()) return Start();
   CAIRN_ASSIGN_OR_RETURN(state_, LoadFullState(reader, trusted.front().id));
   CAIRN_LOG_INFO("agent {}: execution {} resumes at step {}", def_.agent_id, execution_id_, state_.step);
+  return Status::Ok();
+}
+
+Status AgentRun::Start() {
+  state_.messages = BuildPrompt(def_.system_prompt, WithTriggerHints(request_.trigger_event.owner_id));
+  if (def_.output) {
+    // Also what OpenAI requires before it accepts response_format json_object.
+    state_.messages.insert(state_.messages.end() - 1,
+                           llm::ChatMessage{"system",
+                                            "Give your final answer as one JSON object (no other text) that satisfies "
+                                            "this JSON Schema: " + json::serialize(def_.output->schema),
+                                            true, {}, ""});
+  }
   return Status::Ok();
 }
 

@@ -73,6 +73,7 @@ class AgentRun {
 
  private:
   Status LoadOrStart();
+  Status Start();  // the first state: the prompt from the assembled context
   // The assembled context with the trigger's llm_hints (read from its record) for the prompt.
   boost::json::object WithTriggerHints(const std::string& owner) const;
   Result<llm::ChatResponse> CallModel(const ModelTarget& target, const std::vector<llm::ToolSpec>& tools);

@@ -35,11 +35,17 @@ Result<std::optional<json::object>> ToolResponseWaiter::FindStored(store::Store&
 
 ToolResponseWaiter::ToolResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id)
     : store_(store), bus_(bus), owner_id_(std::move(owner_id)), after_seq_(bus.LastSeq()) {
-  subscription_ = bus_.Subscribe([this] {
-    std::lock_guard lock(mu_);
-    woken_ = true;
-    cv_.notify_all();
-  });
+  // Woken by tool responses only; the wait looks at the bus at least every 50 ms anyway.
+  subscription_ = bus_.SubscribeWhen(
+      [this] {
+        std::lock_guard lock(mu_);
+        woken_ = true;
+        cv_.notify_all();
+      },
+      [owner = owner_id_](const model::Event& event) {
+        return event.owner_id == owner && event.schema_name && *event.schema_name == model::kToolResponseSchema;
+      },
+      1024);
 }
 
 Result<std::set<std::string>> ToolResponseWaiter::Wait(

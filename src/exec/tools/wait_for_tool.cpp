@@ -27,11 +27,16 @@ class WaitForTool final : public Tool {
     std::mutex mu;
     std::condition_variable cv;
     bool woken = true;
-    auto subscription = deps_.bus.Subscribe([&] {
-      std::lock_guard lock(mu);
-      woken = true;
-      cv.notify_all();
-    });
+    auto subscription = deps_.bus.SubscribeWhen(
+        [&] {
+          std::lock_guard lock(mu);
+          woken = true;
+          cv.notify_all();
+        },
+        [&selector, owner = call.trigger.owner_id](const model::Event& event) {
+          return event.owner_id == owner && model::Matches(*selector, event);
+        },
+        1024);
     int64_t after = call.trigger.seq;
     while (true) {
       {

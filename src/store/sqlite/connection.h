@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/event.h"
 
 namespace cairn::store::sqlite {
 
@@ -69,10 +70,16 @@ class Connection {
   int64_t LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
   sqlite3* raw() const { return db_; }
 
+  // The events the current write transaction appended (event_rows.h), in seq order: the writer
+  // hands them to the commit listener once they are committed, so the bus need not read back
+  // from the log what was just written. Writes that roll back drop theirs.
+  std::vector<model::Event>& staged_events() { return staged_events_; }
+
  private:
   explicit Connection(sqlite3* db) : db_(db) {}
   sqlite3* db_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  std::vector<model::Event> staged_events_;
 };
 
 // Holds a read transaction for its lifetime, so several statements see one snapshot (WAL).

@@ -1,12 +1,42 @@
 #include "store/sqlite/event_rows.h"
 
 #include <boost/json/serialize.hpp>
+#include <limits>
 
 #include "base/json_util.h"
 #include "store/sqlite/breadcrumb_rows.h"
 
 namespace cairn::store::sqlite {
 namespace json = boost::json;
+namespace {
+
+// Unsigned integers that fit a signed one become signed, as they do when the stored text is
+// parsed again: an event reads the same whether it comes from memory or from the log.
+void SignSmallUnsigned(json::value& v) {
+  switch (v.kind()) {
+    case json::kind::uint64:
+      if (v.get_uint64() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        v = static_cast<int64_t>(v.get_uint64());
+      }
+      break;
+    case json::kind::array:
+      for (auto& item : v.get_array()) SignSmallUnsigned(item);
+      break;
+    case json::kind::object:
+      for (auto& field : v.get_object()) SignSmallUnsigned(field.value());
+      break;
+    default:
+      break;
+  }
+}
+
+json::value AsReadBack(const json::value& context) {
+  json::value copy = context;
+  SignSmallUnsigned(copy);
+  return copy;
+}
+
+}  // namespace
 
 Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& c, const std::string& actor,
                    int64_t at, const std::string* context_json) {
@@ -15,11 +45,30 @@ Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcr
       "trace_id, caused_by, depth, at, context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"));
   std::string serialized = context_json ? std::string() : json::serialize(c.context);
   std::string_view context = context_json ? std::string_view(*context_json) : std::string_view(serialized);
-  return stmt->Bind(1, type).Bind(2, std::string_view(c.id)).Bind(3, c.version).Bind(4, c.schema_name)
-      .Bind(5, std::string_view(c.title)).Bind(6, std::string_view(TagsJson(c.tags))).Bind(7, c.path)
-      .Bind(8, std::string_view(c.owner_id)).Bind(9, std::string_view(actor)).Bind(10, std::string_view(c.trace.trace_id))
-      .Bind(11, c.trace.caused_by.empty() ? std::optional<std::string>() : std::optional<std::string>(c.trace.caused_by))
-      .Bind(12, c.trace.depth).Bind(13, at).Bind(14, std::string_view(context)).Run();
+  CAIRN_RETURN_IF_ERROR(
+      stmt->Bind(1, type).Bind(2, std::string_view(c.id)).Bind(3, c.version).Bind(4, c.schema_name)
+          .Bind(5, std::string_view(c.title)).Bind(6, std::string_view(TagsJson(c.tags))).Bind(7, c.path)
+          .Bind(8, std::string_view(c.owner_id)).Bind(9, std::string_view(actor))
+          .Bind(10, std::string_view(c.trace.trace_id))
+          .Bind(11, c.trace.caused_by.empty() ? std::optional<std::string>() : std::optional<std::string>(c.trace.caused_by))
+          .Bind(12, c.trace.depth).Bind(13, at).Bind(14, std::string_view(context)).Run());
+  // The event as ReadEventRows will read it back (seq is the row id: INTEGER PRIMARY KEY).
+  model::Event e;
+  e.seq = conn.LastInsertRowId();
+  e.type = std::string(type);
+  e.breadcrumb_id = c.id;
+  e.version = c.version;
+  e.schema_name = c.schema_name;
+  e.title = c.title;
+  e.tags = c.tags;
+  e.path = c.path;
+  e.owner_id = c.owner_id;
+  e.created_by = actor;
+  e.trace = c.trace;
+  e.at = at;
+  e.context = AsReadBack(c.context);
+  conn.staged_events().push_back(std::move(e));
+  return Status::Ok();
 }
 
 Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit,

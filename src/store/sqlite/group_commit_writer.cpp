@@ -56,7 +56,7 @@ void GroupCommitWriter::Close() {
   if (thread_.joinable()) thread_.join();
 }
 
-void GroupCommitWriter::SetCommitListener(std::function<void()> listener) {
+void GroupCommitWriter::SetCommitListener(CommitListener listener) {
   std::lock_guard lock(mu_);
   commit_listener_ = std::move(listener);
 }
@@ -79,6 +79,8 @@ void GroupCommitWriter::Run() {
 
 void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
   auto started = std::chrono::steady_clock::now();
+  std::vector<model::Event>& staged = conn_->staged_events();
+  staged.clear();
   Status begin = conn_->ExecCached("BEGIN IMMEDIATE");
   if (!begin.ok()) {
     CAIRN_LOG_ERROR("store: cannot begin a write transaction: {}", begin.message());
@@ -94,8 +96,10 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
       continue;
     }
     Status status = conn_->ExecCached("SAVEPOINT w");
+    size_t staged_before = staged.size();
     if (status.ok()) {
       status = pending.fn(*conn_);
+      if (!status.ok()) staged.resize(staged_before);  // its events rolled back with it
       // Some errors (SQLITE_FULL in a statement without its own journal, SQLITE_IOERR) make SQLite
       // roll back the whole transaction, not just the savepoint: every write of the batch is then
       // undone, and the rest must not run outside a transaction (they would commit one by one
@@ -126,13 +130,15 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
     any_committed = any_committed || (commit.ok() && results[i].ok());
     batch[i].done(commit.ok() || !results[i].ok() ? results[i] : commit);
   }
+  std::vector<model::Event> committed;
+  committed.swap(staged);
   if (any_committed) {
-    std::function<void()> listener;
+    CommitListener listener;
     {
       std::lock_guard lock(mu_);
       listener = commit_listener_;
     }
-    if (listener) listener();
+    if (listener) listener(std::move(committed));
   }
 }
 

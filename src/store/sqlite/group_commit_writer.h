@@ -47,8 +47,10 @@ class GroupCommitWriter {
   // Commits what is queued, then stops the thread. Later Submit()s fail with kUnavailable.
   void Close();
 
-  // Runs `listener` on the writer thread after each commit in which at least one write succeeded.
-  void SetCommitListener(std::function<void()> listener);
+  // Runs `listener` on the writer thread after each commit in which at least one write succeeded,
+  // with the events the batch appended (Connection::staged_events), in seq order.
+  using CommitListener = std::function<void(std::vector<model::Event>)>;
+  void SetCommitListener(CommitListener listener);
 
  private:
   struct Pending {
@@ -68,7 +70,7 @@ class GroupCommitWriter {
   std::condition_variable wake_;
   std::deque<Pending> queue_;
   bool closing_ = false;
-  std::function<void()> commit_listener_;  // guarded by mu_
+  CommitListener commit_listener_;  // guarded by mu_
   std::thread thread_;
 };
 

@@ -552,7 +552,16 @@ Result<EventLogBounds> SqliteStore::Bounds() {
   return bounds;
 }
 
-void SqliteStore::SetCommitListener(std::function<void()> listener) { writer_->SetCommitListener(std::move(listener)); }
+void SqliteStore::SetCommitListener(std::function<void()> listener) {
+  if (!listener) return writer_->SetCommitListener(nullptr);
+  writer_->SetCommitListener([listener = std::move(listener)](std::vector<model::Event>) { listener(); });
+}
+
+void SqliteStore::SetCommittedEventsListener(CommittedEventsListener listener) {
+  if (!listener) return writer_->SetCommitListener(nullptr);
+  writer_->SetCommitListener(
+      [listener = std::move(listener)](std::vector<model::Event> events) { listener(std::move(events), true); });
+}
 
 Result<int64_t> SqliteStore::PruneEvents(int64_t before_micros) {
   int64_t pruned = 0;

@@ -58,6 +58,7 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   Result<std::vector<model::Event>> ReadEvents(int64_t after_seq, size_t limit) override;
   Result<EventLogBounds> Bounds() override;
   void SetCommitListener(std::function<void()> listener) override;
+  void SetCommittedEventsListener(CommittedEventsListener listener) override;
   Result<int64_t> PruneEvents(int64_t before_micros) override;
 
   // WebhookStore (sqlite_webhooks.cpp)
