@@ -92,10 +92,7 @@ ExecutionRecord RunningRecord(const ExecutorSpec& spec, const model::Event& trig
 }
 
 // The finished record: what the run reported, ended completed, failed or cancelled.
-ExecutionRecord EndedRecord(const ExecutorSpec& spec, const model::Event& trigger, const RunTimes& times,
-                            const RunRequest& request, const RunResult& result) {
-  ExecutionRecord r = RunningRecord(spec, trigger, times);
-  r.lineage = request.lineage;
+ExecutionRecord EndedRecord(ExecutionRecord r, const RunTimes& times, const RunResult& result) {
   r.status = result.cancelled ? "cancelled" : result.failed ? "failed" : "completed";
   if (result.failed || result.cancelled) {
     r.error_code = result.cancelled ? "cancelled" : result.error_code.empty() ? "error" : result.error_code;
@@ -430,7 +427,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     }
     times.completed_micros = shared_->clock.NowMicros();
     if (registration.cancel_requested()) result.cancelled = true;
-    WriteResult(loaded, event, times, std::move(result), request);
+    WriteResult(loaded, event, times, std::move(result), request, record);
     if (!spec.record_executions && live) Settle(event.seq);
     if (shared_->run_seconds) {
       shared_->run_seconds->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -438,8 +435,9 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     Finish(key);
   }
 
+  // `running` is the run's record as it started (id and lineage computed once, at the start).
   void WriteResult(const Loaded& loaded, const model::Event& event, const RunTimes& times, RunResult result,
-                   const RunRequest& request) {
+                   const RunRequest& request, const ExecutionRecord& running) {
     const ExecutorSpec& spec = loaded.spec;
     model::WriteContext ctx{spec.owner_id, spec.actor, true};
     std::vector<store::WriteOp> ops;
@@ -451,7 +449,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       ops.push_back(store::WriteOp::Create(std::move(result.response), std::move(key)));
     }
     if (spec.record_executions) {
-      ops.push_back(store::WriteOp::Create(ExecutionDraft(EndedRecord(spec, event, times, request, result))));
+      ops.push_back(store::WriteOp::Create(ExecutionDraft(EndedRecord(running, times, result))));
     }
     if (ops.empty()) return;
     auto written = RetryWhenBusy(shared_->stopping, [&] { return shared_->store.Apply(ctx, ops); });
@@ -479,7 +477,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       failed.failed = true;
       failed.error_code = "internal";
       failed.error_message = why;
-      fallback.push_back(store::WriteOp::Create(ExecutionDraft(EndedRecord(spec, event, times, request, failed))));
+      fallback.push_back(store::WriteOp::Create(ExecutionDraft(EndedRecord(running, times, failed))));
       auto marked = shared_->store.Apply(ctx, fallback);
       if (marked.ok()) NoteReleasable(event.seq, TriggerKey(event));
       if (!marked.ok()) CAIRN_LOG_ERROR("executor {}: recording the failed run: {}", spec.actor, marked.status().message());
