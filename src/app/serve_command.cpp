@@ -256,7 +256,7 @@ int RunServe(const std::vector<std::string>& args) {
   CAIRN_LOG_INFO("webhooks, http tools and http_request may reach public addresses and {} (--allow-private-network)",
                  outbound_policy->Describe());
   // Execution records written before executions had one shape move to it before anything runs.
-  auto migrated = exec::MigrateExecutionRecords(*store, model::kDefaultTenant);
+  auto migrated = exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant);
   if (!migrated.ok()) return Fail(migrated.status());
   if (*migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", *migrated);
   bus::EphemeralHub token_hub;

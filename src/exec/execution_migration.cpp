@@ -114,7 +114,10 @@ std::optional<json::object> FromSessionRecord(const model::Breadcrumb& crumb, co
 
 }  // namespace
 
-Result<int64_t> MigrateExecutionRecords(store::Store& store, const std::string& owner_id) {
+Result<int64_t> MigrateExecutionRecords(store::Store& store, store::CursorStore& cursors, const std::string& owner_id) {
+  const std::string mark = "migration:execution-records:" + owner_id;
+  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> done, cursors.LoadCursor(mark));
+  if (done) return int64_t{0};
   model::BreadcrumbQuery query;
   query.schema_name = std::string(kExecutionSchema);
   query.context_match.push_back(model::ContextRule{"$.root_execution_id", model::RuleOp::kExists, json::value(false)});
@@ -156,6 +159,7 @@ Result<int64_t> MigrateExecutionRecords(store::Store& store, const std::string& 
     if (!page.next_cursor) break;
     cursor = page.next_cursor;  // keyset: moved records no longer match, the rest stay in order
   }
+  CAIRN_RETURN_IF_ERROR(cursors.SaveCursor(mark, 1));
   return moved;
 }
 

@@ -6,18 +6,20 @@
 //   - session runs at session-executions/<id> ({agent_type, error_message, ...}) move to
 //     executions/<id>, keeping user_id, snapshot_policy and awaiting_input.
 // Each record is one update (its event says so); lineage is root for all (earlier versions did
-// not record it). Records already in the new shape are left alone, so a second run does nothing.
+// not record it). Once done, a mark in `cursors` says so: later starts do not scan the records
+// again (the scan reads every execution record's context).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "base/status.h"
+#include "store/cursor_store.h"
 #include "store/store.h"
 
 namespace cairn::exec {
 
 // Returns how many records it moved; logs each it could not read.
-Result<int64_t> MigrateExecutionRecords(store::Store& store, const std::string& owner_id);
+Result<int64_t> MigrateExecutionRecords(store::Store& store, store::CursorStore& cursors, const std::string& owner_id);
 
 }  // namespace cairn::exec

@@ -69,7 +69,7 @@ TEST_F(ExecutionMigrationTest, OldRecordsMoveToTheOneShapeOnceAndNewOnesAreLeftA
   fresh.status = "completed";
   ASSERT_TRUE(store_->Create(model::WriteContext{"default", "system:test", true}, ExecutionDraft(fresh), "").ok());
 
-  auto moved = MigrateExecutionRecords(*store_, "default");
+  auto moved = MigrateExecutionRecords(*store_, *store_, "default");
   ASSERT_TRUE(moved.ok()) << moved.status().ToString();
   EXPECT_EQ(*moved, 2);
 
@@ -104,7 +104,7 @@ TEST_F(ExecutionMigrationTest, OldRecordsMoveToTheOneShapeOnceAndNewOnesAreLeftA
   EXPECT_NE(std::find(session.tags.begin(), session.tags.end(), "session-execution"), session.tags.end());
 
   EXPECT_EQ(At("executions/new-1").version, 1) << "a record in the current shape is not touched";
-  auto again = MigrateExecutionRecords(*store_, "default");
+  auto again = MigrateExecutionRecords(*store_, *store_, "default");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, 0) << "a second start moves nothing";
 }
