@@ -111,9 +111,10 @@ class StoreSnapshotReader final : public SnapshotReader {
 
 boost::json::object AgentRun::WithTriggerHints(const std::string& owner) const {
   // Events do not carry llm_hints: the trigger's own record says how to render it.
+  // Only a trigger without text is rendered as a record (prompt.h): a message needs no read.
   const json::value* trigger = request_.context.if_contains("trigger");
   if (!trigger || !trigger->is_object() || trigger->as_object().contains("llm_hints") ||
-      request_.trigger_event.breadcrumb_id.empty()) {
+      !UserTextOf(*trigger).empty() || request_.trigger_event.breadcrumb_id.empty()) {
     return request_.context;
   }
   auto record = deps_.store.GetShared(owner, request_.trigger_event.breadcrumb_id);
