@@ -57,10 +57,10 @@ RunRegistry::Registration RunRegistry::Add(const std::string& owner_id, json::ob
   std::string root = StringMember(record, "root_execution_id");
   run->record = std::move(record);
   std::lock_guard lock(mu_);
-  bool cancelled = (!trigger_id.empty() && Contains(cancelled_triggers_, trigger_id)) ||
-                   Contains(cancelled_executions_, Key(owner_id, id)) ||
-                   (!parent.empty() && Contains(cancelled_executions_, Key(owner_id, parent))) ||
-                   (!root.empty() && Contains(cancelled_executions_, Key(owner_id, root)));
+  bool cancelled = (!trigger_id.empty() && cancelled_triggers_.Contains(trigger_id)) ||
+                   cancelled_executions_.Contains(Key(owner_id, id)) ||
+                   (!parent.empty() && cancelled_executions_.Contains(Key(owner_id, parent))) ||
+                   (!root.empty() && cancelled_executions_.Contains(Key(owner_id, root)));
   // An ancestor between parent and root may be the cancelled one: walk the chain in flight.
   for (std::string up = parent; !cancelled && !up.empty();) {
     auto it = by_id_.find(Key(owner_id, up));
@@ -93,13 +93,13 @@ size_t RunRegistry::CancelTrigger(const std::string& trigger_id) {
       ++told;
     }
   }
-  if (told == 0) Remember(cancelled_triggers_, trigger_id);
+  if (told == 0) cancelled_triggers_.Remember(trigger_id);
   return told;
 }
 
 size_t RunRegistry::CancelTree(const std::string& owner_id, const std::string& execution_id) {
   std::lock_guard lock(mu_);
-  Remember(cancelled_executions_, Key(owner_id, execution_id));
+  cancelled_executions_.Remember(Key(owner_id, execution_id));
   // Descendants in flight: every run whose parent is in the tree, until no more join.
   std::set<std::string> tree{execution_id};
   size_t told = 0;
@@ -137,14 +137,13 @@ std::vector<json::object> RunRegistry::InFlight(const std::string& owner_id, con
   return out;
 }
 
-void RunRegistry::Remember(std::deque<std::string>& ids, const std::string& id) {
-  if (Contains(ids, id)) return;
-  ids.push_back(id);
-  if (ids.size() > kRemembered) ids.pop_front();
-}
-
-bool RunRegistry::Contains(const std::deque<std::string>& ids, const std::string& id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
+void RunRegistry::RecentIds::Remember(const std::string& id) {
+  if (!set.insert(id).second) return;
+  order.push_back(id);
+  if (order.size() > kRemembered) {
+    set.erase(order.front());
+    order.pop_front();
+  }
 }
 
 }  // namespace cairn::exec

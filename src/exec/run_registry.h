@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "exec/executor.h"
@@ -64,13 +65,18 @@ class RunRegistry {
 
  private:
   void Remove(const std::shared_ptr<Run>& run);
-  void Remember(std::deque<std::string>& ids, const std::string& id);
-  static bool Contains(const std::deque<std::string>& ids, const std::string& id);
+  // The latest 1,024 ids, looked up on every Add (a hash set; the deque says which is oldest).
+  struct RecentIds {
+    std::deque<std::string> order;
+    std::unordered_set<std::string> set;
+    void Remember(const std::string& id);
+    bool Contains(const std::string& id) const { return set.count(id) != 0; }
+  };
 
   mutable std::mutex mu_;
   std::multimap<std::string, std::shared_ptr<Run>> by_id_;  // "<owner>\n<execution id>" -> runs
-  std::deque<std::string> cancelled_triggers_;              // trigger ids, latest 1,024
-  std::deque<std::string> cancelled_executions_;            // "<owner>\n<id>", latest 1,024
+  RecentIds cancelled_triggers_;                            // trigger ids
+  RecentIds cancelled_executions_;                          // "<owner>\n<id>"
 };
 
 }  // namespace cairn::exec
