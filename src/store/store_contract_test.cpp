@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <latch>
 #include <limits>
 #include <set>
@@ -818,6 +819,44 @@ TEST_P(StoreContractTest, MalformedCursorIsInvalidArgument) {
     ASSERT_FALSE(page.ok()) << cursor;
     EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument) << cursor;
   }
+}
+
+// The bus replaces the listener and is then destroyed: a call already running on the writer
+// thread must have returned by then, or it touches a destroyed bus.
+TEST(SqliteCommitListenerTest, ReplacingTheListenerWaitsForTheCallInProgress) {
+  ManualClock clock{kStart};
+  test_support::TempSqliteStore store{"cairn-listener-test"};
+  ASSERT_TRUE(store.Open(clock));
+  std::promise<void> entered;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> returned{false};
+  store->SetCommittedEventsListener([&](std::vector<model::Event>, bool) {
+    entered.set_value();
+    released.wait();
+    returned = true;
+  });
+  std::thread writer([&] { EXPECT_TRUE(store->Create(model::WriteContext{"default", "alice"}, Draft("w"), "").ok()); });
+  entered.get_future().wait();  // the listener is running and blocked
+
+  std::atomic<bool> returned_when_replaced{false};
+  std::thread replacer([&] {
+    store->SetCommittedEventsListener(nullptr);
+    returned_when_replaced = returned.load();
+  });
+  // Replacing must block while the call runs. A replacement that does not wait returns within this
+  // bound; one that waits is released after it (the bound only decides how quickly a bug shows).
+  std::promise<void> replacer_done;
+  auto done = replacer_done.get_future();
+  std::thread watcher([&] {
+    replacer.join();
+    replacer_done.set_value();
+  });
+  done.wait_for(std::chrono::milliseconds(200));
+  release.set_value();
+  watcher.join();
+  writer.join();
+  EXPECT_TRUE(returned_when_replaced) << "SetCommittedEventsListener returned while the old listener ran";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest, ::testing::Values(false, true),

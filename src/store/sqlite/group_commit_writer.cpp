@@ -57,7 +57,7 @@ void GroupCommitWriter::Close() {
 }
 
 void GroupCommitWriter::SetCommitListener(CommitListener listener) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(listener_mu_);
   commit_listener_ = std::move(listener);
 }
 
@@ -133,12 +133,8 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
   std::vector<model::Event> committed;
   committed.swap(staged);
   if (any_committed) {
-    CommitListener listener;
-    {
-      std::lock_guard lock(mu_);
-      listener = commit_listener_;
-    }
-    if (listener) listener(std::move(committed));
+    std::lock_guard lock(listener_mu_);
+    if (commit_listener_) commit_listener_(std::move(committed));
   }
 }
 

@@ -48,7 +48,9 @@ class GroupCommitWriter {
   void Close();
 
   // Runs `listener` on the writer thread after each commit in which at least one write succeeded,
-  // with the events the batch appended (Connection::staged_events), in seq order.
+  // with the events the batch appended (Connection::staged_events), in seq order. Returns only
+  // when no call of the previous listener is running, so whatever it captured may be destroyed
+  // then. `listener` must not call SetCommitListener itself.
   using CommitListener = std::function<void(std::vector<model::Event>)>;
   void SetCommitListener(CommitListener listener);
 
@@ -70,7 +72,10 @@ class GroupCommitWriter {
   std::condition_variable wake_;
   std::deque<Pending> queue_;
   bool closing_ = false;
-  CommitListener commit_listener_;  // guarded by mu_
+  // Held while the listener runs (on the writer thread) and while it is replaced, so a listener
+  // is never called after SetCommitListener has replaced it; not mu_, so Submit()s do not wait.
+  std::mutex listener_mu_;
+  CommitListener commit_listener_;  // guarded by listener_mu_
   std::thread thread_;
 };
 
