@@ -260,11 +260,16 @@ int RunServe(const std::vector<std::string>& args) {
   if (!migrated.ok()) return Fail(migrated.status());
   if (*migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", *migrated);
   bus::EphemeralHub token_hub;
+  // One runtime for every run: the pools, the watchdog and the registry of runs in flight. Each
+  // part using it (host, session worker) stops its own runs before the runtime stops.
+  exec::RuntimeOptions runtime_options;
+  runtime_options.workers = static_cast<int>(settings.GetInt("executor_workers"));
+  runtime_options.waiting_workers = static_cast<int>(settings.GetInt("agent_workers"));
+  exec::Runtime runtime(runtime_options);
   exec::HostOptions host_options;
-  host_options.workers = static_cast<int>(settings.GetInt("executor_workers"));
   host_options.max_depth = settings.GetInt("executor_max_depth");
-  host_options.waiting_workers = static_cast<int>(settings.GetInt("agent_workers"));
-  exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, host_options, &metrics);
+  exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, runtime, host_options,
+                                   &metrics);
   exec::BuiltinToolOptions builtin_options;
   builtin_options.http_allow_list = SplitList(settings.GetString("http_allow"));
   builtin_options.outbound_policy = outbound_policy;
@@ -281,8 +286,12 @@ int RunServe(const std::vector<std::string>& args) {
   // the token hub: on every way out, the host stops first.
   struct StopExecutorsFirst {
     exec::ExecutorHost& host;
-    ~StopExecutorsFirst() { host.Stop(); }
-  } stop_executors_first{executor_host};
+    exec::Runtime& runtime;
+    ~StopExecutorsFirst() {
+      host.Stop();
+      runtime.Stop();  // the session worker, declared later, has stopped already
+    }
+  } stop_executors_first{executor_host, runtime};
   if (Status started = tools.Start(settings.GetBool("run_executors"), settings.GetBool("builtin_tools")); !started.ok()) return Fail(started);
   if (Status started = agents.Start(settings.GetBool("run_executors"), settings.GetBool("default_agent")); !started.ok()) {
     return Fail(started);
@@ -290,7 +299,7 @@ int RunServe(const std::vector<std::string>& args) {
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
   sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers)},
-                                         &executor_host, clock, LimitsFrom(settings),
+                                         runtime, clock, LimitsFrom(settings),
                                          static_cast<int>(settings.GetInt("session_workers")));
   session_service.SetNotify([&session_worker](const std::string& owner, const std::string& session) {
     session_worker.Schedule(owner, session);

@@ -19,23 +19,21 @@ namespace json = boost::json;
 
 struct ExecutorHost::Shared {
   Shared(store::Store& s, store::CursorStore& c, store::ClaimStore& cl, bus::EventBus& b, const Clock& clk,
-         HostOptions o)
-      : store(s), cursors(c), claims(cl), bus(b), clock(clk), options(o), pool(o.workers), waiting_pool(o.waiting_workers) {}
+         Runtime& r, HostOptions o)
+      : store(s), cursors(c), claims(cl), bus(b), clock(clk), runtime(r), options(o) {}
   store::Store& store;
   store::CursorStore& cursors;
   store::ClaimStore& claims;
   bus::EventBus& bus;
   const Clock& clock;
+  Runtime& runtime;
   HostOptions options;
-  WorkerPool pool;
-  WorkerPool waiting_pool;
-  Watchdog watchdog;
+  JobGroup jobs;  // the host's runs on the runtime's pools
   std::atomic<bool> stopping{false};
   // "<consumer id> <trigger key>" of the runs in flight, host-wide: a consumer replaced while its
   // runs go on (Remove then Upsert) must not take them over as if their process had died.
   std::mutex in_flight_mu;
   std::set<std::string> in_flight;
-  RunRegistry runs;
   Counter* completed = nullptr;
   Counter* failed = nullptr;
   Counter* skipped = nullptr;
@@ -336,8 +334,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       std::lock_guard lock(shared_->in_flight_mu);
       shared_->in_flight.insert(key);
     }
-    WorkerPool& pool = current->spec.waits_on_executors ? shared_->waiting_pool : shared_->pool;
-    bool submitted = pool.Submit([self = shared_from_this(), current, event, key, live] {
+    WorkerPool& pool = current->spec.waits_on_executors ? shared_->runtime.waiting_pool() : shared_->runtime.pool();
+    bool submitted = shared_->jobs.Submit(pool, [self = shared_from_this(), current, event, key, live] {
       self->RunJob(*current, *event, key, live);
     });
     if (!submitted) Finish(key);
@@ -391,7 +389,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     std::atomic<bool> cancelled{false};
     ExecutionRecord record = RunningRecord(spec, event, times);
     RunRegistry::Registration registration =
-        shared_->runs.Add(spec.owner_id, ExecutionContext(record), event.breadcrumb_id, &cancelled);
+        shared_->runtime.runs().Add(spec.owner_id, ExecutionContext(record), event.breadcrumb_id, &cancelled);
+    JobGroup::Watch stop_watch = shared_->jobs.WatchCancel(&cancelled);
     json::object context;
     RunRequest request{record.id, record.lineage, event, trigger, context, cancelled};
     request.first_attempt = spec.record_executions && times.attempt == 1;
@@ -409,7 +408,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
                                            " did not run (a loop of executors triggering each other?)");
     } else {
       context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions);
-      uint64_t token = shared_->watchdog.Arm(Watchdog::Clock::now() + spec.timeout, &cancelled);
+      uint64_t token = shared_->runtime.watchdog().Arm(Watchdog::Clock::now() + spec.timeout, &cancelled);
       try {
         result = loaded.executor->Run(request);
       } catch (const std::exception& e) {
@@ -418,7 +417,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         CAIRN_LOG_ERROR("executor {}: run of {} threw: {}", spec.actor, key, e.what());
         result = refuse("internal", spec.actor + " failed: " + e.what());
       }
-      bool fired = shared_->watchdog.Disarm(token);
+      bool fired = shared_->runtime.watchdog().Disarm(token);
       if (shared_->stopping) return Finish(key);  // cancelled by shutdown: run again after restart
       if (fired) {
         result = refuse("timeout",
@@ -608,8 +607,9 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
 };
 
 ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, store::ClaimStore& claims,
-                           bus::EventBus& bus, const Clock& clock, HostOptions options, MetricsRegistry* metrics)
-    : shared_(std::make_shared<Shared>(store, cursors, claims, bus, clock, options)) {
+                           bus::EventBus& bus, const Clock& clock, Runtime& runtime, HostOptions options,
+                           MetricsRegistry* metrics)
+    : shared_(std::make_shared<Shared>(store, cursors, claims, bus, clock, runtime, options)) {
   if (metrics) {
     shared_->completed = &metrics->GetCounter("cairn_executor_runs_total", "Executor runs finished", "status=\"completed\"");
     shared_->failed = &metrics->GetCounter("cairn_executor_runs_total", "Executor runs finished", "status=\"failed\"");
@@ -671,14 +671,12 @@ void ExecutorHost::Stop() {
   }
   shared_->stopping = true;
   for (auto& [id, consumer] : consumers) consumer->Stop();
-  shared_->watchdog.Stop();  // cancels the runs in flight
-  shared_->pool.Stop();
-  shared_->waiting_pool.Stop();
+  shared_->jobs.Stop();  // cancels the runs in flight and waits for them
 }
 
-size_t ExecutorHost::CancelRunsOf(const std::string& trigger_id) { return shared_->runs.CancelTrigger(trigger_id); }
+size_t ExecutorHost::CancelRunsOf(const std::string& trigger_id) { return shared_->runtime.runs().CancelTrigger(trigger_id); }
 
-RunRegistry& ExecutorHost::runs() { return shared_->runs; }
+RunRegistry& ExecutorHost::runs() { return shared_->runtime.runs(); }
 
 std::vector<std::string> ExecutorHost::ConsumerIds() {
   std::lock_guard lock(mu_);

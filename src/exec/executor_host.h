@@ -20,8 +20,9 @@
 // This holds for one process; several runner processes need leases (future work).
 //
 // Concurrency: each executor runs at most spec.concurrency triggers at once (its consumer waits
-// for a slot, so a busy executor holds back only its own stream); all runs share one worker pool.
-// Shutdown cancels runs in flight and writes nothing for them: they run again after restart.
+// for a slot, so a busy executor holds back only its own stream); the runs are jobs on the
+// runtime's pools (runtime.h), shared with session runs. Stop() cancels the host's runs in flight
+// and writes nothing for them: they run again after restart.
 #pragma once
 
 #include <chrono>
@@ -37,9 +38,9 @@
 #include "bus/event_bus.h"
 #include "exec/execution_record.h"
 #include "exec/executor.h"
+#include "exec/job_group.h"
 #include "exec/run_registry.h"
-#include "exec/watchdog.h"
-#include "exec/worker_pool.h"
+#include "exec/runtime.h"
 #include "store/claim_store.h"
 #include "store/cursor_store.h"
 #include "store/store.h"
@@ -47,8 +48,6 @@
 namespace cairn::exec {
 
 struct HostOptions {
-  int workers = 16;          // the shared worker pool
-  int waiting_workers = 64;  // the pool of executors that wait on others (ExecutorSpec::waits_on_executors)
   int64_t max_depth = 16;    // a trigger whose trace.depth reaches this is refused
   int max_concurrency = 64;  // cap on any executor's own concurrency
   size_t read_batch = 256;   // events read from the bus at a time
@@ -57,9 +56,10 @@ struct HostOptions {
 
 class ExecutorHost {
  public:
-  // Everything passed in must outlive the host. `metrics` may be null.
+  // Everything passed in must outlive the host. `metrics` may be null. Executors that wait on
+  // others (ExecutorSpec::waits_on_executors) run on the runtime's waiting pool.
   ExecutorHost(store::Store& store, store::CursorStore& cursors, store::ClaimStore& claims, bus::EventBus& bus,
-               const Clock& clock, HostOptions options, MetricsRegistry* metrics);
+               const Clock& clock, Runtime& runtime, HostOptions options, MetricsRegistry* metrics);
   ~ExecutorHost();  // Stop()s
   ExecutorHost(const ExecutorHost&) = delete;
   ExecutorHost& operator=(const ExecutorHost&) = delete;
@@ -81,8 +81,8 @@ class ExecutorHost {
   // cursor is deleted too (the definition is gone).
   void Remove(const std::string& consumer_id, bool forget_cursor);
 
-  // Stops every consumer, cancels runs in flight (nothing is written for them) and joins the
-  // workers. Idempotent.
+  // Stops every consumer, cancels the host's runs in flight (nothing is written for them) and
+  // returns when none runs. Idempotent.
   void Stop();
 
   std::vector<std::string> ConsumerIds();
@@ -93,8 +93,8 @@ class ExecutorHost {
   // 1,024) and its run starts cancelled. Returns how many runs in flight were told.
   size_t CancelRunsOf(const std::string& trigger_id);
 
-  // The runs in flight in this process (the host's and, registered by the session worker,
-  // session runs): cancel a tree, see what runs now.
+  // The runtime's registry of the runs in flight in this process (the host's, session runs):
+  // cancel a tree, see what runs now.
   RunRegistry& runs();
 
  private:

@@ -149,7 +149,6 @@ ExecutorSpec Spec(int concurrency = 1, std::vector<model::Subscription> subs = {
 
 HostOptions Options() {
   HostOptions o;
-  o.workers = 4;
   o.max_depth = 3;
   o.cursor_save_interval = 10ms;
   return o;
@@ -193,7 +192,7 @@ class ExecutorHostTest : public ::testing::Test {
   // A new host (replacing, and so stopping, any previous one) on the same store and bus.
   ExecutorHost& StartHost(HostOptions options = Options()) {
     host_.reset();
-    host_ = std::make_unique<ExecutorHost>(*store_, *store_, *store_, *bus_, clock_, options, &metrics_);
+    host_ = std::make_unique<ExecutorHost>(*store_, *store_, *store_, *bus_, clock_, runtime_, options, &metrics_);
     return *host_;
   }
   void Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq = 0) {
@@ -295,6 +294,7 @@ class ExecutorHostTest : public ::testing::Test {
   MetricsRegistry metrics_;
   test_support::TempSqliteStore store_{"cairn-host-test"};
   std::unique_ptr<bus::LocalEventBus> bus_;
+  Runtime runtime_{RuntimeOptions{4, 8}};  // outlives the hosts: each stops its own runs
   std::unique_ptr<ExecutorHost> host_;
 };
 

@@ -11,9 +11,6 @@
 
 namespace cairn::sessions {
 namespace json = boost::json;
-struct SessionWorker::Running {
-  std::atomic<bool> cancelled{false};  // the run's flag: cancel, timeout or shutdown
-};
 
 // Turns the agent loop's events into the session's info messages.
 class SessionWorker::Observer final : public exec::AgentRunObserver {
@@ -60,20 +57,20 @@ class SessionWorker::Observer final : public exec::AgentRunObserver {
   std::string execution_id_;
 };
 
-SessionWorker::SessionWorker(store::Store& store, exec::AgentDeps deps, exec::ExecutorHost* host, const Clock& clock,
-                             model::Limits limits, int workers)
+SessionWorker::SessionWorker(store::Store& store, exec::AgentDeps deps, exec::Runtime& runtime, const Clock& clock,
+                             model::Limits limits, int max_sessions)
     : store_(store),
       deps_(std::move(deps)),
-      runs_(host ? host->runs() : own_runs_),
+      runtime_(runtime),
       clock_(clock),
       limits_(limits),
-      worker_count_(workers),
-      ids_(clock) {}
+      ids_(clock),
+      lanes_(runtime.waiting_pool(), jobs_, max_sessions,
+             [this](const exec::LaneScheduler::Lane& lane) { RunSession(lane.owner_id, lane.id); }) {}
 
 SessionWorker::~SessionWorker() { Stop(); }
 
 Status SessionWorker::Start() {
-  for (int i = 0; i < worker_count_; ++i) threads_.emplace_back([this] { Loop(); });
   // Every session with unfinished work, oldest first (all tenants).
   model::BreadcrumbQuery query;
   query.schema_name = std::string(kExecutionSchema);
@@ -94,71 +91,27 @@ Status SessionWorker::Start() {
 }
 
 void SessionWorker::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    if (stop_ && threads_.empty()) return;
-    stop_ = true;
-    stopping_ = true;
-    for (auto& [id, run] : running_) run->cancelled = true;
-  }
-  cv_.notify_all();
-  for (auto& thread : threads_) thread.join();
-  threads_.clear();
-  watchdog_.Stop();
+  stopping_ = true;
+  lanes_.Stop();
+  jobs_.Stop();  // cancels the runs in flight and waits for them
 }
 
 void SessionWorker::Schedule(const std::string& owner_id, const std::string& session_id) {
-  {
-    std::lock_guard lock(mu_);
-    auto key = std::make_pair(owner_id, session_id);
-    if (stop_ || !queued_.insert(key).second) return;
-    queue_.push_back(key);
-  }
-  cv_.notify_one();
+  lanes_.Schedule({owner_id, session_id});
 }
 
 bool SessionWorker::Cancel(const std::string& owner_id, const std::string& execution_id) {
-  bool here = runs_.Find(owner_id, execution_id).has_value();
+  exec::RunRegistry& runs = runtime_.runs();
+  bool here = runs.Find(owner_id, execution_id).has_value();
   // The run and the tools it waits for stop (a process tool is killed, a stream aborted).
-  runs_.CancelTree(owner_id, execution_id);
+  runs.CancelTree(owner_id, execution_id);
   return here;
-}
-
-void SessionWorker::Loop() {
-  while (true) {
-    std::pair<std::string, std::string> key;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] {
-        if (stop_) return true;
-        for (const auto& k : queue_) {
-          if (!busy_.count(k)) return true;
-        }
-        return false;
-      });
-      if (stop_) return;
-      auto it = std::find_if(queue_.begin(), queue_.end(), [&](const auto& k) { return !busy_.count(k); });
-      key = *it;
-      queue_.erase(it);
-      queued_.erase(key);
-      busy_.insert(key);
-    }
-    RunSession(key.first, key.second);
-    {
-      std::lock_guard lock(mu_);
-      busy_.erase(key);
-    }
-    cv_.notify_all();
-  }
 }
 
 void SessionWorker::RunSession(const std::string& owner_id, const std::string& session_id) {
   std::string last_run;
   while (true) {
-    {
-      std::lock_guard lock(mu_);
-      if (stop_) return;
-    }
+    if (jobs_.stopping()) return;
     model::BreadcrumbQuery query;
     query.schema_name = std::string(kExecutionSchema);
     query.all_tags = {ActiveTag(session_id)};
@@ -188,20 +141,9 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   const json::object& fields = execution.context.as_object();
   std::string execution_id = Str(fields, "id");
   std::string session_id = Str(fields, "session_id");
-  auto running = std::make_shared<Running>();
-  {
-    std::lock_guard lock(mu_);
-    if (stop_) return false;
-    running_[execution_id] = running;
-  }
-  struct Unregister {
-    SessionWorker& worker;
-    std::string id;
-    ~Unregister() {
-      std::lock_guard lock(worker.mu_);
-      worker.running_.erase(id);
-    }
-  } unregister{*this, execution_id};
+  std::atomic<bool> cancelled{false};  // the run's flag: cancel, timeout or shutdown
+  exec::JobGroup::Watch stop_watch = jobs_.WatchCancel(&cancelled);
+  if (jobs_.stopping()) return false;
   ExecutionRecorder record(store_, ids_, clock_, stopping_, owner_id, session_id, execution_id);
   auto input = LoadRunInput(store_, owner_id, fields, limits_);
   if (!input.ok()) {
@@ -214,7 +156,7 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   json::object in_flight = fields;
   in_flight["status"] = "running";
   exec::RunRegistry::Registration registration =
-      runs_.Add(owner_id, std::move(in_flight), input->trigger_event.breadcrumb_id, &running->cancelled);
+      runtime_.runs().Add(owner_id, std::move(in_flight), input->trigger_event.breadcrumb_id, &cancelled);
 
   bool resumed = Str(fields, "status") == "running";
   std::vector<store::WriteOp> started;
@@ -231,7 +173,7 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
     return moved.code() == StatusCode::kConflict || moved.code() == StatusCode::kNotFound;
   }
   exec::RunRequest request{execution_id, exec::Lineage{"", execution_id, 0, session_id}, input->trigger_event,
-                           input->trigger, input->context, running->cancelled};
+                           input->trigger, input->context, cancelled};
   request.first_attempt = !resumed;
   Observer observer(*this, session_id, execution_id);
   exec::AgentRunOptions options;
@@ -240,15 +182,13 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   options.debug_snapshots = Str(fields, "snapshot_policy") == "debug";
   options.first_step_announced = !resumed;
   exec::AgentRun run(input->definition, deps_, request, options);
-  uint64_t token = watchdog_.Arm(exec::Watchdog::Clock::now() + std::chrono::milliseconds(input->definition.timeout_ms),
-                                 &running->cancelled);
+  exec::Watchdog& watchdog = runtime_.watchdog();
+  uint64_t token =
+      watchdog.Arm(exec::Watchdog::Clock::now() + std::chrono::milliseconds(input->definition.timeout_ms), &cancelled);
   exec::AgentOutcome outcome = run.Execute();
   bool cancel_requested = registration.cancel_requested();
-  bool timed_out = watchdog_.Disarm(token) && !cancel_requested;
-  {
-    std::lock_guard lock(mu_);
-    if (stop_ && !cancel_requested) return false;  // shutdown: it continues after the next start
-  }
+  bool timed_out = watchdog.Disarm(token) && !cancel_requested;
+  if (jobs_.stopping() && !cancel_requested) return false;  // shutdown: it continues after the next start
   const exec::AgentState& state = outcome.state;
   Status ended;
   if (cancel_requested) {

@@ -1,7 +1,8 @@
 // SessionWorker: runs the executions of sessions (docs/sessions.md "Executions").
 //
-// A pool of threads takes sessions that have work: per session one execution at a time, oldest
-// first. An execution runs the session's agent directly (its agent.def.v1, whatever its trigger
+// Sessions that have work are lanes of a LaneScheduler on the runtime's waiting pool (shared with
+// agent runs): per session one execution at a time, oldest first, at most `max_sessions` sessions
+// at once. An execution runs the session's agent directly (its agent.def.v1, whatever its trigger
 // selectors say) through exec::AgentRun, with the context its subscriptions assemble, the
 // session's last 20 user/assistant messages as history and the execution's message as the
 // question. Lifecycle writes (each with its info or
@@ -13,24 +14,18 @@
 // Crash recovery: Start() schedules every session with a pending or running execution; a running
 // one continues from its newest snapshot (AgentRun), so completed model and tool calls are not
 // repeated. Stop() cancels runs in flight and writes nothing for them (they stay running and
-// continue after the next start).
+// continue after the next start). Deadlines are the runtime's watchdog; runs are registered in
+// the runtime's registry, through which a cancel reaches them and their tool runs.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <set>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "base/uuid.h"
 #include "exec/agents/agent_executor.h"
-#include "exec/executor_host.h"
-#include "exec/watchdog.h"
+#include "exec/job_group.h"
+#include "exec/lane_scheduler.h"
+#include "exec/runtime.h"
 #include "model/limits.h"
 #include "store/store.h"
 
@@ -38,28 +33,26 @@ namespace cairn::sessions {
 
 class SessionWorker {
  public:
-  // Everything passed in must outlive the worker. Runs are registered in `host`'s RunRegistry
-  // (so cancelling one cancels the tool runs it caused), or in the worker's own when `host` is
-  // null.
-  SessionWorker(store::Store& store, exec::AgentDeps deps, exec::ExecutorHost* host, const Clock& clock,
-                model::Limits limits, int workers);
+  // Everything passed in must outlive the worker.
+  SessionWorker(store::Store& store, exec::AgentDeps deps, exec::Runtime& runtime, const Clock& clock,
+                model::Limits limits, int max_sessions);
   ~SessionWorker();  // Stop()s
   SessionWorker(const SessionWorker&) = delete;
   SessionWorker& operator=(const SessionWorker&) = delete;
 
-  // Starts the threads and schedules the sessions that have unfinished executions.
+  // Schedules the sessions that have unfinished executions (the recovery scan).
   Status Start();
   // The session may have work (new message, an answer).
   void Schedule(const std::string& owner_id, const std::string& session_id);
   // Stops a running execution and its descendants (it ends cancelled). False when it does not
   // run here.
   bool Cancel(const std::string& owner_id, const std::string& execution_id);
+  // No execution starts after this; the ones running are cancelled and record nothing (they go
+  // on after the next start). Returns when none runs. Idempotent.
   void Stop();
 
  private:
-  struct Running;
   class Observer;
-  void Loop();
   void RunSession(const std::string& owner_id, const std::string& session_id);
   // Runs one execution to its end (or pause); false when the session should not go on now (the
   // worker is stopping, or the execution could not be started for a reason that would repeat).
@@ -67,21 +60,13 @@ class SessionWorker {
 
   store::Store& store_;
   exec::AgentDeps deps_;
-  exec::RunRegistry own_runs_;
-  exec::RunRegistry& runs_;
+  exec::Runtime& runtime_;
   const Clock& clock_;
   model::Limits limits_;
-  int worker_count_;
   UuidV7Generator ids_;
-  exec::Watchdog watchdog_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::atomic<bool> stopping_{false};  // stop_, readable without mu_ (write retries)
-  std::deque<std::pair<std::string, std::string>> queue_;  // (owner, session) with work
-  std::set<std::pair<std::string, std::string>> queued_, busy_;
-  std::map<std::string, std::shared_ptr<Running>> running_;  // execution id -> its run
-  std::vector<std::thread> threads_;
+  exec::JobGroup jobs_;
+  exec::LaneScheduler lanes_;  // (tenant, session id)
+  std::atomic<bool> stopping_{false};  // write retries stop with the worker
 };
 
 }  // namespace cairn::sessions

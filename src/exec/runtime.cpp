@@ -1,0 +1,15 @@
+#include "exec/runtime.h"
+
+namespace cairn::exec {
+
+Runtime::Runtime(RuntimeOptions options) : pool_(options.workers), waiting_pool_(options.waiting_workers) {}
+
+Runtime::~Runtime() { Stop(); }
+
+void Runtime::Stop() {
+  watchdog_.Stop();
+  pool_.Stop();
+  waiting_pool_.Stop();
+}
+
+}  // namespace cairn::exec
