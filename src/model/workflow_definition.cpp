@@ -230,6 +230,7 @@ Result<WorkflowDefinition> ParseWorkflowDefinition(const json::value& context, c
       }
       for (size_t i = 0; i < value.as_array().size(); ++i) {
         CAIRN_ASSIGN_OR_RETURN(WorkflowStep step, ParseStep(value.as_array()[i], field + "[" + std::to_string(i) + "]"));
+        step.position = i;
         def.steps.push_back(std::move(step));
       }
       has_steps = true;

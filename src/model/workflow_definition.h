@@ -54,6 +54,7 @@ struct StepRetry {
 
 struct WorkflowStep {
   std::string id;
+  size_t position = 0;               // its index in context.steps as written (for error fields)
   StepKind kind = StepKind::kTool;
   std::string target;                // the tool, agent or workflow name
   boost::json::value input;          // a template (null: the step gets an empty object)
