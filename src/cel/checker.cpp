@@ -126,8 +126,9 @@ Type TypeOfConstant(const Value& v) {
 
 class Checker {
  public:
-  Checker(const Declarations& declarations, const Limits& limits, CheckResult* result, SourceError* error)
-      : declarations_(declarations), limits_(limits), result_(result), error_(error) {
+  Checker(const Declarations& declarations, const Limits& limits, bool type_check, CheckResult* result,
+          SourceError* error)
+      : declarations_(declarations), limits_(limits), type_check_(type_check), result_(result), error_(error) {
     result_->referenced.assign(declarations.size(), false);
   }
 
@@ -166,6 +167,13 @@ class Checker {
   }
 
   std::optional<Type> Visit(Node* n) {
+    auto type = VisitTyped(n);
+    // Unchecked: every operand is dyn to its parent, so no operand type is ever refused.
+    if (type && !type_check_) return D;
+    return type;
+  }
+
+  std::optional<Type> VisitTyped(Node* n) {
     switch (n->kind) {
       case NodeKind::kConstant: return TypeOfConstant(n->constant);
       case NodeKind::kIdent: return Ident(n);
@@ -365,6 +373,7 @@ class Checker {
 
   const Declarations& declarations_;
   const Limits& limits_;
+  bool type_check_;
   CheckResult* result_;
   SourceError* error_;
   std::vector<std::pair<std::string, int>> scopes_;
@@ -391,9 +400,9 @@ std::string_view TypeString(Type type) {
   return "?";
 }
 
-bool Check(Node* root, const Declarations& declarations, const Limits& limits, CheckResult* result,
+bool Check(Node* root, const Declarations& declarations, const Limits& limits, bool type_check, CheckResult* result,
            SourceError* error) {
-  return Checker(declarations, limits, result, error).Run(root);
+  return Checker(declarations, limits, type_check, result, error).Run(root);
 }
 
 }  // namespace cairn::cel

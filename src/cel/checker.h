@@ -24,8 +24,10 @@ struct CheckResult {
   Type result_type = Type::kDyn;
 };
 
-// Checks and resolves `root`; on failure returns false and fills `error`.
-bool Check(Node* root, const Declarations& declarations, const Limits& limits, CheckResult* result,
+// Checks and resolves `root`; on failure returns false and fills `error`. Without `type_check`
+// only names are resolved (unknown variables and functions are still refused) and operand types
+// are left to evaluation.
+bool Check(Node* root, const Declarations& declarations, const Limits& limits, bool type_check, CheckResult* result,
            SourceError* error);
 
 std::string_view TypeString(Type type);

@@ -120,12 +120,21 @@ class Lexer {
         token->type = TokenType::kNull;
       } else if (word == "in") {
         token->type = TokenType::kIn;
-      } else if (IsReserved(word)) {
-        return Fail(start, "reserved identifier '" + std::string(word) + "'");
       } else {
         token->type = TokenType::kIdent;
         token->text = word;
+        token->reserved = IsReserved(word);
       }
+      return true;
+    }
+    if (c == '`') {
+      // A quoted field name: `content-type`, for map keys that are not identifiers.
+      size_t start = ++pos_;
+      while (pos_ < src_.size() && src_[pos_] != '`' && src_[pos_] != '\n') ++pos_;
+      if (pos_ >= src_.size() || src_[pos_] != '`' || pos_ == start) return Fail(start - 1, "malformed quoted field name");
+      token->type = TokenType::kQuotedIdent;
+      token->text = src_.substr(start, pos_ - start);
+      ++pos_;
       return true;
     }
     return Operator(token);

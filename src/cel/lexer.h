@@ -13,7 +13,7 @@
 namespace cairn::cel {
 
 enum class TokenType : uint8_t {
-  kEnd, kIdent, kInt, kUint, kDouble, kString, kBytes, kTrue, kFalse, kNull, kIn,
+  kEnd, kIdent, kQuotedIdent, kInt, kUint, kDouble, kString, kBytes, kTrue, kFalse, kNull, kIn,
   kLParen, kRParen, kLBracket, kRBracket, kLBrace, kRBrace, kDot, kComma, kColon, kQuestion,
   kPlus, kMinus, kStar, kSlash, kPercent, kNot, kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr,
 };
@@ -21,7 +21,8 @@ enum class TokenType : uint8_t {
 struct Token {
   TokenType type = TokenType::kEnd;
   uint32_t offset = 0;
-  std::string_view text;   // the identifier's name (kIdent)
+  std::string_view text;   // the identifier's name (kIdent; kQuotedIdent without its backticks)
+  bool reserved = false;   // kIdent: a reserved word, usable only as a field or method name
   uint64_t int_magnitude = 0;  // kInt: the unsigned magnitude (the sign is the parser's)
   Value literal;               // kUint, kDouble, kString, kBytes: the decoded value
 };
@@ -32,8 +33,7 @@ struct SourceError {
   uint32_t offset = 0;
 };
 
-// Tokenises `source`; on failure returns false and fills `error`. Reserved words (if, let, ...)
-// are refused here, as CEL reserves them.
+// Tokenises `source`; on failure returns false and fills `error`.
 bool Tokenize(std::string_view source, std::vector<Token>* tokens, SourceError* error);
 
 // "line L, column C" (1-based; columns count code points) of a byte offset.

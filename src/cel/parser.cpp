@@ -234,9 +234,10 @@ class Parser {
       if (Peek().type == TokenType::kDot) {
         uint32_t at = Take().offset;
         if (Peek().type == TokenType::kQuestion) return Fail(at, "optional field selection '.?' is not supported");
-        if (Peek().type != TokenType::kIdent) return Fail(Peek().offset, "expected a field name after '.'");
+        bool quoted = Peek().type == TokenType::kQuotedIdent;
+        if (Peek().type != TokenType::kIdent && !quoted) return Fail(Peek().offset, "expected a field name after '.'");
         std::string field(Take().text);
-        if (Peek().type == TokenType::kLParen) {
+        if (Peek().type == TokenType::kLParen && !quoted) {
           node = ReceiverCall(std::move(node), std::move(field), at);
         } else {
           std::vector<NodePtr> children;
@@ -356,6 +357,7 @@ class Parser {
   NodePtr Identifier() {
     const Token& token = Take();
     uint32_t at = token.offset;
+    if (token.reserved) return Fail(at, "reserved identifier '" + std::string(token.text) + "'");
     std::string name(token.text);
     if (Peek().type != TokenType::kLParen) {
       NodePtr n = Make(NodeKind::kIdent, at);

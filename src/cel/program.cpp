@@ -48,8 +48,9 @@ Status CompileError(std::string_view source, const SourceError& error, CompileDi
 
 }  // namespace
 
-Result<Program> Program::Compile(std::string_view source, const Declarations& declarations, const Limits& limits,
-                                 CompileDiagnostic* diagnostic) {
+Result<Program> Program::Compile(std::string_view source, const Declarations& declarations,
+                                 const CompileOptions& options, CompileDiagnostic* diagnostic) {
+  const Limits& limits = options.limits;
   auto compiled = std::make_shared<Compiled>();
   compiled->source = std::string(source);
   compiled->declarations = declarations;
@@ -58,7 +59,7 @@ Result<Program> Program::Compile(std::string_view source, const Declarations& de
   compiled->root = Parse(compiled->source, limits, &error);
   if (!compiled->root) return CompileError(source, error, diagnostic);
   CheckResult checked;
-  if (!Check(compiled->root.get(), compiled->declarations, limits, &checked, &error)) {
+  if (!Check(compiled->root.get(), compiled->declarations, limits, options.type_check, &checked, &error)) {
     return CompileError(source, error, diagnostic);
   }
   compiled->local_slots = checked.local_slots;

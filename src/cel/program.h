@@ -32,6 +32,13 @@
 
 namespace cairn::cel {
 
+struct CompileOptions {
+  Limits limits;
+  // Refuse calls and operators whose statically known operand types cannot work (`1 + 'a'`,
+  // `'x' && true`). Off, such expressions compile and fail (or not) at evaluation.
+  bool type_check = true;
+};
+
 // Where and why a compilation failed (also in the Status message).
 struct CompileDiagnostic {
   std::string message;
@@ -45,7 +52,7 @@ class Program {
   // Compiles `source` for the variables in `declarations`. On failure: kInvalidArgument with
   // "line L, column C: message", and `diagnostic` (if given) filled.
   static Result<Program> Compile(std::string_view source, const Declarations& declarations,
-                                 const Limits& limits = {}, CompileDiagnostic* diagnostic = nullptr);
+                                 const CompileOptions& options = {}, CompileDiagnostic* diagnostic = nullptr);
 
   // The declared variables this program reads, in declaration order. A variable not listed here
   // is never looked up, so its loader never runs.

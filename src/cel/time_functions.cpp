@@ -16,7 +16,6 @@ namespace {
 
 constexpr int64_t kMinSeconds = -62135596800;  // 0001-01-01T00:00:00Z
 constexpr int64_t kMaxSeconds = 253402300799;  // 9999-12-31T23:59:59Z
-constexpr int64_t kMaxDurationSeconds = 315576000000;
 constexpr Nanos128 kNanos = 1'000'000'000;
 
 // Days since 1970-01-01 of a proleptic Gregorian date (the well-known era-based algorithm).
@@ -167,8 +166,10 @@ std::optional<Timestamp> MakeTimestamp(Nanos128 total) {
 }
 
 std::optional<Duration> MakeDuration(Nanos128 total) {
+  // The range of an int64 count of nanoseconds (about ±292 years), as in the reference
+  // implementation and its conformance tests: a span between the extreme timestamps is an error.
+  if (total > Nanos128(INT64_MAX) || total < Nanos128(INT64_MIN)) return std::nullopt;
   Nanos128 seconds = total / kNanos;  // truncation keeps nanos' sign equal to seconds'
-  if (seconds < -kMaxDurationSeconds || seconds > kMaxDurationSeconds) return std::nullopt;
   return Duration{int64_t(seconds), int32_t(total % kNanos)};
 }
 
@@ -264,7 +265,7 @@ std::optional<Duration> ParseDuration(std::string_view s) {
     else if (s.starts_with("h")) { unit = 3600 * kNanos; s.remove_prefix(1); }
     else return std::nullopt;
     total += whole * unit + frac * unit / scale;
-    if (total > Nanos128(kMaxDurationSeconds + 1) * kNanos) return std::nullopt;
+    if (total > Nanos128(INT64_MAX) + 1) return std::nullopt;
   }
   return MakeDuration(negative ? -total : total);
 }

@@ -21,7 +21,7 @@ std::optional<Timestamp> ParseTimestamp(std::string_view text);
 // RFC 3339 in UTC with the fraction trimmed of trailing zeros (Go's RFC3339Nano).
 std::string FormatTimestamp(Timestamp t);
 // Go-style durations: "1.5s", "-2h45m", "300ms", units h m s ms us µs ns; nullopt if malformed
-// or beyond ±315576000000 s.
+// or beyond the range of int64 nanoseconds (about ±292 years).
 std::optional<Duration> ParseDuration(std::string_view text);
 // Seconds with a trimmed fraction: "1.5s", "-3600s", "0s".
 std::string FormatDuration(Duration d);

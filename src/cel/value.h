@@ -37,7 +37,7 @@ struct Timestamp {
   friend bool operator==(const Timestamp&, const Timestamp&) = default;
 };
 
-// A signed span of time, at most about ±10000 years; nanos has the sign of seconds.
+// A signed span of time within int64 nanoseconds (about ±292 years); nanos has the sign of seconds.
 struct Duration {
   int64_t seconds = 0;
   int32_t nanos = 0;  // (-1e9, 1e9)
