@@ -153,9 +153,8 @@ class Checker {
     std::string prefix = QualifiedName(*n.children[0]);
     return prefix.empty() ? "" : prefix + "." + n.name;
   }
-  std::string RootName(const Node& n) const {
-    return n.kind == NodeKind::kIdent ? n.name : RootName(*n.children[0]);
-  }
+  static const Node& Root(const Node& n) { return n.kind == NodeKind::kIdent ? n : Root(*n.children[0]); }
+  static const std::string& RootName(const Node& n) { return Root(n).name; }
   bool IsBound(std::string_view name) const {
     for (const auto& [local, slot] : scopes_) {
       if (local == name) return true;
@@ -186,7 +185,7 @@ class Checker {
             n->children.clear();
             return Type::kType;
           }
-          return Fail(*n, "undeclared reference to '" + qualified +
+          return Fail(Root(*n), "undeclared reference to '" + qualified +
                               "' (qualified names, packages and message types are not supported)");
         }
         auto operand = Visit(n->children[0].get());
