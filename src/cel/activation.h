@@ -29,10 +29,10 @@ class Activation {
   Activation& operator=(const Activation&) = delete;
 
   // Borrowed: `json` must outlive this activation and every value evaluated from it.
-  Activation& Bind(std::string name, const boost::json::value* json);
-  Activation& BindOwned(std::string name, boost::json::value json);
-  Activation& BindValue(std::string name, Value value);
-  Activation& BindLazy(std::string name, Loader loader);
+  Activation& Bind(std::string_view name, const boost::json::value* json);
+  Activation& BindOwned(std::string_view name, boost::json::value json);
+  Activation& BindValue(std::string_view name, Value value);
+  Activation& BindLazy(std::string_view name, Loader loader);
 
   // The value of `name`: the bound value; for a lazy binding the loader's JSON, loaded on the
   // first call; an error value if the name is unbound or the loader failed. Rebinding a name
@@ -50,9 +50,15 @@ class Activation {
     Loader loader;
     std::unique_ptr<boost::json::value> owned;
   };
-  Entry& Slot(std::string name);
+  Entry& Slot(std::string_view name);
+  Entry* Find(std::string_view name);
 
-  std::vector<Entry> entries_;
+  // A handful of variables is the norm: they live inline, so an Activation allocates nothing
+  // unless it binds more than kInline names (or owns JSON).
+  static constexpr size_t kInline = 6;
+  Entry inline_[kInline];
+  size_t inline_count_ = 0;
+  std::vector<Entry> overflow_;
   int loads_ = 0;
 };
 

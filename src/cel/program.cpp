@@ -20,7 +20,8 @@ struct Program::Compiled {
   int local_slots = 0;
   std::vector<std::string> referenced;
   Type result_type = Type::kDyn;
-  // String constants are evaluated as borrowed views of these, so reading one copies nothing.
+  // String, list and map constants are evaluated as borrowed views of these, so reading one
+  // copies nothing and touches no reference count.
   std::vector<Value> constant_owners;
 };
 
@@ -28,9 +29,9 @@ namespace {
 
 void BorrowConstants(Node* n, std::vector<Value>* owners) {
   Kind k = n->constant.kind();
-  if (n->kind == NodeKind::kConstant && (k == Kind::kString || k == Kind::kBytes)) {
+  if (n->kind == NodeKind::kConstant && (k == Kind::kString || k == Kind::kBytes || k == Kind::kList || k == Kind::kMap)) {
     owners->push_back(n->constant);
-    n->constant = k == Kind::kString ? Value::StringView(owners->back().text()) : Value::BytesView(owners->back().text());
+    n->constant = owners->back().Borrowed();
   }
   for (auto& c : n->children) BorrowConstants(c.get(), owners);
 }
@@ -67,7 +68,7 @@ Result<Program> Program::Compile(std::string_view source, const Declarations& de
   for (size_t i = 0; i < declarations.size(); ++i) {
     if (checked.referenced[i]) compiled->referenced.push_back(declarations[i].name);
   }
-  // The views point into each owner's shared std::string, which stays put when the vector grows.
+  // The views point into each owner's heap block, which stays put when the vector grows.
   BorrowConstants(compiled->root.get(), &compiled->constant_owners);
   return Program(std::move(compiled));
 }

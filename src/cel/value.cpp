@@ -23,15 +23,28 @@ std::string_view TypeNameString(TypeName type) {
   return "?";
 }
 
-Value Value::String(std::string s) { return Value(Rep(StrOwned{std::make_shared<const std::string>(std::move(s))})); }
-Value Value::Bytes(std::string s) { return Value(Rep(BytesOwned{std::make_shared<const std::string>(std::move(s))})); }
-Value Value::List(ValueList items) { return Value(Rep(ListOwned{std::make_shared<const ValueList>(std::move(items))})); }
-Value Value::Map(MapEntries entries) {
-  return Value(Rep(MapOwned{std::make_shared<const MapEntries>(std::move(entries))}));
-}
-Value Value::Error(std::string message) {
-  return Value(Rep(ErrorRep{std::make_shared<const std::string>(std::move(message))}));
-}
+namespace {
+
+struct HeapText final : Value::Heap {
+  explicit HeapText(std::string t) : text(std::move(t)) {}
+  std::string text;
+};
+struct HeapList final : Value::Heap {
+  explicit HeapList(ValueList i) : items(std::move(i)) {}
+  ValueList items;
+};
+struct HeapMap final : Value::Heap {
+  explicit HeapMap(MapEntries e) : entries(std::move(e)) {}
+  MapEntries entries;
+};
+
+}  // namespace
+
+Value Value::String(std::string s) { return FromHeap(Rep::kString, new HeapText(std::move(s))); }
+Value Value::Bytes(std::string s) { return FromHeap(Rep::kBytes, new HeapText(std::move(s))); }
+Value Value::List(ValueList items) { return FromHeap(Rep::kList, new HeapList(std::move(items))); }
+Value Value::Map(MapEntries entries) { return FromHeap(Rep::kMap, new HeapMap(std::move(entries))); }
+Value Value::Error(std::string message) { return FromHeap(Rep::kError, new HeapText(std::move(message))); }
 
 Value Value::FromJson(const boost::json::value& json) {
   switch (json.kind()) {
@@ -50,32 +63,32 @@ Value Value::FromJson(const boost::json::value& json) {
   return Null();
 }
 
-Kind Value::kind() const {
-  static constexpr Kind kKinds[] = {Kind::kNull,  Kind::kBool,  Kind::kInt,       Kind::kUint,     Kind::kDouble,
-                                    Kind::kString, Kind::kString, Kind::kBytes,   Kind::kBytes,    Kind::kList,
-                                    Kind::kList,  Kind::kMap,   Kind::kMap,       Kind::kTimestamp, Kind::kDuration,
-                                    Kind::kType,  Kind::kError};
-  static_assert(std::size(kKinds) == std::variant_size_v<Rep>);
-  return kKinds[rep_.index()];
+std::string_view Value::text() const {
+  if (rep_ == Rep::kStringView || rep_ == Rep::kBytesView) return {u_.view.data, u_.view.size};
+  return static_cast<const HeapText*>(u_.heap)->text;
 }
 
-std::string_view Value::text() const {
-  if (auto* v = std::get_if<StrView>(&rep_)) return v->view;
-  if (auto* o = std::get_if<StrOwned>(&rep_)) return *o->text;
-  if (auto* b = std::get_if<BytesViewRep>(&rep_)) return b->view;
-  return *std::get<BytesOwned>(rep_).text;
+const std::string& Value::error_message() const { return static_cast<const HeapText*>(u_.heap)->text; }
+
+const ValueList& Value::Items() const {
+  return rep_ == Rep::kListRef ? *u_.list : static_cast<const HeapList*>(u_.heap)->items;
+}
+const MapEntries& Value::Entries() const {
+  return rep_ == Rep::kMapRef ? *u_.map : static_cast<const HeapMap*>(u_.heap)->entries;
 }
 
 size_t Value::size() const {
-  if (auto* l = std::get_if<ListOwned>(&rep_)) return l->items->size();
-  if (auto* a = std::get_if<JsonArr>(&rep_)) return a->array->size();
-  if (auto* m = std::get_if<MapOwned>(&rep_)) return m->entries->size();
-  return std::get<JsonObj>(rep_).object->size();
+  switch (rep_) {
+    case Rep::kJsonArray: return u_.array->size();
+    case Rep::kJsonObject: return u_.object->size();
+    case Rep::kList: case Rep::kListRef: return Items().size();
+    default: return Entries().size();
+  }
 }
 
 Value Value::ListAt(size_t index) const {
-  if (auto* l = std::get_if<ListOwned>(&rep_)) return (*l->items)[index];
-  return FromJson((*std::get<JsonArr>(rep_).array)[index]);
+  if (rep_ == Rep::kJsonArray) return FromJson((*u_.array)[index]);
+  return Items()[index];
 }
 
 namespace {
@@ -119,28 +132,39 @@ bool KeysEqual(const Value& a, const Value& b) {
 }  // namespace
 
 std::optional<Value> Value::MapFind(const Value& key) const {
-  if (auto* m = std::get_if<MapOwned>(&rep_)) {
-    for (const auto& [k, v] : *m->entries) {
-      if (KeysEqual(k, key)) return v;
-    }
-    return std::nullopt;
+  if (rep_ == Rep::kJsonObject) {
+    if (key.kind() != Kind::kString) return std::nullopt;  // JSON objects have string keys only
+    auto it = u_.object->find(key.text());
+    if (it == u_.object->end()) return std::nullopt;
+    return FromJson(it->value());
   }
-  const auto* object = std::get<JsonObj>(rep_).object;
-  if (key.kind() != Kind::kString) return std::nullopt;  // JSON objects have string keys only
-  auto it = object->find(key.text());
-  if (it == object->end()) return std::nullopt;
-  return FromJson(it->value());
+  for (const auto& [k, v] : Entries()) {
+    if (KeysEqual(k, key)) return v;
+  }
+  return std::nullopt;
 }
 
 Value Value::MapKeyAt(size_t index) const {
-  if (auto* m = std::get_if<MapOwned>(&rep_)) return (*m->entries)[index].first;
-  const auto& entry = std::get<JsonObj>(rep_).object->begin()[index];
-  return StringView(std::string_view(entry.key().data(), entry.key().size()));
+  if (rep_ == Rep::kJsonObject) {
+    const auto& entry = u_.object->begin()[index];
+    return StringView(std::string_view(entry.key().data(), entry.key().size()));
+  }
+  return Entries()[index].first;
 }
 
 Value Value::MapValueAt(size_t index) const {
-  if (auto* m = std::get_if<MapOwned>(&rep_)) return (*m->entries)[index].second;
-  return FromJson(std::get<JsonObj>(rep_).object->begin()[index].value());
+  if (rep_ == Rep::kJsonObject) return FromJson(u_.object->begin()[index].value());
+  return Entries()[index].second;
+}
+
+Value Value::Borrowed() const {
+  switch (rep_) {
+    case Rep::kString: return StringView(text());
+    case Rep::kBytes: return BytesView(text());
+    case Rep::kList: return ListView(&Items());
+    case Rep::kMap: return MapView(&Entries());
+    default: return *this;
+  }
 }
 
 TypeName Value::type_name() const {
