@@ -21,6 +21,7 @@
 #include "bus/local_event_bus.h"
 #include "bus/ephemeral_hub.h"
 #include "exec/agents/agent_supervisor.h"
+#include "exec/workflows/workflow_supervisor.h"
 #include "exec/execution_index.h"
 #include "exec/execution_migration.h"
 #include "exec/executor_host.h"
@@ -35,6 +36,7 @@
 #include "server/breadcrumb_handlers.h"
 #include "server/event_handlers.h"
 #include "server/selector_handlers.h"
+#include "server/workflow_handlers.h"
 #include "server/session_handlers.h"
 #include "server/http_server.h"
 #include "server/system_handlers.h"
@@ -282,6 +284,8 @@ int RunServe(const std::vector<std::string>& args) {
   exec::AgentSupervisor agents(cursor_store, executor_host,
                                exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers)},
                                LimitsFrom(settings));
+  exec::WorkflowSupervisor workflows(cursor_store, executor_host, exec::WorkflowDeps{*store, *event_bus, runtime},
+                                     LimitsFrom(settings));
   // Executors call back into the supervisors (definition followers) and use the providers and
   // the token hub: on every way out, the host stops first.
   struct StopExecutorsFirst {
@@ -296,6 +300,7 @@ int RunServe(const std::vector<std::string>& args) {
   if (Status started = agents.Start(settings.GetBool("run_executors"), settings.GetBool("default_agent")); !started.ok()) {
     return Fail(started);
   }
+  if (Status started = workflows.Start(settings.GetBool("run_executors")); !started.ok()) return Fail(started);
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
   sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers)},
@@ -324,6 +329,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddWebhookRoutes(router, webhook_store, webhook_sender, [&deliverer] { return deliverer.Refresh(); },
                            webhook_routes);
   server::AddSelectorRoutes(router, *store, LimitsFrom(settings));
+  server::AddWorkflowRoutes(router, *store, LimitsFrom(settings));
   server::AddSessionRoutes(router, session_service, execution_index, *event_bus, LimitsFrom(settings));
 
   server::HttpServerOptions http;

@@ -80,8 +80,10 @@ ExecutionRecord RunningRecord(const ExecutorSpec& spec, const model::Event& trig
   r.trigger = trigger;
   r.lineage = LineageOf(trigger, r.id);
   r.attempt = times.attempt;
-  if (spec.kind == "tool" && trigger.schema_name && *trigger.schema_name == model::kToolRequestSchema &&
-      trigger.context.is_object() && trigger.context.as_object().contains("input")) {
+  // A request's input is the run's (tools and workflows); other triggers are the trigger itself.
+  bool request = trigger.schema_name && ((spec.kind == "tool" && *trigger.schema_name == model::kToolRequestSchema) ||
+                                         (spec.kind == "workflow" && *trigger.schema_name == model::kWorkflowRequestSchema));
+  if (request && trigger.context.is_object() && trigger.context.as_object().contains("input")) {
     r.input = BoundedCopy(trigger.context.as_object().at("input"));
   }
   r.created_micros = times.started_micros;

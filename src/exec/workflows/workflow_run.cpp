@@ -304,6 +304,9 @@ void WorkflowRun::RunUnit(Unit& unit) {
     std::vector<std::string> written;
     StepAnswer answer = call.Run(request_id, *input, written_before, std::move(also), abort_, &written);
     if (!written.empty()) unit.record_id = written.front();
+    // Cancelling the run cancels its children, whose error answers may come first: the run
+    // ends cancelled, not failed by them.
+    if (request_.cancelled) answer = StepAnswer{StepAnswer::Kind::kCancelled, nullptr, "cancelled", "the run was cancelled"};
     if (answer.kind != StepAnswer::Kind::kFailed || unit.attempt >= step.retry.max_attempts || abort_) {
       ended = std::move(answer);
       break;
@@ -389,7 +392,7 @@ WorkflowOutcome WorkflowRun::Execute() {
   lock.lock();
   int64_t ended = 0;
   for (const auto& [key, unit] : units_) ended += unit->status == "completed" || unit->status == "failed";
-  if (cancelled) return WorkflowOutcome{WorkflowOutcome::Kind::kCancelled, "cancelled", "the run was cancelled", nullptr, ended};
+  if (cancelled || request_.cancelled) return WorkflowOutcome{WorkflowOutcome::Kind::kCancelled, "cancelled", "the run was cancelled", nullptr, ended};
   if (failure_) {
     failure_->units_ended = ended;
     return *failure_;
