@@ -25,8 +25,8 @@ std::string_view TypeNameString(TypeName type) {
 
 namespace {
 
-struct HeapText final : Value::Heap {
-  explicit HeapText(std::string t) : text(std::move(t)) {}
+struct TextBlock final : Value::Heap {
+  explicit TextBlock(std::string t) : text(std::move(t)) {}
   std::string text;
 };
 struct HeapList final : Value::Heap {
@@ -40,35 +40,15 @@ struct HeapMap final : Value::Heap {
 
 }  // namespace
 
-Value Value::String(std::string s) { return FromHeap(Rep::kString, new HeapText(std::move(s))); }
-Value Value::Bytes(std::string s) { return FromHeap(Rep::kBytes, new HeapText(std::move(s))); }
+Value Value::String(std::string s) { return FromHeap(Rep::kString, new TextBlock(std::move(s))); }
+Value Value::Bytes(std::string s) { return FromHeap(Rep::kBytes, new TextBlock(std::move(s))); }
 Value Value::List(ValueList items) { return FromHeap(Rep::kList, new HeapList(std::move(items))); }
 Value Value::Map(MapEntries entries) { return FromHeap(Rep::kMap, new HeapMap(std::move(entries))); }
-Value Value::Error(std::string message) { return FromHeap(Rep::kError, new HeapText(std::move(message))); }
+Value Value::Error(std::string message) { return FromHeap(Rep::kError, new TextBlock(std::move(message))); }
 
-Value Value::FromJson(const boost::json::value& json) {
-  switch (json.kind()) {
-    case boost::json::kind::null: return Null();
-    case boost::json::kind::bool_: return Bool(json.get_bool());
-    case boost::json::kind::int64: return Int(json.get_int64());
-    case boost::json::kind::uint64: return Uint(json.get_uint64());
-    case boost::json::kind::double_: return Double(json.get_double());
-    case boost::json::kind::string: {
-      const auto& s = json.get_string();
-      return StringView(std::string_view(s.data(), s.size()));
-    }
-    case boost::json::kind::array: return JsonList(&json.get_array());
-    case boost::json::kind::object: return JsonMap(&json.get_object());
-  }
-  return Null();
-}
+std::string_view Value::HeapText() const { return static_cast<const TextBlock*>(u_.heap)->text; }
 
-std::string_view Value::text() const {
-  if (rep_ == Rep::kStringView || rep_ == Rep::kBytesView) return {u_.view.data, u_.view.size};
-  return static_cast<const HeapText*>(u_.heap)->text;
-}
-
-const std::string& Value::error_message() const { return static_cast<const HeapText*>(u_.heap)->text; }
+const std::string& Value::error_message() const { return static_cast<const TextBlock*>(u_.heap)->text; }
 
 const ValueList& Value::Items() const {
   return rep_ == Rep::kListRef ? *u_.list : static_cast<const HeapList*>(u_.heap)->items;
@@ -261,9 +241,11 @@ std::optional<Order> CompareValues(const Value& a, const Value& b) {
 }
 
 bool ValuesEqual(const Value& a, const Value& b) {
+  Kind ka = a.kind();
+  if (ka == Kind::kString && b.kind() == Kind::kString) return a.text() == b.text();  // the common case first
   if (auto numeric = CompareNumbers(a, b)) return *numeric == Order::kEqual;
-  if (a.kind() != b.kind()) return false;
-  switch (a.kind()) {
+  if (ka != b.kind()) return false;
+  switch (ka) {
     case Kind::kNull: return true;
     case Kind::kBool: return a.bool_value() == b.bool_value();
     case Kind::kString:
