@@ -129,13 +129,29 @@ Value Evaluator::Index(const Node& n) {
 }
 
 Value Evaluator::Call(const Node& n) {
+  if (n.builtin == Builtin::kEqual || n.builtin == Builtin::kNotEqual) {  // the most common call
+    Value left = Eval(*n.children[0]);
+    if (left.is_error()) return left;
+    Value right = Eval(*n.children[1]);
+    if (right.is_error()) return right;
+    return Value::Bool(ValuesEqual(left, right) == (n.builtin == Builtin::kEqual));
+  }
   Value args[3];
   size_t count = n.children.size();  // at most 3: the checker only resolves builtins of up to 3
   for (size_t i = 0; i < count; ++i) {
     args[i] = Eval(*n.children[i]);
     if (args[i].is_error()) return args[i];
   }
-  return CallBuiltin(n, args, count, limits_);
+  Value result = CallBuiltin(n, args, count, limits_);
+  // Charge work proportional to what the call produced: concatenations copy their operands, so a
+  // chain of them must not get a large result for the price of a few nodes.
+  Kind k = result.kind();
+  if (k == Kind::kList || k == Kind::kMap) {
+    cost_ += result.size();
+  } else if (k == Kind::kString || k == Kind::kBytes) {
+    cost_ += result.text().size() / 64;
+  }
+  return result;
 }
 
 Value Evaluator::MakeList(const Node& n) {

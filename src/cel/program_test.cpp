@@ -191,6 +191,22 @@ TEST(CelProgram, EnforcesTheCostBudget) {
   EXPECT_TRUE(*MustCompile(p.source(), options).EvaluateBool(again));
 }
 
+TEST(CelProgram, ChargesConcatenationByTheSizeOfItsResult) {
+  // Each + copies a list of 1000: a handful of nodes must not buy unbounded copying.
+  CompileOptions options;
+  options.limits.max_cost = 5000;
+  json::value record = json::parse("{}");
+  json::array big;
+  for (int i = 0; i < 1000; ++i) big.push_back(i);
+  record.as_object()["l"] = big;
+  Activation activation;
+  activation.Bind("record", &record);
+  EXPECT_FALSE(MustCompile("record.l + record.l", options).Evaluate(activation).is_error());
+  Value v = MustCompile("record.l + record.l + record.l + record.l + record.l", options).Evaluate(activation);
+  ASSERT_TRUE(v.is_error());
+  EXPECT_NE(v.error_message().find("budget"), std::string::npos);
+}
+
 TEST(CelProgram, BoundsTheSizeOfProducedStringsAndLists) {
   CompileOptions options;
   options.limits.max_string_bytes = 8;
