@@ -87,16 +87,43 @@ Value Evaluator::Eval(const Node& n) {
   return Value::Error("unknown node");
 }
 
+// A chain of selections (a.b.c) is walked in a loop rather than by recursion; over borrowed JSON
+// only its last step makes a Value.
 Value Evaluator::Select(const Node& n) {
-  Value operand = Eval(*n.children[0]);
-  if (const auto* object = operand.json_object()) {  // the common case: a field of the input JSON
-    if (const auto* field = object->if_contains(n.name)) return Value::FromJson(*field);
-    return NoSuchKey(n.name);
+  constexpr size_t kMaxChain = 16;  // longer chains recurse once per 16 steps
+  const Node* chain[kMaxChain];
+  size_t depth = 0;
+  const Node* root = &n;
+  while (root->kind == NodeKind::kSelect && depth < kMaxChain) {
+    chain[depth++] = root;
+    root = root->children[0].get();
   }
+  cost_ += depth - 1;  // Eval charged this node; charge the others walked here
+  Value current = Eval(*root);
+  const boost::json::value* json = nullptr;  // when set, the current value is this JSON
+  while (depth > 0) {
+    const Node& step = *chain[--depth];
+    const boost::json::object* object = json ? json->if_object() : current.json_object();
+    if (object) {
+      json = object->if_contains(step.name);
+      if (!json) return NoSuchKey(step.name);
+      continue;
+    }
+    if (json) {
+      current = Value::FromJson(*json);
+      json = nullptr;
+    }
+    current = SelectField(current, step.name);
+    if (current.is_error()) return current;
+  }
+  return json ? Value::FromJson(*json) : current;
+}
+
+Value Evaluator::SelectField(const Value& operand, const std::string& name) {
   if (operand.is_error()) return operand;
-  if (operand.kind() != Kind::kMap) return CannotSelect(n.name, operand);
-  auto found = operand.MapFind(Value::StringView(n.name));
-  if (!found) return NoSuchKey(n.name);
+  if (operand.kind() != Kind::kMap) return CannotSelect(name, operand);
+  auto found = operand.MapFind(Value::StringView(name));
+  if (!found) return NoSuchKey(name);
   return std::move(*found);
 }
 

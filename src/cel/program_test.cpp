@@ -34,6 +34,31 @@ TEST(CelProgram, EvaluatesAConditionAgainstBorrowedJson) {
   EXPECT_FALSE(*p.EvaluateBool(second));
 }
 
+TEST(CelProgram, SelectsThroughJsonAndOwnedMapsAlike) {
+  json::value record = json::parse(R"({"a": {"b": {"c": "deep"}, "s": "text", "n": null}})");
+  Activation activation;
+  activation.Bind("record", &record);
+  auto eval = [&](std::string_view source) { return MustCompile(source).Evaluate(activation); };
+  EXPECT_EQ(eval("record.a.b.c").text(), "deep");
+  EXPECT_EQ(eval("{'x': record.a}.x.b.c").text(), "deep") << "an owned map in the middle of the chain";
+  EXPECT_EQ(eval("{'x': {'y': record.a.b}}.x.y.c").text(), "deep");
+  EXPECT_TRUE(eval("record.a.s.c").is_error()) << "selecting from a string";
+  EXPECT_TRUE(eval("record.a.n.c").is_error()) << "selecting from null";
+  EXPECT_TRUE(eval("record.a.missing.c").is_error());
+  json::value nested = "end";
+  for (int i = 0; i < 40; ++i) {
+    json::object wrap;
+    wrap["k"] = std::move(nested);
+    nested = std::move(wrap);
+  }
+  json::value holder = json::object{{"root", nested}};
+  Activation deep;
+  deep.Bind("record", &holder);
+  std::string chain = "record.root";
+  for (int i = 0; i < 40; ++i) chain += ".k";
+  EXPECT_EQ(MustCompile(chain).Evaluate(deep).text(), "end") << "chains longer than one walk";
+}
+
 TEST(CelProgram, ReportsTheVariablesItReferences) {
   Program p = MustCompile("record.a == 1 || [1, 2].exists(record, record == index)");
   EXPECT_EQ(p.referenced_variables(), (std::vector<std::string>{"record", "index"}));
