@@ -4,7 +4,10 @@
 
 #include <boost/json.hpp>
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace cairn::cel {
 namespace {
@@ -57,6 +60,40 @@ TEST(CelProgram, SelectsThroughJsonAndOwnedMapsAlike) {
   std::string chain = "record.root";
   for (int i = 0; i < 40; ++i) chain += ".k";
   EXPECT_EQ(MustCompile(chain).Evaluate(deep).text(), "end") << "chains longer than one walk";
+}
+
+TEST(CelProgram, DeeplyNestedInputJsonNeitherCrashesNorRecursesWithoutBound) {
+  json::value deep = json::array{};
+  for (int i = 0; i < 5000; ++i) deep = json::array{std::move(deep)};
+  json::value copy = deep;
+  Activation activation;
+  activation.Bind("record", &deep).Bind("before", &copy);
+  Value equal = MustCompile("record == before").Evaluate(activation);
+  ASSERT_EQ(equal.kind(), Kind::kBool);
+  EXPECT_FALSE(equal.bool_value()) << "beyond kMaxValueNesting, lists compare unequal";
+  EXPECT_FALSE(MustCompile("record").EvaluateJson(activation).ok());
+  // Iterative destruction is Boost.JSON's business; unwind the test's own values without recursion.
+  while (deep.is_array() && !deep.as_array().empty()) deep = json::value(std::move(deep.as_array()[0]));
+  while (copy.is_array() && !copy.as_array().empty()) copy = json::value(std::move(copy.as_array()[0]));
+}
+
+TEST(CelProgram, OneProgramEvaluatesFromManyThreadsAtOnce) {
+  Program p = MustCompile("record.tags.exists(t, t == 'urgent') && [1, 2, 3].map(x, x * index).size() == 3 && 'a' + 'b' == 'ab'");
+  json::value record = json::parse(R"({"tags": ["x", "urgent"]})");
+  std::vector<std::thread> threads;
+  std::atomic<int> matched{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      json::value index = t;
+      for (int i = 0; i < 500; ++i) {
+        Activation activation;
+        activation.Bind("record", &record).Bind("index", &index);
+        if (*p.EvaluateBool(activation)) ++matched;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(matched.load(), 2000);
 }
 
 TEST(CelProgram, ReportsTheVariablesItReferences) {

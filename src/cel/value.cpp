@@ -240,7 +240,15 @@ std::optional<Order> CompareValues(const Value& a, const Value& b) {
   }
 }
 
-bool ValuesEqual(const Value& a, const Value& b) {
+namespace {
+bool ValuesEqualAt(const Value& a, const Value& b, int depth);
+}  // namespace
+
+bool ValuesEqual(const Value& a, const Value& b) { return ValuesEqualAt(a, b, 0); }
+
+namespace {
+
+bool ValuesEqualAt(const Value& a, const Value& b, int depth) {
   Kind ka = a.kind();
   if (ka == Kind::kString && b.kind() == Kind::kString) return a.text() == b.text();  // the common case first
   if (auto numeric = CompareNumbers(a, b)) return *numeric == Order::kEqual;
@@ -254,17 +262,17 @@ bool ValuesEqual(const Value& a, const Value& b) {
     case Kind::kDuration: return a.duration_value() == b.duration_value();
     case Kind::kType: return a.type_value() == b.type_value();
     case Kind::kList: {
-      if (a.size() != b.size()) return false;
+      if (a.size() != b.size() || depth >= kMaxValueNesting) return false;
       for (size_t i = 0; i < a.size(); ++i) {
-        if (!ValuesEqual(a.ListAt(i), b.ListAt(i))) return false;
+        if (!ValuesEqualAt(a.ListAt(i), b.ListAt(i), depth + 1)) return false;
       }
       return true;
     }
     case Kind::kMap: {
-      if (a.size() != b.size()) return false;
+      if (a.size() != b.size() || depth >= kMaxValueNesting) return false;
       for (size_t i = 0; i < a.size(); ++i) {
         auto other = b.MapFind(a.MapKeyAt(i));
-        if (!other || !ValuesEqual(a.MapValueAt(i), *other)) return false;
+        if (!other || !ValuesEqualAt(a.MapValueAt(i), *other, depth + 1)) return false;
       }
       return true;
     }
@@ -272,7 +280,18 @@ bool ValuesEqual(const Value& a, const Value& b) {
   }
 }
 
-std::string DebugString(const Value& value) {
+}  // namespace
+
+namespace {
+std::string DebugStringAt(const Value& value, int depth);
+}  // namespace
+
+std::string DebugString(const Value& value) { return DebugStringAt(value, 0); }
+
+namespace {
+
+std::string DebugStringAt(const Value& value, int depth) {
+  if (depth >= kMaxValueNesting) return "...";
   switch (value.kind()) {
     case Kind::kNull: return "null";
     case Kind::kBool: return value.bool_value() ? "true" : "false";
@@ -287,13 +306,14 @@ std::string DebugString(const Value& value) {
     case Kind::kBytes: return "b'" + std::string(value.text()) + "'";
     case Kind::kList: {
       std::string out = "[";
-      for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + DebugString(value.ListAt(i));
+      for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + DebugStringAt(value.ListAt(i), depth + 1);
       return out + "]";
     }
     case Kind::kMap: {
       std::string out = "{";
       for (size_t i = 0; i < value.size(); ++i) {
-        out += (i ? ", " : "") + DebugString(value.MapKeyAt(i)) + ": " + DebugString(value.MapValueAt(i));
+        out += (i ? ", " : "") + DebugStringAt(value.MapKeyAt(i), depth + 1) + ": " +
+               DebugStringAt(value.MapValueAt(i), depth + 1);
       }
       return out + "}";
     }
@@ -308,5 +328,7 @@ std::string DebugString(const Value& value) {
   }
   return "?";
 }
+
+}  // namespace
 
 }  // namespace cairn::cel

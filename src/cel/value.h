@@ -217,8 +217,13 @@ class Value {
 // Comparison results of two values.
 enum class Order { kLess, kEqual, kGreater, kUnordered };
 
+// Lists and maps nested deeper than this (possible only in input JSON: expressions are bounded
+// by Limits::max_depth) are not compared or converted, so no recursion can exhaust the stack.
+inline constexpr int kMaxValueNesting = 1000;
+
 // CEL equality (heterogeneous: values of different kinds are unequal, except that int, uint and
-// double compare by numeric value; NaN equals nothing). Errors are handled by the caller.
+// double compare by numeric value; NaN equals nothing). Errors are handled by the caller. Lists
+// or maps nested deeper than kMaxValueNesting compare unequal.
 bool ValuesEqual(const Value& a, const Value& b);
 // CEL ordering for `<` and friends: numbers across kinds, strings, bytes, bools, timestamps,
 // durations. kUnordered for NaN; nullopt when the kinds cannot be compared (no such overload).
