@@ -34,8 +34,9 @@ Activation& Activation::Bind(std::string_view name, const boost::json::value* js
 
 Activation& Activation::BindOwned(std::string_view name, boost::json::value json) {
   Entry& e = Slot(name);
-  e.owned = std::make_unique<boost::json::value>(std::move(json));  // a stable address to borrow from
-  e.value = Value::FromJson(*e.owned);
+  e.extra = std::make_unique<Extra>();
+  e.extra->owned = std::make_unique<boost::json::value>(std::move(json));  // a stable address to borrow from
+  e.value = Value::FromJson(*e.extra->owned);
   e.ready = true;
   return *this;
 }
@@ -49,7 +50,8 @@ Activation& Activation::BindValue(std::string_view name, Value value) {
 
 Activation& Activation::BindLazy(std::string_view name, Loader loader) {
   Entry& e = Slot(name);
-  e.loader = std::move(loader);
+  e.extra = std::make_unique<Extra>();
+  e.extra->loader = std::move(loader);
   return *this;
 }
 
@@ -58,14 +60,14 @@ Value Activation::Lookup(std::string_view name) {
     Entry& e = *found;
     if (!e.ready) {
       ++loads_;
-      auto loaded = e.loader();
-      e.loader = nullptr;
+      auto loaded = e.extra->loader();
+      e.extra->loader = nullptr;
       e.ready = true;
       if (!loaded.ok()) {
         e.value = Value::Error("loading variable '" + e.name + "' failed: " + loaded.status().message());
       } else {
-        e.owned = std::make_unique<boost::json::value>(std::move(loaded).value());
-        e.value = Value::FromJson(*e.owned);
+        e.extra->owned = std::make_unique<boost::json::value>(std::move(loaded).value());
+        e.value = Value::FromJson(*e.extra->owned);
       }
     }
     return e.value;

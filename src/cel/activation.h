@@ -43,12 +43,17 @@ class Activation {
   int loads() const { return loads_; }
 
  private:
+  // Kept small (the common binding is a name and a borrowed pointer): what only lazy and owned
+  // bindings need lives behind `extra`.
+  struct Extra {
+    Loader loader;
+    std::unique_ptr<boost::json::value> owned;
+  };
   struct Entry {
     std::string name;
     Value value;
     bool ready = false;
-    Loader loader;
-    std::unique_ptr<boost::json::value> owned;
+    std::unique_ptr<Extra> extra;
   };
   Entry& Slot(std::string_view name);
   Entry* Find(std::string_view name);

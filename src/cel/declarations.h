@@ -1,6 +1,7 @@
 // What a program may refer to: the top-level variables a caller provides, with optional types.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

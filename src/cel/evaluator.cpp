@@ -7,6 +7,21 @@
 #include "cel/functions.h"
 
 namespace cairn::cel {
+namespace {
+
+// Error values are built out of line: the hot paths then carry no string temporaries, which keeps
+// their frames small and the common case fast.
+[[gnu::cold, gnu::noinline]] Value BudgetExceeded() { return Value::Error("evaluation cost budget exceeded"); }
+[[gnu::cold, gnu::noinline]] Value NoSuchKey(const std::string& name) { return Value::Error("no such key: '" + name + "'"); }
+[[gnu::cold, gnu::noinline]] Value CannotSelect(const std::string& name, const Value& operand) {
+  return Value::Error("cannot select field '" + name + "' from a value of type " +
+                      std::string(TypeNameString(operand.type_name())));
+}
+[[gnu::cold, gnu::noinline]] Value NotABool(const char* what) {
+  return Value::Error(std::string("no matching overload: ") + what + " on a non-bool");
+}
+
+}  // namespace
 
 Evaluator::Evaluator(const Declarations& declarations, int local_slots, const Limits& limits, Activation& activation)
     : declarations_(declarations), limits_(limits), activation_(activation) {
@@ -30,7 +45,7 @@ Evaluator::Evaluator(const Declarations& declarations, int local_slots, const Li
 Value Evaluator::Run(const Node& root) {
   Value result = Eval(root);
   // Exhaustion can be absorbed by && / || on the way up; it must still fail the evaluation.
-  if (OverBudget()) return Value::Error("evaluation cost budget exceeded");
+  if (OverBudget()) return BudgetExceeded();
   return result;
 }
 
@@ -43,7 +58,7 @@ Value Evaluator::Variable(int slot) {
 }
 
 Value Evaluator::Eval(const Node& n) {
-  if (++cost_ > limits_.max_cost) return Value::Error("evaluation cost budget exceeded");
+  if (++cost_ > limits_.max_cost) [[unlikely]] return BudgetExceeded();
   switch (n.kind) {
     case NodeKind::kConstant: return n.constant;
     case NodeKind::kIdent: return n.local ? locals_[n.slot] : Variable(n.slot);
@@ -64,7 +79,7 @@ Value Evaluator::Eval(const Node& n) {
     case NodeKind::kConditional: {
       Value cond = Eval(*n.children[0]);
       if (cond.is_error()) return cond;
-      if (cond.kind() != Kind::kBool) return Value::Error("no matching overload: conditional on a non-bool");
+      if (cond.kind() != Kind::kBool) return NotABool("conditional");
       return Eval(*n.children[cond.bool_value() ? 1 : 2]);
     }
     case NodeKind::kComprehension: return Comprehension(n);
@@ -72,16 +87,44 @@ Value Evaluator::Eval(const Node& n) {
   return Value::Error("unknown node");
 }
 
+// A chain of selections (a.b.c) is walked in a loop rather than by recursion; over borrowed JSON
+// only its last step makes a Value.
 Value Evaluator::Select(const Node& n) {
-  Value operand = Eval(*n.children[0]);
-  if (operand.is_error()) return operand;
-  if (operand.kind() != Kind::kMap) {
-    return Value::Error("cannot select field '" + n.name + "' from a value of type " +
-                        std::string(TypeNameString(operand.type_name())));
+  constexpr size_t kMaxChain = 16;  // longer chains recurse once per 16 steps
+  const Node* chain[kMaxChain];
+  size_t depth = 0;
+  const Node* root = &n;
+  while (root->kind == NodeKind::kSelect && depth < kMaxChain) {
+    chain[depth++] = root;
+    root = root->children[0].get();
   }
-  auto found = operand.MapFind(Value::StringView(n.name));
-  if (!found) return Value::Error("no such key: '" + n.name + "'");
-  return *found;
+  cost_ += depth - 1;  // Eval charged this node; charge the others walked here
+  Value current = Eval(*root);
+  const boost::json::value* json = nullptr;  // when set, the current value is this JSON
+  while (depth > 0) {
+    const Node& step = *chain[--depth];
+    const boost::json::object* object = json ? json->if_object() : current.json_object();
+    if (object) {
+      json = object->if_contains(step.name);
+      if (!json) return NoSuchKey(step.name);
+      continue;
+    }
+    if (json) {
+      current = Value::FromJson(*json);
+      json = nullptr;
+    }
+    current = SelectField(current, step.name);
+    if (current.is_error()) return current;
+  }
+  return json ? Value::FromJson(*json) : current;
+}
+
+Value Evaluator::SelectField(const Value& operand, const std::string& name) {
+  if (operand.is_error()) return operand;
+  if (operand.kind() != Kind::kMap) return CannotSelect(name, operand);
+  auto found = operand.MapFind(Value::StringView(name));
+  if (!found) return NoSuchKey(name);
+  return std::move(*found);
 }
 
 Value Evaluator::Index(const Node& n) {
@@ -113,14 +156,29 @@ Value Evaluator::Index(const Node& n) {
 }
 
 Value Evaluator::Call(const Node& n) {
+  if (n.builtin == Builtin::kEqual || n.builtin == Builtin::kNotEqual) {  // the most common call
+    Value left = Eval(*n.children[0]);
+    if (left.is_error()) return left;
+    Value right = Eval(*n.children[1]);
+    if (right.is_error()) return right;
+    return Value::Bool(ValuesEqual(left, right) == (n.builtin == Builtin::kEqual));
+  }
   Value args[3];
-  size_t count = n.children.size();
-  if (count > 3) return Value::Error("too many arguments");
+  size_t count = n.children.size();  // at most 3: the checker only resolves builtins of up to 3
   for (size_t i = 0; i < count; ++i) {
     args[i] = Eval(*n.children[i]);
     if (args[i].is_error()) return args[i];
   }
-  return CallBuiltin(n, args, count, limits_);
+  Value result = CallBuiltin(n, args, count, limits_);
+  // Charge work proportional to what the call produced: concatenations copy their operands, so a
+  // chain of them must not get a large result for the price of a few nodes.
+  Kind k = result.kind();
+  if (k == Kind::kList || k == Kind::kMap) {
+    cost_ += result.size();
+  } else if (k == Kind::kString || k == Kind::kBytes) {
+    cost_ += result.text().size() / 64;
+  }
+  return result;
 }
 
 Value Evaluator::MakeList(const Node& n) {
@@ -166,7 +224,7 @@ Value Evaluator::Logical(const Node& n) {
   if (left.kind() == Kind::kBool && right.kind() == Kind::kBool) return left;
   if (left.is_error()) return left;
   if (right.is_error()) return right;
-  return Value::Error("no matching overload for a logical operator on a non-bool");
+  return NotABool("logical operator");
 }
 
 Value Evaluator::Comprehension(const Node& n) {
@@ -183,7 +241,7 @@ Value Evaluator::Comprehension(const Node& n) {
   int64_t count = 0;
   ValueList out;
   for (size_t i = 0; i < size; ++i) {
-    if (++cost_ > limits_.max_cost) return Value::Error("evaluation cost budget exceeded");
+    if (++cost_ > limits_.max_cost) return BudgetExceeded();
     var = is_map ? range.MapKeyAt(i) : range.ListAt(i);
     if (n.macro == Macro::kMap) {
       Value v = Eval(*n.children[1]);

@@ -26,6 +26,7 @@ class Evaluator {
   Value Eval(const Node& n);
   Value Variable(int slot);
   Value Select(const Node& n);
+  Value SelectField(const Value& operand, const std::string& name);
   Value Index(const Node& n);
   Value Call(const Node& n);
   Value MakeList(const Node& n);

@@ -303,9 +303,11 @@ std::string FormatDouble(double d) {
     std::snprintf(buf, sizeof buf, "%.*e", precision - 1, d);
     if (std::strtod(buf, nullptr) == d) break;
   }
-  // buf holds the shortest digits in %e form: read its exponent to choose Go's %e or %f layout.
+  // buf holds the shortest digits in %e form: read its exponent to choose Go's %e or %f layout
+  // (strconv.FormatFloat(d, 'g', -1, 64), which cel-go's string(double) uses: exponential below
+  // 1e-4 and from 1e6 on).
   int exponent = std::atoi(std::strchr(buf, 'e') + 1);
-  if (exponent < -4 || exponent >= 21) return buf;
+  if (exponent < -4 || exponent >= 6) return buf;
   std::snprintf(buf, sizeof buf, "%.*f", std::max(precision - 1 - exponent, 0), d);
   return buf;
 }

@@ -41,7 +41,16 @@ std::string KeyText(const Value& key) {
 
 }  // namespace
 
-Result<boost::json::value> ToJson(const Value& value) {
+namespace {
+Result<boost::json::value> ToJsonAt(const Value& value, int depth);
+}  // namespace
+
+Result<boost::json::value> ToJson(const Value& value) { return ToJsonAt(value, 0); }
+
+namespace {
+
+Result<boost::json::value> ToJsonAt(const Value& value, int depth) {
+  if (depth >= kMaxValueNesting) return Status::InvalidArgument("value nested too deeply for JSON");
   switch (value.kind()) {
     case Kind::kNull: return boost::json::value(nullptr);
     case Kind::kBool: return boost::json::value(value.bool_value());
@@ -58,7 +67,7 @@ Result<boost::json::value> ToJson(const Value& value) {
       boost::json::array out;
       out.reserve(value.size());
       for (size_t i = 0; i < value.size(); ++i) {
-        CAIRN_ASSIGN_OR_RETURN(auto item, ToJson(value.ListAt(i)));
+        CAIRN_ASSIGN_OR_RETURN(auto item, ToJsonAt(value.ListAt(i), depth + 1));
         out.push_back(std::move(item));
       }
       return boost::json::value(std::move(out));
@@ -66,7 +75,7 @@ Result<boost::json::value> ToJson(const Value& value) {
     case Kind::kMap: {
       boost::json::object out;
       for (size_t i = 0; i < value.size(); ++i) {
-        CAIRN_ASSIGN_OR_RETURN(auto item, ToJson(value.MapValueAt(i)));
+        CAIRN_ASSIGN_OR_RETURN(auto item, ToJsonAt(value.MapValueAt(i), depth + 1));
         out[KeyText(value.MapKeyAt(i))] = std::move(item);
       }
       return boost::json::value(std::move(out));
@@ -78,5 +87,7 @@ Result<boost::json::value> ToJson(const Value& value) {
   }
   return Status::Internal("unknown CEL value kind");
 }
+
+}  // namespace
 
 }  // namespace cairn::cel

@@ -4,7 +4,8 @@
 // null, bool, int (int64), uint (uint64), double and string map to themselves; lists become
 // arrays, maps objects (int, uint and bool keys written as their decimal / "true" text);
 // timestamps become RFC 3339 strings, durations "1.5s" strings, bytes base64 strings, types
-// their names. An error value, a NaN or an infinity cannot be represented and yields a Status.
+// their names. An error value, a NaN, an infinity or nesting deeper than kMaxValueNesting cannot be
+// represented and yields a Status.
 #pragma once
 
 #include <boost/json/value.hpp>

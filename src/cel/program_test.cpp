@@ -4,7 +4,10 @@
 
 #include <boost/json.hpp>
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace cairn::cel {
 namespace {
@@ -32,6 +35,65 @@ TEST(CelProgram, EvaluatesAConditionAgainstBorrowedJson) {
   Activation second;
   second.Bind("record", &record).Bind("before", &before);
   EXPECT_FALSE(*p.EvaluateBool(second));
+}
+
+TEST(CelProgram, SelectsThroughJsonAndOwnedMapsAlike) {
+  json::value record = json::parse(R"({"a": {"b": {"c": "deep"}, "s": "text", "n": null}})");
+  Activation activation;
+  activation.Bind("record", &record);
+  auto eval = [&](std::string_view source) { return MustCompile(source).Evaluate(activation); };
+  EXPECT_EQ(eval("record.a.b.c").text(), "deep");
+  EXPECT_EQ(eval("{'x': record.a}.x.b.c").text(), "deep") << "an owned map in the middle of the chain";
+  EXPECT_EQ(eval("{'x': {'y': record.a.b}}.x.y.c").text(), "deep");
+  EXPECT_TRUE(eval("record.a.s.c").is_error()) << "selecting from a string";
+  EXPECT_TRUE(eval("record.a.n.c").is_error()) << "selecting from null";
+  EXPECT_TRUE(eval("record.a.missing.c").is_error());
+  json::value nested = "end";
+  for (int i = 0; i < 40; ++i) {
+    json::object wrap;
+    wrap["k"] = std::move(nested);
+    nested = std::move(wrap);
+  }
+  json::value holder = json::object{{"root", nested}};
+  Activation deep;
+  deep.Bind("record", &holder);
+  std::string chain = "record.root";
+  for (int i = 0; i < 40; ++i) chain += ".k";
+  EXPECT_EQ(MustCompile(chain).Evaluate(deep).text(), "end") << "chains longer than one walk";
+}
+
+TEST(CelProgram, DeeplyNestedInputJsonNeitherCrashesNorRecursesWithoutBound) {
+  json::value deep = json::array{};
+  for (int i = 0; i < 5000; ++i) deep = json::array{std::move(deep)};
+  json::value copy = deep;
+  Activation activation;
+  activation.Bind("record", &deep).Bind("before", &copy);
+  Value equal = MustCompile("record == before").Evaluate(activation);
+  ASSERT_EQ(equal.kind(), Kind::kBool);
+  EXPECT_FALSE(equal.bool_value()) << "beyond kMaxValueNesting, lists compare unequal";
+  EXPECT_FALSE(MustCompile("record").EvaluateJson(activation).ok());
+  // Iterative destruction is Boost.JSON's business; unwind the test's own values without recursion.
+  while (deep.is_array() && !deep.as_array().empty()) deep = json::value(std::move(deep.as_array()[0]));
+  while (copy.is_array() && !copy.as_array().empty()) copy = json::value(std::move(copy.as_array()[0]));
+}
+
+TEST(CelProgram, OneProgramEvaluatesFromManyThreadsAtOnce) {
+  Program p = MustCompile("record.tags.exists(t, t == 'urgent') && [1, 2, 3].map(x, x * index).size() == 3 && 'a' + 'b' == 'ab'");
+  json::value record = json::parse(R"({"tags": ["x", "urgent"]})");
+  std::vector<std::thread> threads;
+  std::atomic<int> matched{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      json::value index = t;
+      for (int i = 0; i < 500; ++i) {
+        Activation activation;
+        activation.Bind("record", &record).Bind("index", &index);
+        if (*p.EvaluateBool(activation)) ++matched;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(matched.load(), 2000);
 }
 
 TEST(CelProgram, ReportsTheVariablesItReferences) {
@@ -189,6 +251,22 @@ TEST(CelProgram, EnforcesTheCostBudget) {
   options.limits.max_cost = 1'000'000;
   Activation again;
   EXPECT_TRUE(*MustCompile(p.source(), options).EvaluateBool(again));
+}
+
+TEST(CelProgram, ChargesConcatenationByTheSizeOfItsResult) {
+  // Each + copies a list of 1000: a handful of nodes must not buy unbounded copying.
+  CompileOptions options;
+  options.limits.max_cost = 5000;
+  json::value record = json::parse("{}");
+  json::array big;
+  for (int i = 0; i < 1000; ++i) big.push_back(i);
+  record.as_object()["l"] = big;
+  Activation activation;
+  activation.Bind("record", &record);
+  EXPECT_FALSE(MustCompile("record.l + record.l", options).Evaluate(activation).is_error());
+  Value v = MustCompile("record.l + record.l + record.l + record.l + record.l", options).Evaluate(activation);
+  ASSERT_TRUE(v.is_error());
+  EXPECT_NE(v.error_message().find("budget"), std::string::npos);
 }
 
 TEST(CelProgram, BoundsTheSizeOfProducedStringsAndLists) {

@@ -25,8 +25,8 @@ std::string_view TypeNameString(TypeName type) {
 
 namespace {
 
-struct HeapText final : Value::Heap {
-  explicit HeapText(std::string t) : text(std::move(t)) {}
+struct TextBlock final : Value::Heap {
+  explicit TextBlock(std::string t) : text(std::move(t)) {}
   std::string text;
 };
 struct HeapList final : Value::Heap {
@@ -40,35 +40,15 @@ struct HeapMap final : Value::Heap {
 
 }  // namespace
 
-Value Value::String(std::string s) { return FromHeap(Rep::kString, new HeapText(std::move(s))); }
-Value Value::Bytes(std::string s) { return FromHeap(Rep::kBytes, new HeapText(std::move(s))); }
+Value Value::String(std::string s) { return FromHeap(Rep::kString, new TextBlock(std::move(s))); }
+Value Value::Bytes(std::string s) { return FromHeap(Rep::kBytes, new TextBlock(std::move(s))); }
 Value Value::List(ValueList items) { return FromHeap(Rep::kList, new HeapList(std::move(items))); }
 Value Value::Map(MapEntries entries) { return FromHeap(Rep::kMap, new HeapMap(std::move(entries))); }
-Value Value::Error(std::string message) { return FromHeap(Rep::kError, new HeapText(std::move(message))); }
+Value Value::Error(std::string message) { return FromHeap(Rep::kError, new TextBlock(std::move(message))); }
 
-Value Value::FromJson(const boost::json::value& json) {
-  switch (json.kind()) {
-    case boost::json::kind::null: return Null();
-    case boost::json::kind::bool_: return Bool(json.get_bool());
-    case boost::json::kind::int64: return Int(json.get_int64());
-    case boost::json::kind::uint64: return Uint(json.get_uint64());
-    case boost::json::kind::double_: return Double(json.get_double());
-    case boost::json::kind::string: {
-      const auto& s = json.get_string();
-      return StringView(std::string_view(s.data(), s.size()));
-    }
-    case boost::json::kind::array: return JsonList(&json.get_array());
-    case boost::json::kind::object: return JsonMap(&json.get_object());
-  }
-  return Null();
-}
+std::string_view Value::HeapText() const { return static_cast<const TextBlock*>(u_.heap)->text; }
 
-std::string_view Value::text() const {
-  if (rep_ == Rep::kStringView || rep_ == Rep::kBytesView) return {u_.view.data, u_.view.size};
-  return static_cast<const HeapText*>(u_.heap)->text;
-}
-
-const std::string& Value::error_message() const { return static_cast<const HeapText*>(u_.heap)->text; }
+const std::string& Value::error_message() const { return static_cast<const TextBlock*>(u_.heap)->text; }
 
 const ValueList& Value::Items() const {
   return rep_ == Rep::kListRef ? *u_.list : static_cast<const HeapList*>(u_.heap)->items;
@@ -260,10 +240,20 @@ std::optional<Order> CompareValues(const Value& a, const Value& b) {
   }
 }
 
-bool ValuesEqual(const Value& a, const Value& b) {
+namespace {
+bool ValuesEqualAt(const Value& a, const Value& b, int depth);
+}  // namespace
+
+bool ValuesEqual(const Value& a, const Value& b) { return ValuesEqualAt(a, b, 0); }
+
+namespace {
+
+bool ValuesEqualAt(const Value& a, const Value& b, int depth) {
+  Kind ka = a.kind();
+  if (ka == Kind::kString && b.kind() == Kind::kString) return a.text() == b.text();  // the common case first
   if (auto numeric = CompareNumbers(a, b)) return *numeric == Order::kEqual;
-  if (a.kind() != b.kind()) return false;
-  switch (a.kind()) {
+  if (ka != b.kind()) return false;
+  switch (ka) {
     case Kind::kNull: return true;
     case Kind::kBool: return a.bool_value() == b.bool_value();
     case Kind::kString:
@@ -272,17 +262,17 @@ bool ValuesEqual(const Value& a, const Value& b) {
     case Kind::kDuration: return a.duration_value() == b.duration_value();
     case Kind::kType: return a.type_value() == b.type_value();
     case Kind::kList: {
-      if (a.size() != b.size()) return false;
+      if (a.size() != b.size() || depth >= kMaxValueNesting) return false;
       for (size_t i = 0; i < a.size(); ++i) {
-        if (!ValuesEqual(a.ListAt(i), b.ListAt(i))) return false;
+        if (!ValuesEqualAt(a.ListAt(i), b.ListAt(i), depth + 1)) return false;
       }
       return true;
     }
     case Kind::kMap: {
-      if (a.size() != b.size()) return false;
+      if (a.size() != b.size() || depth >= kMaxValueNesting) return false;
       for (size_t i = 0; i < a.size(); ++i) {
         auto other = b.MapFind(a.MapKeyAt(i));
-        if (!other || !ValuesEqual(a.MapValueAt(i), *other)) return false;
+        if (!other || !ValuesEqualAt(a.MapValueAt(i), *other, depth + 1)) return false;
       }
       return true;
     }
@@ -290,7 +280,18 @@ bool ValuesEqual(const Value& a, const Value& b) {
   }
 }
 
-std::string DebugString(const Value& value) {
+}  // namespace
+
+namespace {
+std::string DebugStringAt(const Value& value, int depth);
+}  // namespace
+
+std::string DebugString(const Value& value) { return DebugStringAt(value, 0); }
+
+namespace {
+
+std::string DebugStringAt(const Value& value, int depth) {
+  if (depth >= kMaxValueNesting) return "...";
   switch (value.kind()) {
     case Kind::kNull: return "null";
     case Kind::kBool: return value.bool_value() ? "true" : "false";
@@ -305,13 +306,14 @@ std::string DebugString(const Value& value) {
     case Kind::kBytes: return "b'" + std::string(value.text()) + "'";
     case Kind::kList: {
       std::string out = "[";
-      for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + DebugString(value.ListAt(i));
+      for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + DebugStringAt(value.ListAt(i), depth + 1);
       return out + "]";
     }
     case Kind::kMap: {
       std::string out = "{";
       for (size_t i = 0; i < value.size(); ++i) {
-        out += (i ? ", " : "") + DebugString(value.MapKeyAt(i)) + ": " + DebugString(value.MapValueAt(i));
+        out += (i ? ", " : "") + DebugStringAt(value.MapKeyAt(i), depth + 1) + ": " +
+               DebugStringAt(value.MapValueAt(i), depth + 1);
       }
       return out + "}";
     }
@@ -326,5 +328,7 @@ std::string DebugString(const Value& value) {
   }
   return "?";
 }
+
+}  // namespace
 
 }  // namespace cairn::cel

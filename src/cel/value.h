@@ -97,7 +97,18 @@ class Value {
   static Value Type(TypeName t) { Value v(Rep::kType); v.u_.type = t; return v; }
   static Value Error(std::string message);
   // A borrowed view of JSON: strings and containers are borrowed, numbers copied.
-  static Value FromJson(const boost::json::value& json);
+  static Value FromJson(const boost::json::value& json) {
+    switch (json.kind()) {
+      case boost::json::kind::bool_: return Bool(json.get_bool());
+      case boost::json::kind::int64: return Int(json.get_int64());
+      case boost::json::kind::uint64: return Uint(json.get_uint64());
+      case boost::json::kind::double_: return Double(json.get_double());
+      case boost::json::kind::string: return StringView({json.get_string().data(), json.get_string().size()});
+      case boost::json::kind::array: return JsonList(&json.get_array());
+      case boost::json::kind::object: return JsonMap(&json.get_object());
+      default: return Null();
+    }
+  }
 
   Kind kind() const { return kKindOf[static_cast<size_t>(rep_)]; }
   bool is_error() const { return rep_ == Rep::kError; }
@@ -111,7 +122,13 @@ class Value {
   Duration duration_value() const { return u_.duration; }
   TypeName type_value() const { return u_.type; }
   // The text of a string or bytes value.
-  std::string_view text() const;
+  std::string_view text() const {
+    if (rep_ == Rep::kStringView || rep_ == Rep::kBytesView) return {u_.view.data, u_.view.size};
+    return HeapText();
+  }
+  // The JSON object behind a map borrowed from JSON, or null: lets the evaluator look a field up
+  // directly.
+  const boost::json::object* json_object() const { return rep_ == Rep::kJsonObject ? u_.object : nullptr; }
   const std::string& error_message() const;
 
   // Lists and maps.
@@ -189,6 +206,7 @@ class Value {
     std::swap(rep_, other.rep_);
     std::swap(u_, other.u_);
   }
+  std::string_view HeapText() const;
   const ValueList& Items() const;
   const MapEntries& Entries() const;
 
@@ -199,8 +217,13 @@ class Value {
 // Comparison results of two values.
 enum class Order { kLess, kEqual, kGreater, kUnordered };
 
+// Lists and maps nested deeper than this (possible only in input JSON: expressions are bounded
+// by Limits::max_depth) are not compared or converted, so no recursion can exhaust the stack.
+inline constexpr int kMaxValueNesting = 1000;
+
 // CEL equality (heterogeneous: values of different kinds are unequal, except that int, uint and
-// double compare by numeric value; NaN equals nothing). Errors are handled by the caller.
+// double compare by numeric value; NaN equals nothing). Errors are handled by the caller. Lists
+// or maps nested deeper than kMaxValueNesting compare unequal.
 bool ValuesEqual(const Value& a, const Value& b);
 // CEL ordering for `<` and friends: numbers across kinds, strings, bytes, bools, timestamps,
 // durations. kUnordered for NaN; nullopt when the kinds cannot be compared (no such overload).

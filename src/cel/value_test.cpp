@@ -1,5 +1,7 @@
 #include "cel/value.h"
 
+#include "cel/functions.h"
+
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -38,6 +40,18 @@ TEST(CelValue, OwnedMapsFindNumericKeysAcrossKinds) {
   EXPECT_TRUE(m.MapFind(Value::Double(1.0)));
   EXPECT_FALSE(m.MapFind(Value::Double(1.5)));
   EXPECT_TRUE(ValuesEqual(Value::Map({{Value::String("k"), Value::Bool(true)}, {Value::Uint(1), Value::String("one")}}), m));
+}
+
+TEST(CelValue, DoublesPrintAsGoPrintsThem) {
+  EXPECT_EQ(FormatDouble(123.456), "123.456");
+  EXPECT_EQ(FormatDouble(-0.0045), "-0.0045");
+  EXPECT_EQ(FormatDouble(123456.0), "123456");
+  EXPECT_EQ(FormatDouble(1e6), "1e+06");
+  EXPECT_EQ(FormatDouble(1234567.0), "1.234567e+06");
+  EXPECT_EQ(FormatDouble(0.0001), "0.0001");
+  EXPECT_EQ(FormatDouble(0.00001), "1e-05");
+  EXPECT_EQ(FormatDouble(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(FormatDouble(1.0 / 0.0), "+Inf");
 }
 
 }  // namespace
