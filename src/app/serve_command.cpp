@@ -22,6 +22,7 @@
 #include "bus/ephemeral_hub.h"
 #include "exec/agents/agent_supervisor.h"
 #include "exec/workflows/workflow_supervisor.h"
+#include "model/event_expression.h"
 #include "exec/execution_index.h"
 #include "exec/execution_migration.h"
 #include "exec/executor_host.h"
@@ -230,6 +231,9 @@ int RunServe(const std::vector<std::string>& args) {
     auto stats = store->Stats();
     return stats.ok() ? static_cast<double>(stats->records) : -1.0;
   });
+  metrics.AddGauge("cairn_expression_errors", "Evaluations of selector conditions and input expressions that failed "
+                   "(a condition counts them as no match; docs/cel.md)",
+                   [] { return static_cast<double>(model::ExpressionErrors()); });
 
   // Webhook delivery starts after the bus and stops before it.
   server::webhooks::CurlWebhookSender webhook_sender(outbound_policy);

@@ -47,6 +47,7 @@ enum class Builtin : uint8_t {
   kAdd, kSubtract, kMultiply, kDivide, kModulo, kNegate, kNot,
   kEqual, kNotEqual, kLess, kLessEqual, kGreater, kGreaterEqual, kIn,
   kSize, kContains, kStartsWith, kEndsWith, kMatches,
+  kSplit, kLowerAscii, kUpperAscii, kTrim,
   kToInt, kToUint, kToDouble, kToString, kToBytes, kToBool, kType, kDyn,
   kToTimestamp, kToDuration,
   kGetFullYear, kGetMonth, kGetDate, kGetDayOfMonth, kGetDayOfWeek, kGetDayOfYear,

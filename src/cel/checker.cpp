@@ -73,6 +73,12 @@ const std::vector<Overload>& Overloads() {
                            {"endsWith", Builtin::kEndsWith}, {"matches", Builtin::kMatches}}) {
       t.push_back({name, true, b, {S, S}, O});
     }
+    // From the strings extension: what conditions and input mappings need for paths and names.
+    t.push_back({"split", true, Builtin::kSplit, {S, S}, L});
+    for (auto [name, b] : {std::pair{"lowerAscii", Builtin::kLowerAscii}, {"upperAscii", Builtin::kUpperAscii},
+                           {"trim", Builtin::kTrim}}) {
+      t.push_back({name, true, b, {S}, S});
+    }
     for (auto [name, b] : {std::pair{"getFullYear", Builtin::kGetFullYear}, {"getMonth", Builtin::kGetMonth},
                            {"getDate", Builtin::kGetDate}, {"getDayOfMonth", Builtin::kGetDayOfMonth},
                            {"getDayOfWeek", Builtin::kGetDayOfWeek}, {"getDayOfYear", Builtin::kGetDayOfYear},

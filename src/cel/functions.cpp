@@ -364,6 +364,43 @@ Value CallBuiltin(const Node& node, const Value* args, size_t count, const Limit
       if (node.builtin == Builtin::kEndsWith) return Value::Bool(s.ends_with(t));
       return Matches(node, a, args[1], limits);
     }
+    case Builtin::kSplit: {
+      if (count != 2 || a.kind() != Kind::kString || args[1].kind() != Kind::kString) return NoOverload(node, args, count);
+      std::string_view s = a.text(), sep = args[1].text();
+      ValueList parts;
+      if (sep.empty()) {  // every character (code point) alone, as the strings extension does
+        for (size_t i = 0; i < s.size();) {
+          size_t n = 1;
+          while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
+          parts.push_back(Value::String(std::string(s.substr(i, n))));
+          i += n;
+        }
+      } else {
+        size_t start = 0;
+        while (true) {
+          size_t at = s.find(sep, start);
+          parts.push_back(Value::String(std::string(s.substr(start, at == std::string_view::npos ? at : at - start))));
+          if (at == std::string_view::npos) break;
+          start = at + sep.size();
+        }
+      }
+      if (parts.size() > limits.max_collection_size) return Value::Error("list exceeds the size limit");
+      return Value::List(std::move(parts));
+    }
+    case Builtin::kLowerAscii: case Builtin::kUpperAscii: case Builtin::kTrim: {
+      if (count != 1 || a.kind() != Kind::kString) return NoOverload(node, args, count);
+      std::string s(a.text());
+      if (node.builtin == Builtin::kTrim) {
+        size_t first = s.find_first_not_of(" \t\r\n\v\f");
+        size_t last = s.find_last_not_of(" \t\r\n\v\f");
+        return Value::String(first == std::string::npos ? "" : s.substr(first, last - first + 1));
+      }
+      for (char& c : s) {
+        if (node.builtin == Builtin::kLowerAscii && c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        if (node.builtin == Builtin::kUpperAscii && c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+      }
+      return Value::String(std::move(s));
+    }
     case Builtin::kToInt: return ToInt(node, a);
     case Builtin::kToUint: return ToUint(node, a);
     case Builtin::kToDouble: return ToDouble(node, a);

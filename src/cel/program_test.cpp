@@ -37,6 +37,19 @@ TEST(CelProgram, EvaluatesAConditionAgainstBorrowedJson) {
   EXPECT_FALSE(*p.EvaluateBool(second));
 }
 
+TEST(CelProgram, TheStringHelpersOfTheStringsExtensionThatPathsNeed) {
+  json::value record = json::parse(R"({"path": "projects/p1/tasks/t9", "title": "  Ship It  "})");
+  Activation activation;
+  activation.Bind("record", &record);
+  auto json = MustCompile("[record.path.split('/')[1], record.path.split('/').size(), record.title.trim().lowerAscii(), "
+                          "'ab'.upperAscii(), 'a-b-'.split('-'), 'hé'.split('')]")
+                  .EvaluateJson(activation);
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  EXPECT_EQ(*json, json::parse(R"(["p1", 4, "ship it", "AB", ["a", "b", ""], ["h", "é"]])"));
+  EXPECT_FALSE(Program::Compile("record.path.split(1)", kVars).ok());
+  EXPECT_FALSE(Program::Compile("record.path.trim('x')", kVars).ok());
+}
+
 TEST(CelProgram, SelectsThroughJsonAndOwnedMapsAlike) {
   json::value record = json::parse(R"({"a": {"b": {"c": "deep"}, "s": "text", "n": null}})");
   Activation activation;

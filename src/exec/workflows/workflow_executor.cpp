@@ -17,6 +17,7 @@ std::string RequestIdOf(const model::Event& trigger) {
 }
 
 json::value InputOf(const RunRequest& request) {
+  if (request.input) return *request.input;
   if (!IsRequest(request.trigger_event)) return request.trigger;
   const json::value* input = request.trigger_event.context.as_object().if_contains("input");
   return input && !input->is_null() ? *input : json::value(json::object());
