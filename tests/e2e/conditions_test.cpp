@@ -33,7 +33,8 @@ TEST_F(e2e_conditions, ATransitionFiresEveryConsumerOnceAndOtherUpdatesDoNot) {
       {"url", receiver.Url("/hook")}, {"selector", json::object{{"path", "projects/*/tasks/*"}, {"when", kBecameDone}}}}));
   ASSERT_EQ(hook.status, 201) << hook.Describe();
   // An executor: echo, triggered by the same transition, its input mapped from the record.
-  tools().DefineTool({{"name", "on_done"}, {"runtime", "builtin"}, {"builtin", "echo"},
+  // One run at a time, so they end in trigger order and the fence's ends last.
+  tools().DefineTool({{"name", "on_done"}, {"runtime", "builtin"}, {"builtin", "echo"}, {"concurrency", 1},
                       {"subscriptions", json::object{{"selectors", json::array{json::object{
                           {"role", "trigger"}, {"key", "task"}, {"path", "projects/*/tasks/*"}, {"when", kBecameDone},
                           {"input", "{'task': record.id, 'project': record.path.split('/')[1], "
@@ -66,8 +67,7 @@ TEST_F(e2e_conditions, ATransitionFiresEveryConsumerOnceAndOtherUpdatesDoNot) {
   }
   EXPECT_EQ(versions, (std::vector<int64_t>{2, 6})) << stream.Describe();
 
-  // The executor: one run per transition, with the mapped input; the fence's run comes last in
-  // its stream of triggers (one at a time is not guaranteed, so wait for each).
+  // The executor: one run per transition, with the mapped input.
   tools().AwaitExecution(fence);
   std::vector<json::object> runs;
   for (const auto& record : ListAll("schema_name=agent.execution.v1&include_context=true&tag=" +
