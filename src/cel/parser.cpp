@@ -139,6 +139,13 @@ class Parser {
     }
   }
 
+  NodePtr Binary(const char* name, uint32_t at, NodePtr left, NodePtr right) {
+    std::vector<NodePtr> args;
+    args.push_back(std::move(left));
+    args.push_back(std::move(right));
+    return Call(name, at, std::move(args));
+  }
+
   NodePtr Relation() {
     NodePtr left = Addition();
     while (left) {
@@ -147,10 +154,7 @@ class Parser {
       uint32_t at = Take().offset;
       NodePtr right = Addition();
       if (!right) return nullptr;
-      std::vector<NodePtr> args;
-      args.push_back(std::move(left));
-      args.push_back(std::move(right));
-      left = Call(name, at, std::move(args));
+      left = Binary(name, at, std::move(left), std::move(right));
     }
     return left;
   }
@@ -162,10 +166,7 @@ class Parser {
       uint32_t at = Take().offset;
       NodePtr right = Multiplication();
       if (!right) return nullptr;
-      std::vector<NodePtr> args;
-      args.push_back(std::move(left));
-      args.push_back(std::move(right));
-      left = Call(name, at, std::move(args));
+      left = Binary(name, at, std::move(left), std::move(right));
     }
     return left;
   }
@@ -179,10 +180,7 @@ class Parser {
       uint32_t at = Take().offset;
       NodePtr right = Unary();
       if (!right) return nullptr;
-      std::vector<NodePtr> args;
-      args.push_back(std::move(left));
-      args.push_back(std::move(right));
-      left = Call(name, at, std::move(args));
+      left = Binary(name, at, std::move(left), std::move(right));
     }
     return left;
   }

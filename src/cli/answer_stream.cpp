@@ -33,6 +33,30 @@ std::string StringAt(const json::object& o, std::string_view key) {
 
 }  // namespace
 
+Result<json::value> InputOption(const CommandRun& run) {
+  auto text = run.args().Get("input");
+  if (!text) return json::value(json::object{});
+  auto parsed = ParseJson(*text, kMaxDepth);
+  if (!parsed.ok()) return Status::InvalidArgument("--input is not valid JSON: " + parsed.status().message());
+  return std::move(parsed).value();
+}
+
+int ReportAnswer(CommandRun& run, const json::object& answer, const std::string& command, const std::string& what) {
+  bool ok = StringAt(answer, "status") == "success";
+  if (run.args().Has("full")) {
+    run.PrintJson(answer);
+  } else if (ok) {
+    const json::value* output = answer.if_contains("output");
+    run.PrintJson(output ? *output : json::value(nullptr));
+  }
+  if (ok) return kExitOk;
+  const json::value* error = answer.if_contains("error");
+  std::string code = error && error->is_object() ? StringAt(error->as_object(), "code") : "";
+  std::string message = error && error->is_object() ? StringAt(error->as_object(), "message") : "";
+  run.context().err << "cairn " << command << ": " << what << " failed: " << code << ": " << message << "\n";
+  return kExitFailure;
+}
+
 Result<int64_t> WaitSeconds(const CommandRun& run, const std::string& name, int64_t fallback) {
   auto text = run.args().Get(name);
   if (!text) return fallback;

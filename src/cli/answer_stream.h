@@ -31,6 +31,14 @@ struct AnswerOutcome {
 // Errors: writing the request, or the stream (refused, broken).
 Result<AnswerOutcome> AwaitAnswer(CommandRun& run, const AnswerWait& wait);
 
+// The --input option as JSON ({} when absent); a usage error message when it does not parse.
+Result<boost::json::value> InputOption(const CommandRun& run);
+
+// Prints an answer ({status: success|error, output | error {code, message}}): its `output` (the
+// whole answer with --full) and exit 0 on success; else "cairn <command>: <what> failed: code:
+// message" on stderr and exit 1.
+int ReportAnswer(CommandRun& run, const boost::json::object& answer, const std::string& command, const std::string& what);
+
 // Reads the option `name` as SECONDS (1..86400; `fallback` when absent); a usage error message
 // otherwise.
 Result<int64_t> WaitSeconds(const CommandRun& run, const std::string& name, int64_t fallback);

@@ -9,7 +9,6 @@
 #include <boost/json/serialize.hpp>
 #include <random>
 
-#include "base/json_util.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/url_util.h"
@@ -19,8 +18,6 @@
 namespace cairn::cli {
 namespace json = boost::json;
 namespace {
-
-constexpr size_t kMaxDepth = 1024;
 
 std::string NewRequestId() {
   std::random_device device;
@@ -86,12 +83,8 @@ int RunTools(CommandRun& run) {
 
 int RunCall(CommandRun& run) {
   const std::string& tool = run.args().positionals()[0];
-  json::value input = json::object{};
-  if (auto text = run.args().Get("input")) {
-    auto parsed = ParseJson(*text, kMaxDepth);
-    if (!parsed.ok()) return run.UsageError("--input is not valid JSON: " + parsed.status().message());
-    input = std::move(parsed).value();
-  }
+  auto input = InputOption(run);
+  if (!input.ok()) return run.UsageError(input.status().message());
   auto wait_seconds = WaitSeconds(run, "wait", 30);
   if (!wait_seconds.ok()) return run.UsageError(wait_seconds.status().message());
   const std::string request_id = NewRequestId();
@@ -104,7 +97,7 @@ int RunCall(CommandRun& run) {
   wait.write = [&]() -> Status {
     json::object body{{"title", "call " + tool},
                       {"schema_name", model::kToolRequestSchema},
-                      {"context", json::object{{"tool", tool}, {"input", input}, {"request_id", request_id}}}};
+                      {"context", json::object{{"tool", tool}, {"input", *input}, {"request_id", request_id}}}};
     return run.api().Call("POST", "/breadcrumbs", json::value(std::move(body))).status();
   };
   wait.match = [](const json::object&) { return true; };
@@ -115,21 +108,7 @@ int RunCall(CommandRun& run) {
     return run.Failure(Status::Unavailable("no response from " + tool + " within " + std::to_string(*wait_seconds) +
                                            " s (request_id " + request_id + "; it may still answer)"));
   }
-  const json::object* response = &*answer->answer;
-  ClientContext& context = run.context();
-  bool ok = StringAt(*response, "status") == "success";
-  if (run.args().Has("full")) {
-    run.PrintJson(*response);
-  } else if (ok) {
-    const json::value* output = response->if_contains("output");
-    run.PrintJson(output ? *output : json::value(nullptr));
-  }
-  if (ok) return kExitOk;
-  const json::value* error = response->if_contains("error");
-  std::string code = error && error->is_object() ? StringAt(error->as_object(), "code") : "";
-  std::string message = error && error->is_object() ? StringAt(error->as_object(), "message") : "";
-  context.err << "cairn call: " << tool << " failed: " << code << ": " << message << "\n";
-  return kExitFailure;
+  return ReportAnswer(run, *answer->answer, "call", tool);
 }
 
 }  // namespace cairn::cli

@@ -7,7 +7,6 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "base/json_util.h"
 #include "cli/answer_stream.h"
 #include "cli/commands.h"
 #include "cli/url_util.h"
@@ -16,8 +15,6 @@
 namespace cairn::cli {
 namespace json = boost::json;
 namespace {
-
-constexpr size_t kMaxDepth = 1024;
 
 std::string StringAt(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
@@ -41,16 +38,12 @@ CommandSpec RunSpec() {
 
 int RunRun(CommandRun& run) {
   const std::string& workflow = run.args().positionals()[0];
-  json::value input = json::object{};
-  if (auto text = run.args().Get("input")) {
-    auto parsed = ParseJson(*text, kMaxDepth);
-    if (!parsed.ok()) return run.UsageError("--input is not valid JSON: " + parsed.status().message());
-    input = std::move(parsed).value();
-  }
+  auto input = InputOption(run);
+  if (!input.ok()) return run.UsageError(input.status().message());
   json::object started;
   auto start = [&]() -> Status {
     auto reply = run.api().Call("POST", "/workflows/" + PercentEncode(workflow) + "/runs",
-                                json::value(json::object{{"input", input}}));
+                                json::value(json::object{{"input", *input}}));
     if (!reply.ok()) return reply.status();
     if (reply->body.is_object()) started = reply->body.as_object();
     return Status::Ok();
@@ -76,20 +69,7 @@ int RunRun(CommandRun& run) {
     return run.Failure(Status::Unavailable("no result from " + workflow + " within " + std::to_string(*wait_seconds) +
                                            " s (execution " + StringAt(started, "execution_id") + "; it may still end)"));
   }
-  const json::object& result = *answer->answer;
-  bool ok = StringAt(result, "status") == "success";
-  if (run.args().Has("full")) {
-    run.PrintJson(result);
-  } else if (ok) {
-    const json::value* output = result.if_contains("output");
-    run.PrintJson(output ? *output : json::value(nullptr));
-  }
-  if (ok) return kExitOk;
-  const json::value* error = result.if_contains("error");
-  std::string code = error && error->is_object() ? StringAt(error->as_object(), "code") : "";
-  std::string message = error && error->is_object() ? StringAt(error->as_object(), "message") : "";
-  run.context().err << "cairn run: " << workflow << " failed: " << code << ": " << message << "\n";
-  return kExitFailure;
+  return ReportAnswer(run, *answer->answer, "run", workflow);
 }
 
 }  // namespace cairn::cli

@@ -277,18 +277,8 @@ Status ValidateWorkflowRequest(const json::value& context) {
       has_workflow = true;
     } else if (key == "input") {
       // any JSON; the workflow's input_schema judges it when the run starts
-    } else if (key == "request_id" || key == "requested_by") {
-      if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 256) {
-        return Status::Validation(field, "must be a string of 1 to 256 bytes");
-      }
-    } else if (key == "execution_id" || key == "root_execution_id" || key == "session_id") {
-      if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
-        return Status::Validation(field, "must be a string of 1 to 128 bytes");
-      }
-    } else if (key == "execution_depth") {
-      if (!value.is_int64() || value.as_int64() < 0 || value.as_int64() >= 1000) {
-        return Status::Validation(field, "must be an integer from 0 to 999");
-      }
+    } else if (auto checked = CheckRequestField(key, value, field)) {
+      CAIRN_RETURN_IF_ERROR(*checked);
     } else {
       return Status::Validation(field, "unknown field (workflow, input, request_id, requested_by, execution_id, "
                                        "root_execution_id, execution_depth, session_id)");

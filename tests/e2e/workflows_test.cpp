@@ -10,12 +10,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-json::object Match(std::initializer_list<std::pair<const char*, json::value>> fields) {
-  json::object m;
-  for (const auto& [k, v] : fields) m[k] = v;
-  return m;
-}
-
 const json::object& ErrorOf(const json::object& record) {
   static const json::object kNone;
   const json::value* error = ContextOf(record).if_contains("error");
