@@ -271,6 +271,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::RuntimeOptions runtime_options;
   runtime_options.workers = static_cast<int>(settings.GetInt("executor_workers"));
   runtime_options.waiting_workers = static_cast<int>(settings.GetInt("agent_workers"));
+  runtime_options.waiting_workers_max = static_cast<int>(settings.GetInt("agent_workers_max"));
   exec::Runtime runtime(runtime_options);
   exec::HostOptions host_options;
   host_options.max_depth = settings.GetInt("executor_max_depth");

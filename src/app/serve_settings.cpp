@@ -43,6 +43,7 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"executor_workers", K::kInt, "32", "Threads of the runtime's pool for runs that wait on no other run: tools (each executor is further bounded by its own concurrency).", 1, 1024},
       {"executor_max_depth", K::kInt, "16", "A trigger whose trace depth reaches this is answered with a depth_exceeded error instead of running (stops executor loops).", 1, 1000},
       {"agent_workers", K::kInt, "64", "Threads of the runtime's pool for runs that wait on others: agent and session runs (apart from executor_workers, so the tools they wait for always find a free worker).", 1, 1024},
+      {"agent_workers_max", K::kInt, "1024", "Most threads the agent_workers pool grows to while every one of them waits (workflows waiting for agent steps and nested workflows on the same pool).", 1, 65536},
       {"session_workers", K::kInt, "16", "Sessions whose executions run at once, on the agent_workers pool (one execution per session at a time).", 1, 1024},
       {"default_agent", K::kBool, "true", "Install the default agent (default-chat-assistant, answering user.message.v1) as an agent.def.v1 record at the first start."},
       {"llm_providers", K::kString, exec::llm::DefaultProviderList(), "The LLM providers, a JSON array of {name, base_url, api_key_env, default_model}; an agent's model \"name/model\" picks one."},

@@ -2,7 +2,8 @@
 
 namespace cairn::exec {
 
-Runtime::Runtime(RuntimeOptions options) : pool_(options.workers), waiting_pool_(options.waiting_workers) {}
+Runtime::Runtime(RuntimeOptions options)
+    : pool_(options.workers), waiting_pool_(options.waiting_workers, options.waiting_workers_max) {}
 
 Runtime::~Runtime() { Stop(); }
 

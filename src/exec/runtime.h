@@ -4,7 +4,9 @@
 // run is cancelled with its descendants (docs/executions.md "One runtime").
 //
 // Two pools, so that a run waiting for others never takes the thread they need: `pool` runs what
-// never waits on another run (tools), `waiting_pool` what does (agents, session runs). Each part
+// never waits on another run (tools), `waiting_pool` what does (agents, session runs, workflows);
+// the waiting pool grows while every thread in it waits (worker_pool.h), since the runs it waits
+// for (a workflow's agent steps, nested workflows) run on it too. Each part
 // submits through its own JobGroup, so it can stop alone; Stop() ends everything.
 #pragma once
 
@@ -16,7 +18,10 @@ namespace cairn::exec {
 
 struct RuntimeOptions {
   int workers = 16;          // threads of `pool`
-  int waiting_workers = 64;  // threads of `waiting_pool`
+  int waiting_workers = 64;  // threads `waiting_pool` starts with
+  // What `waiting_pool` may grow to when every thread waits (a workflow's steps, nested
+  // workflows and agents run on it too, and a waiting run must not wait for a thread).
+  int waiting_workers_max = 1024;
 };
 
 class Runtime {

@@ -176,6 +176,32 @@ TEST_F(LaneSchedulerTest, DifferentLanesRunAtTheSameTime) {
   group_.Stop();
 }
 
+TEST(WorkerPoolTest, AJobQueuedWhileEveryThreadWaitsGetsAThreadOfItsOwnUpToTheMaximum) {
+  WorkerPool pool(1, 3);
+  EXPECT_EQ(pool.threads(), 1u);
+  // Each job waits for the next one: with a fixed pool of one this would never end.
+  std::promise<void> second_ran, third_ran;
+  std::promise<void> first_done, second_done;
+  ASSERT_TRUE(pool.Submit([&] {
+    EXPECT_EQ(second_ran.get_future().wait_for(kPatience), std::future_status::ready);
+    first_done.set_value();
+  }));
+  ASSERT_TRUE(pool.Submit([&] {
+    second_ran.set_value();
+    EXPECT_EQ(third_ran.get_future().wait_for(kPatience), std::future_status::ready);
+    second_done.set_value();
+  }));
+  ASSERT_TRUE(pool.Submit([&] { third_ran.set_value(); }));
+  EXPECT_EQ(first_done.get_future().wait_for(kPatience), std::future_status::ready);
+  EXPECT_EQ(second_done.get_future().wait_for(kPatience), std::future_status::ready);
+  EXPECT_EQ(pool.threads(), 3u);
+  // At the maximum it grows no more: queued jobs wait for a free thread.
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(pool.Submit([] {}));
+  EXPECT_EQ(pool.threads(), 3u);
+  pool.Stop();
+  EXPECT_EQ(pool.threads(), 0u);
+}
+
 TEST(RuntimeTest, StopCancelsWhatTheWatchdogGuards) {
   Runtime runtime(RuntimeOptions{1, 1});
   std::atomic<bool> cancelled{false};

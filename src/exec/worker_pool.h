@@ -1,4 +1,8 @@
-// WorkerPool: a fixed set of threads running submitted jobs in order of submission. The executor
+// WorkerPool: a set of threads running submitted jobs in order of submission. It starts with
+// `threads` and, when a job is queued while no thread is idle, adds one, up to `max_threads`:
+// runs that wait for other runs (a workflow for its steps, which may be workflows and agents on
+// the same pool) then never wait for a thread that only they could free. Threads are not
+// retired (a pool grows only under such load, and stays within max_threads). The executor
 // host bounds what it submits (per-executor concurrency), so the queue needs no bound of its own.
 #pragma once
 
@@ -13,7 +17,8 @@ namespace cairn::exec {
 
 class WorkerPool {
  public:
-  explicit WorkerPool(int threads);
+  // `max_threads` below `threads` means `threads` (a fixed pool).
+  explicit WorkerPool(int threads, int max_threads = 0);
   ~WorkerPool();  // Stop()s
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -24,13 +29,18 @@ class WorkerPool {
   // Runs the jobs already queued, then joins the threads. Idempotent.
   void Stop();
 
+  // Threads started so far.
+  size_t threads() const;
+
  private:
   void Loop();
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> jobs_;
   bool stopping_ = false;
+  size_t idle_ = 0;  // threads waiting for a job
+  size_t max_threads_;
   std::vector<std::thread> threads_;
 };
 

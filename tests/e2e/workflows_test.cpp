@@ -302,5 +302,30 @@ TEST_F(e2e_workflows, BadDefinitionsAndInputsAreRefusedNamingTheFieldAndChangeNo
   EXPECT_EQ(StoreSnapshot(), before);
 }
 
+// A workflow waits for its steps on the pool that runs them (workflows, agents): with one thread to
+// start with, a run of a run of a run still ends, because the pool grows while all its threads wait.
+class e2e_workflows_one_thread : public e2e_workflows {
+ protected:
+  std::vector<std::string> ServerArgs() const override {
+    std::vector<std::string> args = e2e_workflows::ServerArgs();
+    args.insert(args.end(), {"--agent-workers", "1", "--agent-workers-max", "8"});
+    return args;
+  }
+};
+
+TEST_F(e2e_workflows_one_thread, NestedRunsEndThoughEachWaitsForTheNextOnTheSamePool) {
+  Define(json::object{{"name", "leaf"}, {"steps", json::parse(R"([{"id": "e", "tool": "echo", "input": {"v": "${{ input.v }}"}}])")},
+                      {"output", "${{ steps.e.output.v }}"}});
+  Define(json::object{{"name", "middle"}, {"steps", json::parse(R"([{"id": "l", "workflow": "leaf", "input": {"v": "${{ input.v + 1 }}"}}])")},
+                      {"output", "${{ steps.l.output }}"}});
+  Define(json::object{{"name", "top"}, {"steps", json::parse(R"([{"id": "m", "workflow": "middle", "input": {"v": "${{ input.v * 10 }}"}},
+                                                                {"id": "n", "workflow": "middle", "input": {"v": 0}}])")},
+                      {"output", "${{ [steps.m.output, steps.n.output] }}"}});
+  StartedRun run = StartOk("top", json::object{{"v", 4}});
+  json::object result = AwaitResult(run);
+  ASSERT_EQ(StatusOf(result), "success") << JsonText(result);
+  EXPECT_EQ(OutputOf(result), json::parse("[41, 1]"));
+}
+
 }  // namespace
 }  // namespace cairn::e2e
