@@ -50,7 +50,8 @@ ResponseWaiter::ResponseWaiter(store::Store& store, bus::EventBus& bus, std::str
 
 Result<std::set<std::string>> ResponseWaiter::Wait(
     std::map<std::string, std::string> ids, bool look_in_store, std::chrono::steady_clock::time_point deadline,
-    const std::atomic<bool>& cancelled, const std::function<void(const std::string&, const json::object&)>& on_answer) {
+    const std::atomic<bool>& cancelled, const std::function<void(const std::string&, const json::object&)>& on_answer,
+    const std::atomic<bool>* also_cancelled) {
   auto take = [&](const json::value& context) {
     std::string id = Member(context, "request_id");
     auto asked = ids.find(id);
@@ -76,7 +77,9 @@ Result<std::set<std::string>> ResponseWaiter::Wait(
         }
       }
     }
-    if (ids.empty() || cancelled || std::chrono::steady_clock::now() >= deadline) break;
+    if (ids.empty() || cancelled || (also_cancelled && *also_cancelled) || std::chrono::steady_clock::now() >= deadline) {
+      break;
+    }
     std::unique_lock lock(mu_);
     // The cancel flag has no wake-up of its own: look at it at least every 50 ms.
     cv_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)),

@@ -49,12 +49,13 @@ class ResponseWaiter {
 
   // Calls `on_answer(request_id, response context)` for each request of `requests` (request id →
   // the executor asked) as its answer is found, until all are answered, the deadline passes or
-  // `cancelled` is set. Only an answer from the executor asked counts: another tool whose
+  // `cancelled` (or `also_cancelled`, when given) is set. Only an answer from the executor asked counts: another tool whose
   // selectors took the request, or a request of someone else's that reused the id, does not.
   // Returns the ids still unanswered. Errors only from reading the bus or the store.
   Result<std::set<std::string>> Wait(std::map<std::string, std::string> requests, bool look_in_store,
                                      std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& cancelled,
-                                     const std::function<void(const std::string&, const boost::json::object&)>& on_answer);
+                                     const std::function<void(const std::string&, const boost::json::object&)>& on_answer,
+                                     const std::atomic<bool>* also_cancelled = nullptr);
 
  private:
   store::Store& store_;

@@ -232,6 +232,21 @@ TEST_F(e2e_workflows, CancellingARunStopsItAndTheStepItWaitsFor) {
   EXPECT_FALSE(Steps(run.execution_id).count("after"));
 }
 
+TEST_F(e2e_workflows, CancellingARunWaitingToRetryEndsItAtOnce) {
+  ProcessTool("broken", "#!/bin/sh\ncat > /dev/null\necho 'it broke' >&2\nexit 3\n");
+  Define(json::object{{"name", "patient"},
+                      {"steps", json::parse(R"([{"id": "b", "tool": "broken",
+                                                 "retry": {"max_attempts": 3, "backoff_ms": 600000, "max_backoff_ms": 600000}}])")}});
+  StartedRun run = StartOk("patient", json::object{});
+  // The first attempt failed: the run now waits ten minutes before the second.
+  EXPECT_EQ(StatusOf(tools().AwaitResponse(run.execution_id + "-b-1")), "error");
+  Response cancel = client().Post("/executions/" + run.execution_id + "/cancel", "");
+  ASSERT_EQ(cancel.status, 200) << cancel.Describe();
+  json::object result = AwaitResult(run);
+  EXPECT_EQ(StringAt(ErrorOf(result), "code"), "cancelled") << JsonText(result);
+  EXPECT_EQ(ListIds("schema_name=tool.request.v1&tag=" + UrlEncode("execution:" + run.execution_id)).size(), 1u);
+}
+
 TEST_F(e2e_workflows, Kill9InTheMiddleResumesWithoutRepeatingACompletedStep) {
   std::string marker = server().root_dir() + "/hang.started";
   // The first run of hang_once hangs (the server is killed meanwhile); later runs answer at once.

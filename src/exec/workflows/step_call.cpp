@@ -143,12 +143,13 @@ StepAnswer StepCall::Run(const std::string& request_id, const json::value& input
                                 [&](const std::string&, const json::object& context) {
                                   answer = FromAnswer(step_.kind, context);
                                   answered = true;
-                                });
+                                },
+                                &run_.cancelled);
   if (!unanswered.ok()) {
     return StepAnswer{StepAnswer::Kind::kFailed, nullptr, "internal", "waiting for the step's answer failed: " + unanswered.status().message()};
   }
   if (answered) return answer;
-  if (abort) return StepAnswer{StepAnswer::Kind::kCancelled, nullptr, "cancelled", "the workflow run stopped"};
+  if (abort || run_.cancelled) return StepAnswer{StepAnswer::Kind::kCancelled, nullptr, "cancelled", "the workflow run stopped"};
   // The deadline passed: the child stops too (its answer, if one still comes, is not used).
   if (request_breadcrumb.empty()) request_breadcrumb = FindRequest(request_id);
   if (!request_breadcrumb.empty()) deps_.runtime.runs().CancelTrigger(request_breadcrumb);

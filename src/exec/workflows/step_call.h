@@ -51,8 +51,8 @@ class StepCall {
 
   // Writes the request of `request_id` for `input` — together with `also` (the step's record
   // saying it runs), in one transaction — unless `written_before` (a resumed run whose record
-  // says this attempt's request exists), then waits for the answer until the step's timeout or
-  // `abort`. On timeout the child run is cancelled. `written_ids` (if given) gets the ids of
+  // says this attempt's request exists), then waits for the answer until the step's timeout,
+  // `abort`, or the workflow run's own cancel flag. On timeout the child run is cancelled. `written_ids` (if given) gets the ids of
   // what was written, `also` first, the request last (nothing when `written_before`).
   StepAnswer Run(const std::string& request_id, const boost::json::value& input, bool written_before,
                  std::vector<store::WriteOp> also, const std::atomic<bool>& abort,

@@ -313,8 +313,16 @@ void WorkflowRun::RunUnit(Unit& unit) {
     }
     CAIRN_LOG_INFO("workflow {}: step {} attempt {} failed ({}: {}); retrying in {} ms", def_.name, unit.key,
                    unit.attempt, answer.code, answer.message, backoff);
+    // The run's cancel flag has no wake-up of its own: look at it at least every 50 ms.
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff);
     std::unique_lock lock(mu_);
-    changed_.wait_for(lock, std::chrono::milliseconds(backoff), [this] { return abort_.load(); });
+    while (!abort_ && !request_.cancelled && std::chrono::steady_clock::now() < until) {
+      changed_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(until - std::chrono::steady_clock::now(), 50ms));
+    }
+    if (abort_ || request_.cancelled) {
+      ended = StepAnswer{StepAnswer::Kind::kCancelled, nullptr, "cancelled", "the run stopped"};
+      break;
+    }
     backoff = std::min(backoff * 2, step.retry.max_backoff_ms);
   }
   Finish(unit, std::move(*ended));
