@@ -280,7 +280,7 @@ fails=0
       printf '  cairn     %-6s %3s: %6s runs, p90 %s ms, max %s ms; server CPU %s us/run, load generator %s us/run;' \
         "$sync" "$c" "$(val "$a" runs)" "$(val "$a" p90_ms)" "$(val "$a" max_ms)" \
         "$(val "$a" server_cpu_us_per_run)" "$(val "$a" client_cpu_us_per_run)"
-      printf ' per run %s transactions (%s writes, commit mean %s ms), %s events; load %s -> %s\n' \
+      printf ' per run %s commits (%s writes; commit mean %s ms), %s events; load %s -> %s\n' \
         "$(val "$a" transactions_per_run)" "$(val "$a" writes_per_run)" "$(val "$a" commit_ms_mean)" \
         "$(val "$a" events_per_run)" "$(val "$a" loadavg_before | cut -d' ' -f1)" "$(val "$a" loadavg_after | cut -d' ' -f1)"
       if ((RUN_LANGGRAPH)); then
