@@ -77,7 +77,8 @@ $(BENCHDIR)/build.ninja: | deps-bench
 
 # Runs the benchmarks against same-run baselines (see docs/performance.md): the HTTP API against
 # raw SQLite and GET /health, then event streaming against nats-server, the tool round trip,
-# agents against LangGraph JS, and the sessions facade against the bare agent path.
+# agents against LangGraph JS, the sessions facade against the bare agent path, CEL evaluation
+# against cel-js, and workflows against LangGraph JS.
 bench: deps-bench $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
@@ -85,6 +86,8 @@ bench: deps-bench $(BENCHDIR)/build.ninja
 	bench/tools/run.sh $(BENCHDIR)
 	bench/agents/run.sh $(BENCHDIR)
 	bench/sessions/run.sh $(BENCHDIR)
+	bench/cel/run.sh $(BENCHDIR)
+	bench/workflows/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build

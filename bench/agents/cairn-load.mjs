@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// The cairn side of the agent benchmark (bench/agents/run.sh; see bench/agents/README.md). Node 20
-// built-ins only (node:http with a hand-written SSE reader).
+// The cairn side of the agent benchmark (bench/agents/run.sh; see bench/agents/README.md) and of the
+// workflow benchmark (bench/workflows/run.sh, with --workflow). Node 20 built-ins only (node:http
+// with a hand-written SSE reader).
 //
-//   node cairn-load.mjs --port P [--host 127.0.0.1] [--agent bench] [--concurrency 1] [--seconds 10]
-//                       [--warmup-seconds 2] [--timeout-ms 30000] [--server-pid PID] [--clk-tck 100]
+//   node cairn-load.mjs --port P [--host 127.0.0.1] [--agent bench | --workflow NAME] [--concurrency 1]
+//                       [--seconds 10] [--warmup-seconds 2] [--timeout-ms 30000] [--server-pid PID]
+//                       [--clk-tck 100]
 //
 // Opens ONE event stream, GET /events/stream?schema_name=agent.response.v1&tag=agent:<agent>, waits
 // for `: stream open` (so no answer can be missed: without `since` the stream starts at the next
@@ -13,7 +15,14 @@
 // `request:<id>` tag) arrives on the stream. An answer can arrive before the 201 that tells the
 // message's id: it is kept until the 201 claims it.
 //
-// Every counted run must be answered with status "success", steps == 2 and a message that contains
+// With --workflow NAME the same loop runs workflows instead: the stream is
+// GET /events/stream?schema_name=workflow.result.v1&tag=workflow:<NAME>, a run is
+// POST /workflows/<NAME>/runs {"input": {"n": <n>}} (answered 202 {execution_id, request_id}) and
+// ends when the workflow.result.v1 whose context.request_id is that request_id arrives. Every
+// counted run must be answered with status "success" and output {"v": n} (the workflow of
+// bench/workflows passes n through its steps).
+//
+// Agents: every counted run must be answered with status "success", steps == 2 and a message that contains
 // the user's text (the fixture's final answer quotes the echo tool's output), else it is an error.
 // A run with no answer after --timeout-ms counts as a timeout (and its answer, if it comes, as late).
 //
@@ -29,13 +38,13 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
 function usage(msg) {
-  process.stderr.write(`cairn-load: ${msg}\nusage: node cairn-load.mjs --port P [--host H] [--agent ID] ` +
+  process.stderr.write(`cairn-load: ${msg}\nusage: node cairn-load.mjs --port P [--host H] [--agent ID | --workflow NAME] ` +
                        `[--concurrency N] [--seconds S] [--warmup-seconds W] [--timeout-ms MS] [--server-pid PID] ` +
                        `[--clk-tck N]\n`);
   process.exit(2);
 }
 
-const opts = { host: '127.0.0.1', port: 0, agent: 'bench', concurrency: 1, seconds: 10, warmup: 2, timeoutMs: 30000,
+const opts = { host: '127.0.0.1', port: 0, agent: 'bench', workflow: null, concurrency: 1, seconds: 10, warmup: 2, timeoutMs: 30000,
                serverPid: 0, clkTck: 100 };
 {
   const argv = process.argv.slice(2);
@@ -48,6 +57,7 @@ const opts = { host: '127.0.0.1', port: 0, agent: 'bench', concurrency: 1, secon
     if (a === '--port') opts.port = Number(value());
     else if (a === '--host') opts.host = value();
     else if (a === '--agent') opts.agent = value();
+    else if (a === '--workflow') opts.workflow = value();
     else if (a === '--concurrency') opts.concurrency = Number(value());
     else if (a === '--seconds') opts.seconds = Number(value());
     else if (a === '--warmup-seconds') opts.warmup = Number(value());
@@ -58,6 +68,7 @@ const opts = { host: '127.0.0.1', port: 0, agent: 'bench', concurrency: 1, secon
   }
   if (!(Number.isInteger(opts.port) && opts.port > 0 && opts.port < 65536)) usage('--port is required');
   if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) usage('bad --concurrency');
+  if (opts.workflow !== null && !/^[A-Za-z0-9_-]{1,64}$/.test(opts.workflow)) usage('bad --workflow');
   if (!(opts.seconds > 0) || !(opts.warmup >= 0) || !(opts.timeoutMs > 0)) usage('bad --seconds/--warmup-seconds/--timeout-ms');
 }
 
@@ -73,6 +84,10 @@ function cpuMsOf(pid) {
   }
 }
 
+// What is run and what answers it.
+const answerSchema = opts.workflow ? 'workflow.result.v1' : 'agent.response.v1';
+const streamTag = opts.workflow ? `workflow:${opts.workflow}` : `agent:${opts.agent}`;
+
 // ---- the event stream ---------------------------------------------------------------------------
 const waiting = new Map();  // message id -> {t0, finish(event, at)}
 const early = new Map();    // message id -> {event, at}: answers that came before their 201
@@ -85,7 +100,7 @@ function onEvent(event, at) {
     process.stderr.write(`cairn-load: the server dropped the stream: ${JSON.stringify(event)}\n`);
     return;
   }
-  if (event.type !== 'breadcrumb.created' || event.schema_name !== 'agent.response.v1') return;
+  if (event.type !== 'breadcrumb.created' || event.schema_name !== answerSchema) return;
   stream.answers += 1;
   const id = event.context?.request_id;
   if (typeof id !== 'string') {
@@ -106,7 +121,7 @@ function onEvent(event, at) {
 
 function openStream() {
   return new Promise((resolve, reject) => {
-    const path = `/events/stream?schema_name=agent.response.v1&tag=${encodeURIComponent(`agent:${opts.agent}`)}`;
+    const path = `/events/stream?schema_name=${answerSchema}&tag=${encodeURIComponent(streamTag)}`;
     const req = http.get({ host: opts.host, port: opts.port, path, headers: { Accept: 'text/event-stream' } }, (res) => {
       if (res.statusCode !== 200) {
         reject(new Error(`GET ${path} answered ${res.statusCode}`));
@@ -164,9 +179,9 @@ function openStream() {
 const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
 let nextRun = 0;
 
-function postMessage(body) {
+function post(path, body) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: opts.host, port: opts.port, path: '/breadcrumbs', method: 'POST', agent,
+    const req = http.request({ host: opts.host, port: opts.port, path, method: 'POST', agent,
                                headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
                              (res) => {
                                const parts = [];
@@ -181,31 +196,11 @@ function postMessage(body) {
 
 // Resolves to {problem: null | string, t1}: the answer's arrival time, or the time of the failure.
 async function oneRun() {
-  const n = nextRun++;
-  const text = `hello bench ${n}`;
-  const body = JSON.stringify({ title: 'bench message', schema_name: 'user.message.v1',
-                                context: { content: text, agent_id: opts.agent } });
-  let res;
-  try {
-    res = await postMessage(body);
-  } catch (e) {
-    return { problem: `POST failed: ${e.message}`, t1: performance.now() };
-  }
-  if (res.status !== 201) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
-  let id;
-  try {
-    id = JSON.parse(res.text).id;
-  } catch {
-    return { problem: 'the 201 body is not JSON', t1: performance.now() };
-  }
-  const check = (event, at) => {
-    const c = event.context ?? {};
-    let problem = null;
-    if (c.status !== 'success') problem = `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}`;
-    else if (c.steps !== 2) problem = `steps ${c.steps} (expected 2)`;
-    else if (typeof c.message !== 'string' || !c.message.includes(text)) problem = `unexpected message ${JSON.stringify(c.message).slice(0, 200)}`;
-    return { problem, t1: at };
-  };
+  return opts.workflow ? oneWorkflowRun() : oneAgentRun();
+}
+
+// Waits for the answer to request `id` (or takes it from `early`); resolves to check(event, at).
+function awaitAnswer(id, check) {
   const got = early.get(id);
   if (got) {
     early.delete(id);
@@ -224,6 +219,61 @@ async function oneRun() {
       },
     });
   });
+}
+
+async function oneWorkflowRun() {
+  const n = nextRun++;
+  const body = JSON.stringify({ input: { n } });
+  let res;
+  try {
+    res = await post(`/workflows/${opts.workflow}/runs`, body);
+  } catch (e) {
+    return { problem: `POST failed: ${e.message}`, t1: performance.now() };
+  }
+  if (res.status !== 202) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
+  let id;
+  try {
+    id = JSON.parse(res.text).request_id;
+  } catch {
+    return { problem: 'the 202 body is not JSON', t1: performance.now() };
+  }
+  if (typeof id !== 'string') return { problem: 'the 202 body has no request_id', t1: performance.now() };
+  return awaitAnswer(id, (event, at) => {
+    const c = event.context ?? {};
+    let problem = null;
+    if (c.status !== 'success') problem = `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}`;
+    else if (c.output?.v !== n) problem = `unexpected output ${JSON.stringify(c.output ?? null).slice(0, 200)}`;
+    return { problem, t1: at };
+  });
+}
+
+async function oneAgentRun() {
+  const n = nextRun++;
+  const text = `hello bench ${n}`;
+  const body = JSON.stringify({ title: 'bench message', schema_name: 'user.message.v1',
+                                context: { content: text, agent_id: opts.agent } });
+  let res;
+  try {
+    res = await post('/breadcrumbs', body);
+  } catch (e) {
+    return { problem: `POST failed: ${e.message}`, t1: performance.now() };
+  }
+  if (res.status !== 201) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
+  let id;
+  try {
+    id = JSON.parse(res.text).id;
+  } catch {
+    return { problem: 'the 201 body is not JSON', t1: performance.now() };
+  }
+  const check = (event, at) => {
+    const c = event.context ?? {};
+    let problem = null;
+    if (c.status !== 'success') problem = `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}`;
+    else if (c.steps !== 2) problem = `steps ${c.steps} (expected 2)`;
+    else if (typeof c.message !== 'string' || !c.message.includes(text)) problem = `unexpected message ${JSON.stringify(c.message).slice(0, 200)}`;
+    return { problem, t1: at };
+  };
+  return awaitAnswer(id, check);
 }
 
 // ---- the closed loop ----------------------------------------------------------------------------
@@ -292,6 +342,7 @@ async function main() {
   const serverMs = server0 !== null && server1 !== null ? server1 - server0 : null;
   const out = {
     impl: 'cairn',
+    workload: opts.workflow ? `workflow:${opts.workflow}` : `agent:${opts.agent}`,
     concurrency: c,
     runs,
     seconds: round(seconds),
