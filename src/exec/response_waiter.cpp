@@ -35,15 +35,19 @@ Result<std::optional<json::object>> ResponseWaiter::FindStored(store::Store& sto
 
 ResponseWaiter::ResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id, ResponseKind kind)
     : store_(store), bus_(bus), owner_id_(std::move(owner_id)), kind_(kind), after_seq_(bus.LastSeq()) {
-  // Woken by answers of the kind only; the wait looks at the bus at least every 50 ms anyway.
+  // Woken by the answers it waits for only (not every answer of the tenant); the wait looks at
+  // the bus at least every 50 ms anyway.
   subscription_ = bus_.SubscribeWhen(
       [this] {
         std::lock_guard lock(mu_);
         woken_ = true;
         cv_.notify_all();
       },
-      [owner = owner_id_, schema = kind_.schema](const model::Event& event) {
-        return event.owner_id == owner && event.schema_name && *event.schema_name == schema;
+      [this](const model::Event& event) {
+        if (event.owner_id != owner_id_ || !event.schema_name || *event.schema_name != kind_.schema) return false;
+        std::string id = Member(event.context, "request_id");
+        std::lock_guard lock(awaited_mu_);
+        return awaited_.count(id) != 0;
       },
       1024);
 }
@@ -52,11 +56,20 @@ Result<std::set<std::string>> ResponseWaiter::Wait(
     std::map<std::string, std::string> ids, bool look_in_store, std::chrono::steady_clock::time_point deadline,
     const std::atomic<bool>& cancelled, const std::function<void(const std::string&, const json::object&)>& on_answer,
     const std::atomic<bool>* also_cancelled) {
+  {
+    std::lock_guard lock(awaited_mu_);
+    awaited_.clear();
+    for (const auto& [id, source] : ids) awaited_.insert(id);
+  }
   auto take = [&](const json::value& context) {
     std::string id = Member(context, "request_id");
     auto asked = ids.find(id);
     if (asked == ids.end() || Member(context, kind_.source_field) != asked->second) return;
     ids.erase(asked);
+    {
+      std::lock_guard lock(awaited_mu_);
+      awaited_.erase(id);
+    }
     on_answer(id, context.as_object());
   };
   if (look_in_store) {

@@ -66,6 +66,9 @@ class ResponseWaiter {
   std::mutex mu_;
   std::condition_variable cv_;
   bool woken_ = true;
+  // The request ids a Wait waits for: only their answers wake it (asked on the bus's thread).
+  std::mutex awaited_mu_;
+  std::set<std::string> awaited_;
   std::unique_ptr<bus::Subscription> subscription_;
 };
 
