@@ -57,14 +57,49 @@ Result<std::shared_ptr<const EventExpression>> EventExpression::Compile(const st
   return std::make_shared<const EventExpression>(source, std::move(program).value());
 }
 
+namespace {
+
+// The variables as CEL values that borrow from the event (no copy of its context): the event
+// outlives every evaluation over it.
+cel::Value Text(const std::string& text) { return cel::Value::StringView(text); }
+cel::Value OptionalText(const std::optional<std::string>& text) {
+  return text ? cel::Value::StringView(*text) : cel::Value::Null();
+}
+cel::Value Tags(const std::vector<std::string>& tags) {
+  cel::ValueList items;
+  items.reserve(tags.size());
+  for (const auto& tag : tags) items.push_back(cel::Value::StringView(tag));
+  return cel::Value::List(std::move(items));
+}
+
+cel::Value RecordValue(const Event& event) {
+  cel::MapEntries entries;
+  entries.reserve(7);
+  entries.emplace_back(cel::Value::StringView("id"), Text(event.breadcrumb_id));
+  entries.emplace_back(cel::Value::StringView("schema_name"), OptionalText(event.schema_name));
+  entries.emplace_back(cel::Value::StringView("title"), Text(event.title));
+  entries.emplace_back(cel::Value::StringView("tags"), Tags(event.tags));
+  entries.emplace_back(cel::Value::StringView("path"), OptionalText(event.path));
+  entries.emplace_back(cel::Value::StringView("version"), cel::Value::Int(event.version));
+  entries.emplace_back(cel::Value::StringView("context"), cel::Value::FromJson(event.context));
+  return cel::Value::Map(std::move(entries));
+}
+
+}  // namespace
+
 void EventExpression::BindVariables(cel::Activation& activation, const Event& event) const {
-  activation.BindLazy("event", [&]() -> Result<json::value> { return json::value(EventVariable(event)); });
-  activation.BindLazy("record", [&]() -> Result<json::value> { return json::value(RecordVariable(event)); });
-  activation.BindLazy("before", [&]() -> Result<json::value> {
-    if (event.type == "breadcrumb.deleted") return json::value(RecordVariable(event));
-    if (event.type == "breadcrumb.updated" && event.before) return *event.before;
-    return json::value(nullptr);
-  });
+  // Only what the expression reads is made.
+  if (program_.References("event")) activation.BindOwned("event", json::value(EventVariable(event)));
+  if (program_.References("record")) activation.BindValue("record", RecordValue(event));
+  if (program_.References("before")) {
+    if (event.type == "breadcrumb.deleted") {
+      activation.BindValue("before", RecordValue(event));
+    } else if (event.type == "breadcrumb.updated" && event.before) {
+      activation.Bind("before", event.before.get());
+    } else {
+      activation.BindValue("before", cel::Value::Null());
+    }
+  }
 }
 
 void EventExpression::NoteError(const Event& event, const std::string& why) const {
