@@ -8,6 +8,7 @@
 #include <atomic>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -866,10 +867,12 @@ TEST(SqliteEventBeforeTest, AnUpdateCarriesTheVersionBeforeItLiveAndWhenReadBack
   test_support::TempSqliteStore store{"cairn-before-test"};
   ASSERT_TRUE(store.Open(clock));
   std::mutex mu;
+  std::condition_variable handed_over;
   std::vector<model::Event> live;
   store->SetCommittedEventsListener([&](std::vector<model::Event> events, bool) {
     std::lock_guard lock(mu);
     for (auto& e : events) live.push_back(std::move(e));
+    handed_over.notify_all();
   });
   model::WriteContext ctx{"default", "alice"};
   auto created = store->Create(ctx, Draft("task", R"({"status": "todo", "n": 1})", {"a"}, "projects/p/tasks/t"), "");
@@ -881,13 +884,17 @@ TEST(SqliteEventBeforeTest, AnUpdateCarriesTheVersionBeforeItLiveAndWhenReadBack
   BreadcrumbPatch renamed;
   renamed.title.Set("task 2");
   ASSERT_TRUE(store->Update(ctx, created->breadcrumb.id, renamed, std::nullopt).ok());
+  {
+    // A write is acknowledged before its events are handed over (after the commit).
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(handed_over.wait_for(lock, std::chrono::seconds(20), [&] { return live.size() == 3; }));
+  }
   store->SetCommittedEventsListener(nullptr);
 
   auto logged = store->ReadEvents(0, 10);
   ASSERT_TRUE(logged.ok());
   ASSERT_EQ(logged->size(), 3u);
   std::lock_guard lock(mu);
-  ASSERT_EQ(live.size(), 3u);
   for (const auto* events : {&live, &*logged}) {
     EXPECT_FALSE((*events)[0].before) << "a create has no before";
     ASSERT_TRUE((*events)[1].before);
