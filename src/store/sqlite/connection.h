@@ -46,6 +46,7 @@ class Statement {
   void Reset();
 
   int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  double Double(int column) const { return sqlite3_column_double(stmt_, column); }
   bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
   std::string_view Text(int column) const;
   std::optional<std::string> OptText(int column) const;

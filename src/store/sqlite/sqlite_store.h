@@ -21,6 +21,7 @@
 #include "store/claim_store.h"
 #include "store/cursor_store.h"
 #include "store/store.h"
+#include "store/text_index.h"
 #include "store/webhook_store.h"
 
 namespace cairn::store::sqlite {
@@ -33,7 +34,7 @@ struct SqliteStoreOptions {
 };
 
 class SqliteStore final : public Store, public EventLog, public WebhookStore, public CursorStore,
-                          public ClaimStore {
+                          public ClaimStore, public TextIndex {
  public:
   // Opens the database and runs migrations. `clock` and `metrics` must outlive the store;
   // `metrics` may be null.
@@ -86,6 +87,9 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   Result<int64_t> ClaimTrigger(const TriggerClaim& claim) override;
   Result<std::vector<TriggerClaim>> ListClaims(const std::string& consumer) override;
   Status ReleaseClaims(const std::string& consumer, const std::vector<std::string>& trigger_keys) override;
+
+  // TextIndex (sqlite_search.cpp)
+  Result<std::vector<TextHit>> SearchText(const std::string& owner_id, const TextSearchQuery& query) override;
 
  private:
   SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
