@@ -43,6 +43,8 @@
 #include "server/webhooks/webhook_handlers.h"
 #include "store/cached_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "search/searcher.h"
+#include "server/search_handlers.h"
 
 namespace cairn::app {
 namespace {
@@ -216,6 +218,7 @@ int RunServe(const std::vector<std::string>& args) {
   store::WebhookStore& webhook_store = **opened;  // ... and the webhook store
   store::CursorStore& cursor_store = **opened;    // ... and the executors' cursors
   store::ClaimStore& claim_store = **opened;      // ... and their claims
+  store::TextIndex& text_index = **opened;        // ... and the full-text index
   std::unique_ptr<store::Store> store = std::make_unique<exec::ReservedSchemaStore>(
       std::make_unique<store::CachedStore>(std::move(opened).value(),
                                            static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics),
@@ -312,8 +315,11 @@ int RunServe(const std::vector<std::string>& args) {
     if (Status started = session_worker.Start(); !started.ok()) return Fail(started);
   }
 
+  search::Searcher searcher(text_index, nullptr);
+
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
+  server::AddSearchRoutes(router, searcher, LimitsFrom(settings));  // before /breadcrumbs/{id}
   server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
   server::AddEventRoutes(router, *event_bus, *store, LimitsFrom(settings));
   server::WebhookRouteOptions webhook_routes;
