@@ -18,6 +18,7 @@ CommandSpec TailSpec();
 CommandSpec ToolsSpec();
 CommandSpec CallSpec();
 CommandSpec ChatSpec();
+CommandSpec SearchSpec();
 
 int RunPut(CommandRun& run);      // write_commands.cpp
 int RunUpdate(CommandRun& run);   // write_commands.cpp
@@ -29,6 +30,7 @@ int RunTail(CommandRun& run);     // tail_command.cpp
 int RunTools(CommandRun& run);    // tool_commands.cpp
 int RunCall(CommandRun& run);     // tool_commands.cpp
 int RunChat(CommandRun& run);     // chat_command.cpp
+int RunSearch(CommandRun& run);   // search_command.cpp
 
 // kInvalidArgument for an empty id: "/breadcrumbs/" would silently address the list route.
 Status CheckId(std::string_view id);
