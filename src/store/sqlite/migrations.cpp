@@ -169,6 +169,25 @@ CREATE TABLE executor_claims (
 )sql",
       // 4: the full-text index (docs/search.md), FullTextMigration() below.
       FullTextMigration(),
+      // 5: the vectors of records per embedding model (store/vector_store.h), float32 blobs;
+      // deleting a record deletes its vectors in the same transaction.
+      R"sql(
+CREATE TABLE breadcrumb_vectors (
+  owner_id TEXT NOT NULL,
+  breadcrumb_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  dimension INTEGER NOT NULL,
+  vector BLOB NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_id, breadcrumb_id, model)
+) WITHOUT ROWID;
+CREATE INDEX breadcrumb_vectors_model ON breadcrumb_vectors(model, owner_id);
+CREATE TRIGGER breadcrumb_vectors_delete AFTER DELETE ON breadcrumbs
+BEGIN
+  DELETE FROM breadcrumb_vectors WHERE owner_id = OLD.owner_id AND breadcrumb_id = OLD.id;
+END;
+)sql",
   };
   return kMigrations;
 }

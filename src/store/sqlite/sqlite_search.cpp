@@ -5,6 +5,7 @@
 
 #include "store/sqlite/breadcrumb_rows.h"
 #include "store/sqlite/fts_query.h"
+#include "store/sqlite/record_filters.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace cairn::store::sqlite {
@@ -16,25 +17,14 @@ Result<std::vector<TextHit>> SqliteStore::SearchText(const std::string& owner_id
   }
   CAIRN_ASSIGN_OR_RETURN(std::string match, CompileFtsQuery(query.text));
   std::vector<SqlValue> binds{match, owner_id, clock_.NowMicros()};
-  auto param = [&binds](SqlValue value) {
-    binds.push_back(std::move(value));
-    return "?" + std::to_string(binds.size());
-  };
   // Weights per column (title, description, tags, body): a word in the title says most.
   std::string sql = "SELECT " + BreadcrumbColumns() + ", -bm25(breadcrumbs_fts, 4.0, 2.0, 2.0, 1.0) AS score, " +
                     (query.snippets ? "snippet(breadcrumbs_fts, -1, '**', '**', '…', 16)" : "''") +
                     " FROM breadcrumbs_fts JOIN breadcrumbs b ON b.rid = breadcrumbs_fts.rowid"
                     " WHERE breadcrumbs_fts MATCH ?1 AND b.owner_id = ?2 AND (b.expires_at IS NULL OR b.expires_at > ?3)";
-  if (query.schema_name) sql += " AND b.schema_name = " + param(*query.schema_name);
-  for (const std::string& tag : query.all_tags) {
-    sql += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag = " + param(tag) + ")";
-  }
-  if (query.path_prefix) {
-    // Whole segments, as BuildListQuery: the prefix itself or anything under "prefix/".
-    sql += " AND (b.path = " + param(*query.path_prefix) + " OR (b.path >= " + param(*query.path_prefix + "/") +
-           " AND b.path < " + param(*query.path_prefix + "0") + "))";
-  }
-  sql += " ORDER BY score DESC, b.rid DESC LIMIT " + param(static_cast<int64_t>(query.limit));
+  sql += RecordFilterSql(query, binds);
+  binds.push_back(static_cast<int64_t>(query.limit));
+  sql += " ORDER BY score DESC, b.rid DESC LIMIT ?" + std::to_string(binds.size());
 
   std::vector<TextHit> hits;
   std::vector<UnreadableRow> unreadable;

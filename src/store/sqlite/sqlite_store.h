@@ -22,6 +22,7 @@
 #include "store/cursor_store.h"
 #include "store/store.h"
 #include "store/text_index.h"
+#include "store/vector_store.h"
 #include "store/webhook_store.h"
 
 namespace cairn::store::sqlite {
@@ -34,7 +35,7 @@ struct SqliteStoreOptions {
 };
 
 class SqliteStore final : public Store, public EventLog, public WebhookStore, public CursorStore,
-                          public ClaimStore, public TextIndex {
+                          public ClaimStore, public TextIndex, public VectorStore {
  public:
   // Opens the database and runs migrations. `clock` and `metrics` must outlive the store;
   // `metrics` may be null.
@@ -90,6 +91,14 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
 
   // TextIndex (sqlite_search.cpp)
   Result<std::vector<TextHit>> SearchText(const std::string& owner_id, const TextSearchQuery& query) override;
+
+  // VectorStore (sqlite_vectors.cpp)
+  Status PutVectors(const std::string& model, const std::vector<VectorWrite>& writes,
+                    const std::vector<VectorKey>& removals, const std::string& consumer, int64_t cursor_seq) override;
+  Status ScanVectors(const std::string& owner_id, const std::string& model, const TextSearchQuery& filters,
+                     const VectorVisitor& visit) override;
+  Result<std::vector<MissingVector>> MissingVectors(const std::string& model, int64_t after_rid, size_t limit) override;
+  Result<int64_t> CountVectors(const std::string& model) override;
 
  private:
   SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics);

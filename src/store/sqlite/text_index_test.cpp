@@ -226,12 +226,13 @@ TEST_F(TextIndexTest, TheMigrationIndexesRecordsWrittenBeforeIt) {
   Create("older record", R"({"deep":{"er":["quokka"]}})");
   Create("older run", R"({"x":"quokka"})", {}, "agent.execution.v1");
   store_.Close();
-  // Back to schema 3: no index, no triggers, as a data dir of the previous release.
+  // Back to schema 3: no index, no triggers, no vectors, as a data dir of the previous release.
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((store_.dir() + "/cairn.db").c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "DROP TABLE breadcrumbs_fts; DROP TRIGGER breadcrumbs_fts_insert; "
                              "DROP TRIGGER breadcrumbs_fts_update; DROP TRIGGER breadcrumbs_fts_delete; "
-                             "DELETE FROM schema_migrations WHERE version = 4;",
+                             "DROP TRIGGER breadcrumb_vectors_delete; DROP TABLE breadcrumb_vectors; "
+                             "DELETE FROM schema_migrations WHERE version >= 4;",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
