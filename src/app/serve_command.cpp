@@ -43,6 +43,9 @@
 #include "server/webhooks/webhook_handlers.h"
 #include "store/cached_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "app/search_setup.h"
+#include "search/embedding_worker.h"
+#include "search/exact_vector_search.h"
 #include "search/searcher.h"
 #include "server/search_handlers.h"
 
@@ -219,6 +222,7 @@ int RunServe(const std::vector<std::string>& args) {
   store::CursorStore& cursor_store = **opened;    // ... and the executors' cursors
   store::ClaimStore& claim_store = **opened;      // ... and their claims
   store::TextIndex& text_index = **opened;        // ... and the full-text index
+  store::VectorStore& vector_store = **opened;    // ... and the vectors
   std::unique_ptr<store::Store> store = std::make_unique<exec::ReservedSchemaStore>(
       std::make_unique<store::CachedStore>(std::move(opened).value(),
                                            static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics),
@@ -315,11 +319,26 @@ int RunServe(const std::vector<std::string>& args) {
     if (Status started = session_worker.Start(); !started.ok()) return Fail(started);
   }
 
-  search::Searcher searcher(text_index, nullptr);
+  // Search: full text always; vectors with an embedder, computed after the writes by the worker.
+  auto embedder = MakeEmbedder(settings, (*providers)->providers());
+  if (!embedder.ok()) return Fail(embedder.status());
+  std::unique_ptr<search::ExactVectorSearch> vector_search;
+  std::unique_ptr<search::EmbeddingWorker> embedding_worker;  // stopped before the bus (declared after it)
+  if (*embedder) {
+    search::EmbeddingWorkerOptions embed_options;
+    embed_options.schemas = SplitList(settings.GetString("embed_schemas"));
+    embed_options.batch_size = static_cast<size_t>(settings.GetInt("embed_batch_size"));
+    vector_search = std::make_unique<search::ExactVectorSearch>(vector_store, *store, **embedder);
+    embedding_worker = std::make_unique<search::EmbeddingWorker>(*store, vector_store, cursor_store, *event_bus,
+                                                                 **embedder, embed_options, &metrics);
+    embedding_worker->Start();
+    CAIRN_LOG_INFO("vector search with {} (embedder)", (*embedder)->model());
+  }
+  search::Searcher searcher(text_index, vector_search.get());
 
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
-  server::AddSearchRoutes(router, searcher, LimitsFrom(settings));  // before /breadcrumbs/{id}
+  server::AddSearchRoutes(router, searcher, embedding_worker.get(), LimitsFrom(settings));  // before /breadcrumbs/{id}
   server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
   server::AddEventRoutes(router, *event_bus, *store, LimitsFrom(settings));
   server::WebhookRouteOptions webhook_routes;
@@ -368,6 +387,7 @@ int RunServe(const std::vector<std::string>& args) {
   tools.Stop();
   executor_host.Stop();  // runs in flight are cancelled; they run again after the next start
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
+  if (embedding_worker) embedding_worker->Stop();  // likewise
   event_bus->Stop();  // no wake-ups into the stopped server's streams
   store->Close();
   CAIRN_LOG_INFO("cairn stopped");

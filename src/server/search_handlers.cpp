@@ -75,7 +75,31 @@ Result<search::SearchRequest> ParseSearchRequest(const HttpRequest& request, con
   return out;
 }
 
-void AddSearchRoutes(Router& router, const search::Searcher& searcher, const model::Limits& limits) {
+void AddSearchRoutes(Router& router, const search::Searcher& searcher, const search::EmbeddingWorker* worker,
+                     const model::Limits& limits) {
+  router.Add("GET", "/search/status", Dispatch::kWorker, [&searcher, worker](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    json::array models;
+    if (worker) {
+      search::EmbeddingStatus s = worker->GetStatus();
+      json::object model{{"model", s.model},
+                         {"dimension", s.dimension},
+                         {"cursor", s.cursor},
+                         {"last_event_seq", s.last_event_seq},
+                         {"backlog", s.backlog},
+                         {"filling", s.filling},
+                         {"vectors", s.vectors},
+                         {"failed_batches", s.failed_batches},
+                         {"last_error", s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error)}};
+      models.emplace_back(std::move(model));
+    }
+    json::object out{{"default_mode", search::ModeName(searcher.default_mode())},
+                     {"text", true},
+                     {"vector", worker != nullptr},
+                     {"models", std::move(models)}};
+    return HttpResponse::Json(200, json::serialize(out));
+  });
+
   router.Add("GET", "/breadcrumbs/search", Dispatch::kWorker,
              [&searcher, limits](const HttpRequest& req) -> Result<HttpResponse> {
                CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));

@@ -1,8 +1,9 @@
 // GET /breadcrumbs/search (docs/search.md): text, vector and hybrid search over the tenant's
-// breadcrumbs. Register it before the /breadcrumbs/{id} routes, which would take "search" as an id.
+// breadcrumbs; GET /search/status: the embedding backlog. Register it before the /breadcrumbs/{id} routes, which would take "search" as an id.
 #pragma once
 
 #include "model/limits.h"
+#include "search/embedding_worker.h"
 #include "search/searcher.h"
 #include "server/http_types.h"
 #include "server/router.h"
@@ -17,7 +18,9 @@ inline constexpr size_t kMaxQueryVectorDimension = 4096;
 Result<search::SearchRequest> ParseSearchRequest(const HttpRequest& request, const model::Limits& limits,
                                                  search::Mode default_mode, bool* include_context);
 
-// Registers the route on `router`; `searcher` must outlive it.
-void AddSearchRoutes(Router& router, const search::Searcher& searcher, const model::Limits& limits);
+// Registers GET /breadcrumbs/search and GET /search/status on `router`. `searcher` and `worker`
+// (null: vector search is off) must outlive it.
+void AddSearchRoutes(Router& router, const search::Searcher& searcher, const search::EmbeddingWorker* worker,
+                     const model::Limits& limits);
 
 }  // namespace cairn::server

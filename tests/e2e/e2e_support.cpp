@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <ctime>
 #include <iostream>
 #include <set>
 
@@ -205,5 +206,16 @@ std::string Sha256Hex(std::string_view data) {
 }
 
 std::string JsonText(const json::value& value) { return json::serialize(value); }
+
+std::string Rfc3339Utc(std::chrono::system_clock::time_point t) {
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(micros / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(micros % 1000000));
+  return buf;
+}
 
 }  // namespace cairn::e2e

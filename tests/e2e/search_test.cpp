@@ -1,7 +1,6 @@
 // GET /breadcrumbs/search against the real binary: a write is searchable at once, updated, deleted
 // and expired records are not found, filters and bad parameters (400 naming the field).
 #include <chrono>
-#include <ctime>
 #include <thread>
 
 #include "e2e_support.h"
@@ -10,17 +9,6 @@ namespace cairn::e2e {
 namespace {
 
 using Names = std::vector<std::string>;
-
-std::string Rfc3339(std::chrono::system_clock::time_point t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(micros / 1000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(micros % 1000000));
-  return buf;
-}
 
 class e2e_search : public ServerTest {
  protected:
@@ -84,7 +72,7 @@ TEST_F(e2e_search, FiltersApplyAndTheBestComeFirst) {
 
 TEST_F(e2e_search, ExpiredRecordsAreNotFound) {
   const auto expiry = std::chrono::system_clock::now() + std::chrono::milliseconds(1500);
-  json::object rec = CreateOk(json::object{{"title", "ephemeral albatross"}, {"ttl", Rfc3339(expiry)}});
+  json::object rec = CreateOk(json::object{{"title", "ephemeral albatross"}, {"ttl", Rfc3339Utc(expiry)}});
   CreateTitled("lasting albatross");
   EXPECT_EQ(Titles("q=albatross&mode=text").size(), 2u);
   // The wait is for the ttl itself: the server runs on this machine's clock.
