@@ -266,6 +266,22 @@ int RunServe(const std::vector<std::string>& args) {
   auto migrated = exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant);
   if (!migrated.ok()) return Fail(migrated.status());
   if (*migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", *migrated);
+  // Search: full text always; vectors with an embedder, computed after the writes by the worker.
+  auto embedder = MakeEmbedder(settings, (*providers)->providers());
+  if (!embedder.ok()) return Fail(embedder.status());
+  std::unique_ptr<search::ExactVectorSearch> vector_search;
+  std::unique_ptr<search::EmbeddingWorker> embedding_worker;  // stopped before the bus (declared after it)
+  if (*embedder) {
+    search::EmbeddingWorkerOptions embed_options;
+    embed_options.schemas = SplitList(settings.GetString("embed_schemas"));
+    embed_options.batch_size = static_cast<size_t>(settings.GetInt("embed_batch_size"));
+    vector_search = std::make_unique<search::ExactVectorSearch>(vector_store, *store, **embedder);
+    embedding_worker = std::make_unique<search::EmbeddingWorker>(*store, vector_store, cursor_store, *event_bus,
+                                                                 **embedder, embed_options, &metrics);
+    embedding_worker->Start();
+    CAIRN_LOG_INFO("vector search with {} (embedder)", (*embedder)->model());
+  }
+  search::Searcher searcher(text_index, vector_search.get());
   bus::EphemeralHub token_hub;
   // One runtime for every run: the pools, the watchdog and the registry of runs in flight. Each
   // part using it (host, session worker) stops its own runs before the runtime stops.
@@ -275,6 +291,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::Runtime runtime(runtime_options);
   exec::HostOptions host_options;
   host_options.max_depth = settings.GetInt("executor_max_depth");
+  host_options.searcher = &searcher;
   exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, runtime, host_options,
                                    &metrics);
   exec::BuiltinToolOptions builtin_options;
@@ -287,7 +304,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
   exec::AgentSupervisor agents(cursor_store, executor_host,
-                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers)},
+                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
                                LimitsFrom(settings));
   // Executors call back into the supervisors (definition followers) and use the providers and
   // the token hub: on every way out, the host stops first.
@@ -305,7 +322,7 @@ int RunServe(const std::vector<std::string>& args) {
   }
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
-  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers)},
+  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
                                          runtime, clock, LimitsFrom(settings),
                                          static_cast<int>(settings.GetInt("session_workers")));
   session_service.SetNotify([&session_worker](const std::string& owner, const std::string& session) {
@@ -319,22 +336,6 @@ int RunServe(const std::vector<std::string>& args) {
     if (Status started = session_worker.Start(); !started.ok()) return Fail(started);
   }
 
-  // Search: full text always; vectors with an embedder, computed after the writes by the worker.
-  auto embedder = MakeEmbedder(settings, (*providers)->providers());
-  if (!embedder.ok()) return Fail(embedder.status());
-  std::unique_ptr<search::ExactVectorSearch> vector_search;
-  std::unique_ptr<search::EmbeddingWorker> embedding_worker;  // stopped before the bus (declared after it)
-  if (*embedder) {
-    search::EmbeddingWorkerOptions embed_options;
-    embed_options.schemas = SplitList(settings.GetString("embed_schemas"));
-    embed_options.batch_size = static_cast<size_t>(settings.GetInt("embed_batch_size"));
-    vector_search = std::make_unique<search::ExactVectorSearch>(vector_store, *store, **embedder);
-    embedding_worker = std::make_unique<search::EmbeddingWorker>(*store, vector_store, cursor_store, *event_bus,
-                                                                 **embedder, embed_options, &metrics);
-    embedding_worker->Start();
-    CAIRN_LOG_INFO("vector search with {} (embedder)", (*embedder)->model());
-  }
-  search::Searcher searcher(text_index, vector_search.get());
 
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);

@@ -407,7 +407,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
                                            std::to_string(shared_->options.max_depth) + "; " + spec.actor +
                                            " did not run (a loop of executors triggering each other?)");
     } else {
-      context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions);
+      context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions,
+                                shared_->options.searcher);
       uint64_t token = shared_->runtime.watchdog().Arm(Watchdog::Clock::now() + spec.timeout, &cancelled);
       try {
         result = loaded.executor->Run(request);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "store/text_index.h"
+
 namespace cairn::search {
 namespace {
 
@@ -16,10 +18,6 @@ uint64_t Fnv1a(std::string_view bytes, uint64_t seed) {
     hash *= 1099511628211ULL;
   }
   return hash;
-}
-
-bool WordByte(unsigned char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
 }
 
 }  // namespace
@@ -38,7 +36,7 @@ std::vector<float> HashingEmbedder::EmbedOne(std::string_view text) const {
   std::string word;
   for (size_t i = 0; i <= text.size(); ++i) {
     const auto c = i < text.size() ? static_cast<unsigned char>(text[i]) : 0;
-    if (i < text.size() && WordByte(c)) {
+    if (i < text.size() && store::IsSearchWordByte(c)) {
       word.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : static_cast<char>(c));
       continue;
     }

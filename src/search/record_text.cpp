@@ -1,6 +1,9 @@
 #include "search/record_text.h"
 
+#include <set>
 #include <vector>
+
+#include "store/text_index.h"
 
 namespace cairn::search {
 namespace json = boost::json;
@@ -35,6 +38,26 @@ std::string RecordText(const model::Breadcrumb& crumb, size_t max_bytes) {
     }
   }
   return text;
+}
+
+std::string QueryWords(std::string_view text) {
+  std::string out;
+  std::set<std::string> seen;
+  size_t i = 0;
+  while (i < text.size() && seen.size() < store::kMaxSearchTerms) {
+    if (!store::IsSearchWordByte(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    size_t start = i;
+    while (i < text.size() && store::IsSearchWordByte(static_cast<unsigned char>(text[i]))) ++i;
+    std::string word(text.substr(start, i - start));
+    for (char& c : word) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    if (out.size() + word.size() + 1 > store::kMaxSearchQueryBytes) break;
+    if (!seen.insert(word).second) continue;
+    out += (out.empty() ? "" : " ") + word;
+  }
+  return out;
 }
 
 }  // namespace cairn::search

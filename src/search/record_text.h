@@ -14,4 +14,9 @@ inline constexpr size_t kMaxRecordTextBytes = 8 * 1024;
 
 std::string RecordText(const model::Breadcrumb& crumb, size_t max_bytes = kMaxRecordTextBytes);
 
+// The first distinct words of `text` (as the full-text query counts them: runs of ASCII letters
+// and digits and non-ASCII bytes), space-separated, within the bounds of a search query
+// (store/text_index.h): for searching with a text longer than a query may be.
+std::string QueryWords(std::string_view text);
+
 }  // namespace cairn::search

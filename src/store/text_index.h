@@ -28,6 +28,12 @@ inline constexpr size_t kMaxSearchQueryBytes = 1024;
 inline constexpr size_t kMaxSearchTerms = 32;
 inline constexpr size_t kMaxSearchLimit = 200;
 
+// The bytes words are made of in query text: ASCII letters and digits, and every non-ASCII byte
+// (UTF-8 letters; the index's tokenizer splits them further where it must).
+inline bool IsSearchWordByte(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+}
+
 struct TextSearchQuery {
   std::string text;                         // what the user typed; 1 to kMaxSearchQueryBytes bytes
   std::optional<std::string> schema_name;   // exact

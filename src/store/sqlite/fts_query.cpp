@@ -8,10 +8,6 @@
 namespace cairn::store::sqlite {
 namespace {
 
-bool WordByte(unsigned char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
-}
-
 Status BadQuery(const std::string& problem) { return Status(StatusCode::kInvalidArgument, "q: " + problem, "q"); }
 
 }  // namespace
@@ -27,12 +23,12 @@ Result<std::string> CompileFtsQuery(std::string_view text) {
   std::vector<Word> words;
   size_t i = 0;
   while (i < text.size()) {
-    if (!WordByte(static_cast<unsigned char>(text[i]))) {
+    if (!IsSearchWordByte(static_cast<unsigned char>(text[i]))) {
       ++i;
       continue;
     }
     Word word;
-    while (i < text.size() && WordByte(static_cast<unsigned char>(text[i]))) {
+    while (i < text.size() && IsSearchWordByte(static_cast<unsigned char>(text[i]))) {
       char c = text[i++];
       word.text.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
     }
