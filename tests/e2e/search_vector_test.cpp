@@ -13,7 +13,7 @@ namespace cairn::e2e {
 namespace {
 
 using Names = std::vector<std::string>;
-constexpr auto kDeadline = std::chrono::seconds(30);
+constexpr std::chrono::seconds kDeadline(30);
 
 class SearchServerTest : public ServerTest {
  protected:
@@ -27,16 +27,7 @@ class SearchServerTest : public ServerTest {
     if (!status.contains("models") || status.at("models").as_array().empty()) return {};
     return status.at("models").as_array().at(0).as_object();
   }
-  // Polls /search/status until the embedding worker has gone through every event.
-  ::testing::AssertionResult CaughtUp() {
-    const auto deadline = std::chrono::steady_clock::now() + kDeadline;
-    while (std::chrono::steady_clock::now() < deadline) {
-      json::object model = Model();
-      if (!model.empty() && IntAt(model, "backlog") == 0) return ::testing::AssertionSuccess();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return ::testing::AssertionFailure() << "backlog left: " << JsonText(Status());
-  }
+  ::testing::AssertionResult CaughtUp() { return SearchCaughtUp(client(), kDeadline); }
   Names Titles(const std::string& query) {
     Response r = client().Get("/breadcrumbs/search?" + query);
     EXPECT_EQ(r.status, 200) << query << ": " << r.Describe();
