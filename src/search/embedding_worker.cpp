@@ -5,33 +5,13 @@
 
 #include "base/log.h"
 #include "model/reserved.h"
+#include "model/tool_definition.h"
 #include "search/record_text.h"
 
 namespace cairn::search {
 namespace {
 
 constexpr size_t kEventsPerRead = 256;
-
-bool GlobMatch(std::string_view glob, std::string_view text) {
-  // Iterative '*' matching with one backtrack point: linear in practice, no recursion.
-  size_t g = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (g < glob.size() && glob[g] == '*') {
-      star = g++;
-      mark = t;
-    } else if (g < glob.size() && glob[g] == text[t]) {
-      ++g;
-      ++t;
-    } else if (star != std::string_view::npos) {
-      g = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (g < glob.size() && glob[g] == '*') ++g;
-  return g == glob.size();
-}
 
 bool Reserved(std::string_view schema) {
   for (std::string_view name :
@@ -51,7 +31,8 @@ bool EmbedsSchema(const std::vector<std::string>& schemas, const std::optional<s
       if (glob == "*") return true;
       continue;
     }
-    if (Reserved(*schema_name) ? glob == *schema_name : GlobMatch(glob, *schema_name)) return true;
+    // The same '*' globs as --tool-env-allow (model/tool_definition.h).
+    if (Reserved(*schema_name) ? glob == *schema_name : model::ToolEnvPatternMatches(glob, *schema_name)) return true;
   }
   return false;
 }
