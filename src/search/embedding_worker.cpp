@@ -12,6 +12,7 @@ namespace cairn::search {
 namespace {
 
 constexpr size_t kEventsPerRead = 256;
+constexpr std::chrono::seconds kCursorSaveInterval{1};
 
 bool Reserved(std::string_view schema) {
   for (std::string_view name :
@@ -41,7 +42,7 @@ EmbeddingWorker::EmbeddingWorker(store::Store& records, store::VectorStore& vect
                                  bus::EventBus& bus, Embedder& embedder, EmbeddingWorkerOptions options,
                                  MetricsRegistry* metrics)
     : records_(records), vectors_(vectors), cursors_(cursors), bus_(bus), embedder_(embedder),
-      options_(std::move(options)), consumer_("search.embed:" + embedder.model()) {
+      options_(std::move(options)), model_(embedder.model()), consumer_("search.embed:" + model_) {
   options_.batch_size = std::clamp<size_t>(options_.batch_size, 1, kMaxEmbedBatch);
   if (metrics) {
     embedded_ = &metrics->GetCounter("cairn_search_embedded_total", "Records embedded by the embedding worker");
@@ -123,16 +124,14 @@ Status EmbeddingWorker::EmbedWithRetries(const std::vector<std::string>& texts, 
   }
 }
 
-Status EmbeddingWorker::Store(const std::vector<model::Breadcrumb>& crumbs, const std::vector<store::VectorKey>& removals,
-                              int64_t seq) {
-  std::vector<store::VectorWrite> writes;
-  std::vector<store::VectorKey> removed = removals;
+Status EmbeddingWorker::Embed(const std::vector<model::Breadcrumb>& crumbs, std::vector<store::VectorWrite>* writes,
+                              std::vector<store::VectorKey>* removals) {
   std::vector<const model::Breadcrumb*> embed;
   for (const auto& crumb : crumbs) {
     if (EmbedsSchema(options_.schemas, crumb.schema_name)) {
       embed.push_back(&crumb);
     } else {
-      removed.push_back({crumb.owner_id, crumb.id});
+      removals->push_back({crumb.owner_id, crumb.id});
     }
   }
   for (size_t start = 0; start < embed.size(); start += options_.batch_size) {
@@ -149,12 +148,21 @@ Status EmbeddingWorker::Store(const std::vector<model::Breadcrumb>& crumbs, cons
       continue;
     }
     for (size_t i = start; i < end; ++i) {
-      writes.push_back({embed[i]->owner_id, embed[i]->id, embed[i]->version, std::move(vectors[i - start])});
+      writes->push_back({embed[i]->owner_id, embed[i]->id, embed[i]->version, std::move(vectors[i - start])});
     }
     if (embedded_) embedded_->Increment(end - start);
   }
-  if (writes.empty() && removed.empty() && seq < 0) return Status::Ok();
-  return vectors_.PutVectors(embedder_.model(), writes, removed, seq < 0 ? "" : consumer_, seq);
+  return Status::Ok();
+}
+
+Status EmbeddingWorker::Flush(const std::vector<store::VectorWrite>& writes, int64_t seq) {
+  CAIRN_RETURN_IF_ERROR(vectors_.PutVectors(model_, writes, pending_removals_, consumer_, seq));
+  pending_removals_.clear();
+  last_flush_ = std::chrono::steady_clock::now();
+  std::lock_guard lock(mu_);
+  persisted_seq_ = seq;
+  advanced_.notify_all();
+  return Status::Ok();
 }
 
 Status EmbeddingWorker::Fill(int64_t start_seq) {
@@ -174,9 +182,12 @@ Status EmbeddingWorker::Fill(int64_t start_seq) {
       auto crumb = records_.Get(m.owner_id, m.breadcrumb_id);
       if (crumb.ok() && EmbedsSchema(options_.schemas, crumb->schema_name)) crumbs.push_back(std::move(crumb).value());
     }
-    CAIRN_RETURN_IF_ERROR(Store(crumbs, {}, -1));
+    std::vector<store::VectorWrite> writes;
+    std::vector<store::VectorKey> removals;
+    CAIRN_RETURN_IF_ERROR(Embed(crumbs, &writes, &removals));
+    if (!writes.empty()) CAIRN_RETURN_IF_ERROR(vectors_.PutVectors(embedder_.model(), writes, {}, "", 0));
   }
-  CAIRN_RETURN_IF_ERROR(vectors_.PutVectors(embedder_.model(), {}, {}, consumer_, start_seq));
+  CAIRN_RETURN_IF_ERROR(Flush({}, start_seq));
   filling_ = false;
   Advanced(start_seq);
   return Status::Ok();
@@ -191,6 +202,7 @@ void EmbeddingWorker::Run() {
     if (cursor.ok() && bounds.ok()) {
       const bool pruned_past = *cursor && bounds->first_seq > 0 && **cursor < bounds->first_seq - 1;
       if (*cursor && !pruned_past) {
+        persisted_seq_ = **cursor;  // before the first wake-up: no one waits yet
         Advanced(**cursor);
         break;
       }
@@ -200,30 +212,44 @@ void EmbeddingWorker::Run() {
     }
     if (!Wait(kIdle)) return;
   }
+  // Batches that store no vector move the cursor in memory and are saved at most once a second (and
+  // when stopping): re-reading their events after a crash is harmless, and a commit per batch of
+  // unrelated events is not.
+  auto flush_due = [this] { return std::chrono::steady_clock::now() - last_flush_ >= kCursorSaveInterval; };
+  auto flush_pending = [&] {
+    if (cursor_.load() == persisted_seq_.load() && pending_removals_.empty()) return;
+    Status saved = Flush({}, cursor_.load());
+    if (!saved.ok()) CAIRN_LOG_WARN("search: saving the embedding cursor failed (will retry): {}", saved.message());
+  };
   while (true) {
     auto events = bus_.Read(cursor_.load(), kEventsPerRead);
-    if (!events.ok()) {
-      CAIRN_LOG_WARN("search: reading events failed: {}", events.status().message());
-      if (!Wait(kIdle)) return;
-      continue;
-    }
-    if (events->empty()) {
-      if (!Wait(kIdle)) return;
-      continue;
-    }
-    // The records touched by the batch, each once; their current state is what gets embedded.
-    // A deleted record lost its vector with the delete; one whose schema is no longer embedded
-    // loses it in Store().
-    std::set<std::pair<std::string, std::string>> touched;  // (owner, id)
-    for (const auto& event : *events) {
-      if (event->type == "breadcrumb.deleted") {
-        touched.erase({event->owner_id, event->breadcrumb_id});
-        continue;
+    if (!events.ok() || events->empty()) {
+      if (!events.ok()) CAIRN_LOG_WARN("search: reading events failed: {}", events.status().message());
+      const bool pending = cursor_.load() != persisted_seq_.load() || !pending_removals_.empty();
+      if (pending && flush_due()) flush_pending();
+      if (!Wait(pending ? kCursorSaveInterval : kIdle)) {
+        flush_pending();
+        return;
       }
-      touched.insert({event->owner_id, event->breadcrumb_id});
+      continue;
+    }
+    // The records created or updated by the batch, each once; their current state is embedded. A
+    // deleted record lost its vector with the delete. An update to a schema that is not embedded
+    // removes the vector the record may have had (its schema may have changed).
+    std::set<std::pair<std::string, std::string>> touched;  // (owner, id)
+    std::vector<store::VectorKey> removals;
+    for (const auto& event : *events) {
+      std::pair<std::string, std::string> key{event->owner_id, event->breadcrumb_id};
+      if (event->type == "breadcrumb.deleted") {
+        touched.erase(key);
+      } else if (EmbedsSchema(options_.schemas, event->schema_name)) {
+        touched.insert(std::move(key));
+      } else {
+        touched.erase(key);
+        if (event->type == "breadcrumb.updated") removals.push_back({event->owner_id, event->breadcrumb_id});
+      }
     }
     std::vector<model::Breadcrumb> crumbs;
-    std::vector<store::VectorKey> removals;
     Status read = Status::Ok();
     for (const auto& [owner, id] : touched) {
       auto crumb = records_.Get(owner, id);
@@ -234,8 +260,13 @@ void EmbeddingWorker::Run() {
         break;
       }  // gone since (deleted, expired) or unreadable (reported by the store): nothing to embed
     }
+    std::vector<store::VectorWrite> writes;
+    Status stored = read.ok() ? Embed(crumbs, &writes, &removals) : read;
     const int64_t last = events->back()->seq;
-    Status stored = read.ok() ? Store(crumbs, removals, last) : read;
+    if (stored.ok()) {
+      pending_removals_.insert(pending_removals_.end(), removals.begin(), removals.end());
+      if (!writes.empty() || flush_due()) stored = Flush(writes, last);
+    }
     if (!stored.ok()) {
       CAIRN_LOG_WARN("search: storing vectors failed (will retry): {}", stored.message());
       if (!Wait(std::chrono::seconds(1))) return;
@@ -253,7 +284,7 @@ void EmbeddingWorker::Advanced(int64_t seq) {
 
 bool EmbeddingWorker::WaitCaughtUp(int64_t seq, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return advanced_.wait_for(lock, timeout, [&] { return cursor_.load() >= seq && !filling_.load(); });
+  return advanced_.wait_for(lock, timeout, [&] { return persisted_seq_.load() >= seq && !filling_.load(); });
 }
 
 }  // namespace cairn::search

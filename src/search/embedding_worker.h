@@ -5,8 +5,10 @@
 // embedded (EmbedsSchema); their current state is read, embedded in requests of at most
 // `batch_size` texts, and the vectors are stored together with the new cursor in one transaction
 // (VectorStore::PutVectors). A crash (kill -9) before that commit loses nothing: the events are
-// read again. A record that stopped being embedded (its schema changed) loses its vector; a
-// deleted one lost it with the delete.
+// read again. A batch that stores no vector (events of other schemas) moves the cursor in memory
+// only, saved at most once a second, so unrelated writes cost no extra commit each. A record that
+// stopped being embedded (its schema changed) loses its vector within that second; a deleted one
+// lost it with the delete.
 //
 // A model without a cursor (new, or its events pruned past the cursor) first fills in the vectors
 // of every record that has none (VectorStore::MissingVectors), then follows the log from where it
@@ -76,7 +78,8 @@ class EmbeddingWorker {
 
   EmbeddingStatus GetStatus() const;
 
-  // Waits until the vectors of every event up to `seq` are stored (or skipped); false on timeout.
+  // Waits until every event up to `seq` is done and stored with the cursor (vectors written,
+  // removed or skipped); false on timeout.
   bool WaitCaughtUp(int64_t seq, std::chrono::milliseconds timeout);
 
  private:
@@ -84,11 +87,13 @@ class EmbeddingWorker {
   // Waits until woken by new events or stopped, at most `timeout`. False when stopping.
   bool Wait(std::chrono::milliseconds timeout);
   Status Fill(int64_t start_seq);
-  // Embeds `crumbs` (some may no longer be embedded: removed instead) and stores the result with
-  // the cursor at `seq` (no cursor with seq < 0). Retries as the class comment says.
-  Status Store(const std::vector<model::Breadcrumb>& crumbs, const std::vector<store::VectorKey>& removals,
-                      int64_t seq);
-  void Advanced(int64_t seq);  // the cursor is stored at `seq`
+  // Embeds `crumbs` into `writes` (those no longer embedded go to `removals`), retrying as the
+  // class comment says; kUnavailable only when stopping.
+  Status Embed(const std::vector<model::Breadcrumb>& crumbs, std::vector<store::VectorWrite>* writes,
+               std::vector<store::VectorKey>* removals);
+  // Stores `writes`, the pending removals and the cursor at `seq` in one transaction.
+  Status Flush(const std::vector<store::VectorWrite>& writes, int64_t seq);
+  void Advanced(int64_t seq);  // every event up to `seq` is done
   Status EmbedWithRetries(const std::vector<std::string>& texts, std::vector<std::vector<float>>* out);
 
   store::Store& records_;
@@ -97,6 +102,7 @@ class EmbeddingWorker {
   bus::EventBus& bus_;
   Embedder& embedder_;
   EmbeddingWorkerOptions options_;
+  std::string model_;  // embedder_.model(), which must not change
   std::string consumer_;
   Counter* embedded_ = nullptr;
   Counter* failed_ = nullptr;
@@ -107,7 +113,11 @@ class EmbeddingWorker {
   bool woken_ = false;
   bool stopping_ = false;
   std::string last_error_;
-  std::atomic<int64_t> cursor_{0};
+  std::atomic<int64_t> cursor_{0};  // in memory: every event up to it is done (or pending below)
+  std::atomic<int64_t> persisted_seq_{0};  // the stored cursor (written by the worker thread)
+  // The worker thread's own: removals not stored yet, the time of the last store.
+  std::vector<store::VectorKey> pending_removals_;
+  std::chrono::steady_clock::time_point last_flush_;
   std::atomic<bool> filling_{false};
   std::atomic<int64_t> failed_batches_{0};
   std::unique_ptr<bus::Subscription> subscription_;

@@ -81,6 +81,11 @@ class EmbeddingWorkerTest : public ::testing::Test {
   ManualClock clock_{1'795'225'252'000'000};
   test_support::TempSqliteStore store_{"cairn-embedding-worker-test"};
   std::unique_ptr<bus::LocalEventBus> bus_;
+  // Embedders outlive the worker (members before it, so destroyed after it).
+  HashingEmbedder embedder_;
+  HashingEmbedder small_embedder_{64};
+  FlakyEmbedder flaky_{3, StatusCode::kUnavailable};
+  FlakyEmbedder refusing_{1000, StatusCode::kInternal};
   std::unique_ptr<EmbeddingWorker> worker_;
 };
 
@@ -98,7 +103,7 @@ TEST(EmbedsSchemaTest, GlobsAndReservedSchemas) {
 }
 
 TEST_F(EmbeddingWorkerTest, EmbedsWritesAndFindsTheNearest) {
-  HashingEmbedder embedder;
+  HashingEmbedder& embedder = embedder_;
   StartWorker(embedder);
   Create("harbour lights", R"({"text":"boats in the Lisbon harbour at night"})", "note.v1");
   Create("tax forms", R"({"text":"quarterly filing deadlines"})", "note.v1");
@@ -117,7 +122,7 @@ TEST_F(EmbeddingWorkerTest, EmbedsWritesAndFindsTheNearest) {
 }
 
 TEST_F(EmbeddingWorkerTest, UpdatesReplaceVectorsAndDeletesOrExcludedSchemasRemoveThem) {
-  HashingEmbedder embedder;
+  HashingEmbedder& embedder = embedder_;
   StartWorker(embedder);
   model::Breadcrumb a = Create("first", R"({"text":"penguins on the ice"})");
   model::Breadcrumb b = Create("second", R"({"text":"desert camels"})");
@@ -138,13 +143,13 @@ TEST_F(EmbeddingWorkerTest, UpdatesReplaceVectorsAndDeletesOrExcludedSchemasRemo
 TEST_F(EmbeddingWorkerTest, FillsInRecordsWrittenBeforeTheModelThenResumesFromItsCursor) {
   Create("old one", R"({"text":"written before any embedder"})");
   Create("old two", R"({"text":"also before"})");
-  HashingEmbedder embedder;
+  HashingEmbedder& embedder = embedder_;
   StartWorker(embedder);
   CatchUp();
   EXPECT_EQ(Vectors(embedder), 2);
   worker_->Stop();
   Create("while stopped", R"({"text":"nobody was embedding"})");
-  HashingEmbedder other_dimension(64);  // another model: fills in on its own
+  HashingEmbedder& other_dimension = small_embedder_;  // another model: fills in on its own
   StartWorker(embedder);
   CatchUp();
   EXPECT_EQ(Vectors(embedder), 3);
@@ -156,7 +161,7 @@ TEST_F(EmbeddingWorkerTest, FillsInRecordsWrittenBeforeTheModelThenResumesFromIt
 }
 
 TEST_F(EmbeddingWorkerTest, TransientFailuresAreRetriedUntilTheyPass) {
-  FlakyEmbedder embedder(3, StatusCode::kUnavailable);
+  FlakyEmbedder& embedder = flaky_;
   StartWorker(embedder);
   Create("kept", R"({"text":"must not be lost"})");
   CatchUp();
@@ -167,7 +172,7 @@ TEST_F(EmbeddingWorkerTest, TransientFailuresAreRetriedUntilTheyPass) {
 }
 
 TEST_F(EmbeddingWorkerTest, APermanentFailureSkipsTheBatchAfterItsAttempts) {
-  FlakyEmbedder embedder(1000, StatusCode::kInternal);
+  FlakyEmbedder& embedder = refusing_;
   EmbeddingWorkerOptions options;
   options.max_attempts = 2;
   StartWorker(embedder, options);
