@@ -54,9 +54,13 @@ EmbeddingWorker::EmbeddingWorker(store::Store& records, store::VectorStore& vect
 EmbeddingWorker::~EmbeddingWorker() { Stop(); }
 
 void EmbeddingWorker::Start() {
-  std::lock_guard lock(mu_);
   if (thread_.joinable()) return;
-  stopping_ = false;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = false;
+  }
+  // Subscribed without holding mu_: the bus calls the wake-up under its own lock, and the wake-up
+  // takes mu_, so taking them in the other order could deadlock.
   subscription_ = bus_.Subscribe([this] {
     std::lock_guard wake_lock(mu_);
     woken_ = true;

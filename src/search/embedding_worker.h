@@ -71,9 +71,10 @@ class EmbeddingWorker {
                   bus::EventBus& bus, Embedder& embedder, EmbeddingWorkerOptions options, MetricsRegistry* metrics);
   ~EmbeddingWorker();
 
-  // Starts the thread. Idempotent.
+  // Starts the thread. Idempotent. Start and Stop are called by the owner, from one thread.
   void Start();
-  // Stops and joins the thread; a batch in flight is abandoned (its events are read again).
+  // Stops and joins the thread; a batch in flight is abandoned (its events are read again). Never
+  // called holding a lock the bus's wake-ups take.
   void Stop();
 
   EmbeddingStatus GetStatus() const;
