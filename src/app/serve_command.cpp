@@ -21,6 +21,8 @@
 #include "bus/local_event_bus.h"
 #include "bus/ephemeral_hub.h"
 #include "exec/agents/agent_supervisor.h"
+#include "exec/workflows/workflow_supervisor.h"
+#include "model/event_expression.h"
 #include "exec/execution_index.h"
 #include "exec/execution_migration.h"
 #include "exec/executor_host.h"
@@ -35,6 +37,7 @@
 #include "server/breadcrumb_handlers.h"
 #include "server/event_handlers.h"
 #include "server/selector_handlers.h"
+#include "server/workflow_handlers.h"
 #include "server/session_handlers.h"
 #include "server/http_server.h"
 #include "server/system_handlers.h"
@@ -235,6 +238,9 @@ int RunServe(const std::vector<std::string>& args) {
     auto stats = store->Stats();
     return stats.ok() ? static_cast<double>(stats->records) : -1.0;
   });
+  metrics.AddGauge("cairn_expression_errors", "Evaluations of selector conditions and input expressions that failed "
+                   "(a condition counts them as no match; docs/cel.md)",
+                   [] { return static_cast<double>(model::ExpressionErrors()); });
 
   // Webhook delivery starts after the bus and stops before it.
   server::webhooks::CurlWebhookSender webhook_sender(outbound_policy);
@@ -306,6 +312,8 @@ int RunServe(const std::vector<std::string>& args) {
   exec::AgentSupervisor agents(cursor_store, executor_host,
                                exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
                                LimitsFrom(settings));
+  exec::WorkflowSupervisor workflows(cursor_store, executor_host, exec::WorkflowDeps{*store, *event_bus, runtime},
+                                     LimitsFrom(settings));
   // Executors call back into the supervisors (definition followers) and use the providers and
   // the token hub: on every way out, the host stops first.
   struct StopExecutorsFirst {
@@ -320,6 +328,7 @@ int RunServe(const std::vector<std::string>& args) {
   if (Status started = agents.Start(settings.GetBool("run_executors"), settings.GetBool("default_agent")); !started.ok()) {
     return Fail(started);
   }
+  if (Status started = workflows.Start(settings.GetBool("run_executors")); !started.ok()) return Fail(started);
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
   sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
@@ -350,6 +359,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddWebhookRoutes(router, webhook_store, webhook_sender, [&deliverer] { return deliverer.Refresh(); },
                            webhook_routes);
   server::AddSelectorRoutes(router, *store, LimitsFrom(settings));
+  server::AddWorkflowRoutes(router, *store, LimitsFrom(settings));
   server::AddSessionRoutes(router, session_service, execution_index, *event_bus, LimitsFrom(settings));
 
   server::HttpServerOptions http;

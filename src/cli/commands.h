@@ -19,6 +19,7 @@ CommandSpec ToolsSpec();
 CommandSpec CallSpec();
 CommandSpec ChatSpec();
 CommandSpec SearchSpec();
+CommandSpec RunSpec();
 
 int RunPut(CommandRun& run);      // write_commands.cpp
 int RunUpdate(CommandRun& run);   // write_commands.cpp
@@ -31,6 +32,7 @@ int RunTools(CommandRun& run);    // tool_commands.cpp
 int RunCall(CommandRun& run);     // tool_commands.cpp
 int RunChat(CommandRun& run);     // chat_command.cpp
 int RunSearch(CommandRun& run);   // search_command.cpp
+int RunRun(CommandRun& run);      // workflow_commands.cpp
 
 // kInvalidArgument for an empty id: "/breadcrumbs/" would silently address the list route.
 Status CheckId(std::string_view id);

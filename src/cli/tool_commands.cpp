@@ -7,21 +7,17 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
-#include <chrono>
 #include <random>
 
-#include "base/json_util.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/url_util.h"
 #include "model/reserved.h"
-#include "net/sse_parser.h"
+#include "cli/answer_stream.h"
 
 namespace cairn::cli {
 namespace json = boost::json;
 namespace {
-
-constexpr size_t kMaxDepth = 1024;
 
 std::string NewRequestId() {
   std::random_device device;
@@ -31,22 +27,6 @@ std::string NewRequestId() {
   for (int i = 0; i < 24; ++i) id += kHex[rng() % 16];
   return id;
 }
-
-// Stops a stream at a deadline or at Ctrl-C, whichever comes first.
-class DeadlineStop final : public StopSignal {
- public:
-  DeadlineStop(StopSignal& inner, std::chrono::steady_clock::time_point deadline) : inner_(inner), deadline_(deadline) {}
-  bool stop_requested() const override { return inner_.stop_requested() || std::chrono::steady_clock::now() >= deadline_; }
-  int fd() const override { return inner_.fd(); }
-  bool WaitFor(std::chrono::milliseconds duration) override {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
-    return inner_.WaitFor(std::min(duration, std::max(left, std::chrono::milliseconds(0)))) && !stop_requested();
-  }
-
- private:
-  StopSignal& inner_;
-  std::chrono::steady_clock::time_point deadline_;
-};
 
 std::string StringAt(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
@@ -103,101 +83,32 @@ int RunTools(CommandRun& run) {
 
 int RunCall(CommandRun& run) {
   const std::string& tool = run.args().positionals()[0];
-  json::value input = json::object{};
-  if (auto text = run.args().Get("input")) {
-    auto parsed = ParseJson(*text, kMaxDepth);
-    if (!parsed.ok()) return run.UsageError("--input is not valid JSON: " + parsed.status().message());
-    input = std::move(parsed).value();
-  }
-  int64_t wait_seconds = 30;
-  if (auto text = run.args().Get("wait")) {
-    char* end = nullptr;
-    wait_seconds = std::strtoll(text->c_str(), &end, 10);
-    if (text->empty() || *end != '\0' || wait_seconds < 1 || wait_seconds > 86400) {
-      return run.UsageError("--wait must be a number of seconds from 1 to 86400, got '" + *text + "'");
-    }
-  }
-  ClientContext& context = run.context();
-  if (!context.make_stream_http || !context.make_stop) {
-    return run.Failure(Status::Internal("streaming is not available in this context"));
-  }
+  auto input = InputOption(run);
+  if (!input.ok()) return run.UsageError(input.status().message());
+  auto wait_seconds = WaitSeconds(run, "wait", 30);
+  if (!wait_seconds.ok()) return run.UsageError(wait_seconds.status().message());
   const std::string request_id = NewRequestId();
   QueryString query;
   query.Add("schema_name", std::string(model::kToolResponseSchema));
   query.Add("tag", "request:" + request_id);
-  HttpRequest stream_request;
-  stream_request.method = "GET";
-  stream_request.url = run.api().server_url() + "/events/stream" + query.Build();
-
-  CurlOptions curl_options = run.curl_options();
-  curl_options.total_timeout_ms = 0;
-  auto http = context.make_stream_http(curl_options);
-  auto signal = context.make_stop();
-  DeadlineStop stop(*signal, std::chrono::steady_clock::now() + std::chrono::seconds(wait_seconds));
-
-  Status failure;
-  std::optional<json::object> response;
-  std::string omitted_id;
-  net::SseParser parser;
-  StreamCallbacks callbacks;
-  callbacks.on_open = [&](const HttpReply&) {
+  AnswerWait wait;
+  wait.stream_query = query.Build();
+  wait.wait_seconds = *wait_seconds;
+  wait.write = [&]() -> Status {
     json::object body{{"title", "call " + tool},
                       {"schema_name", model::kToolRequestSchema},
-                      {"context", json::object{{"tool", tool}, {"input", input}, {"request_id", request_id}}}};
-    auto written = run.api().Call("POST", "/breadcrumbs", json::value(std::move(body)));
-    if (!written.ok()) failure = written.status();
-    return written.ok();
+                      {"context", json::object{{"tool", tool}, {"input", *input}, {"request_id", request_id}}}};
+    return run.api().Call("POST", "/breadcrumbs", json::value(std::move(body))).status();
   };
-  callbacks.on_data = [&](std::string_view chunk) {
-    if (Status fed = parser.Feed(chunk); !fed.ok()) {
-      failure = fed;
-      return false;
-    }
-    while (auto frame = parser.Next()) {
-      auto event = ParseJson(frame->data, kMaxDepth);
-      if (!event.ok() || !event->is_object()) continue;
-      const json::value* ctx = event->as_object().if_contains("context");
-      if (ctx && ctx->is_object()) {
-        response = ctx->as_object();
-        return false;
-      }
-      if (event->as_object().contains("context_omitted")) {  // too large for the stream: read the record
-        omitted_id = StringAt(event->as_object(), "breadcrumb_id");
-        return false;
-      }
-    }
-    return true;
-  };
-  auto reply = http->Stream(stream_request, callbacks, &stop);
-  if (!failure.ok()) return run.Failure(failure);
-  if (!response && !omitted_id.empty()) {
-    auto record = run.api().Call("GET", BreadcrumbPath(omitted_id, "/full"));
-    if (!record.ok()) return run.Failure(record.status());
-    const json::value* ctx = record->body.is_object() ? record->body.as_object().if_contains("context") : nullptr;
-    if (ctx && ctx->is_object()) response = ctx->as_object();
-  }
-  if (!response) {
-    if (!reply.ok()) return run.Failure(reply.status());
-    if (reply->status < 200 || reply->status > 299) {
-      return run.Failure(ErrorFromReply(*reply, stream_request.method, stream_request.url));
-    }
-    if (signal->stop_requested()) return kExitFailure;
-    return run.Failure(Status::Unavailable("no response from " + tool + " within " + std::to_string(wait_seconds) +
+  wait.match = [](const json::object&) { return true; };
+  auto answer = AwaitAnswer(run, wait);
+  if (!answer.ok()) return run.Failure(answer.status());
+  if (!answer->answer) {
+    if (answer->interrupted) return kExitFailure;
+    return run.Failure(Status::Unavailable("no response from " + tool + " within " + std::to_string(*wait_seconds) +
                                            " s (request_id " + request_id + "; it may still answer)"));
   }
-  bool ok = StringAt(*response, "status") == "success";
-  if (run.args().Has("full")) {
-    run.PrintJson(*response);
-  } else if (ok) {
-    const json::value* output = response->if_contains("output");
-    run.PrintJson(output ? *output : json::value(nullptr));
-  }
-  if (ok) return kExitOk;
-  const json::value* error = response->if_contains("error");
-  std::string code = error && error->is_object() ? StringAt(error->as_object(), "code") : "";
-  std::string message = error && error->is_object() ? StringAt(error->as_object(), "message") : "";
-  context.err << "cairn call: " << tool << " failed: " << code << ": " << message << "\n";
-  return kExitFailure;
+  return ReportAnswer(run, *answer->answer, "call", tool);
 }
 
 }  // namespace cairn::cli

@@ -12,6 +12,8 @@ DefinitionSupervisor::DefinitionSupervisor(store::Store& store, bus::EventBus& b
 
 DefinitionSupervisor::~DefinitionSupervisor() { Stop(); }
 
+std::string DefinitionConsumerId(const std::string& definition_id) { return "exec:" + definition_id; }
+
 Status DefinitionSupervisor::EnsureCursor(const std::string& consumer, int64_t start_seq) {
   CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> stored, cursors_.LoadCursor(consumer));
   return stored ? Status::Ok() : cursors_.SaveCursor(consumer, start_seq);
@@ -64,7 +66,7 @@ bool DefinitionSupervisor::ApplyDefinition(const std::string& id, int64_t versio
   std::lock_guard lock(apply_mu_);
   auto it = loaded_.find(id);
   if (it != loaded_.end() && it->second >= version) return true;
-  std::string consumer = "exec:" + id;
+  std::string consumer = DefinitionConsumerId(id);
   if (!run_executors_) {
     if (Status ensured = EnsureCursor(consumer, start_seq); !ensured.ok()) {
       CAIRN_LOG_WARN("{} definition {}: saving its first cursor failed: {}", kind_.label, id, ensured.message());
@@ -165,7 +167,7 @@ void DefinitionSupervisor::Loop(int64_t after) {
             loaded_.erase(event->breadcrumb_id);
           }
           NoteKnown(event->breadcrumb_id, false);
-          if (Status deleted = cursors_.DeleteCursor("exec:" + event->breadcrumb_id); !deleted.ok()) {
+          if (Status deleted = cursors_.DeleteCursor(DefinitionConsumerId(event->breadcrumb_id)); !deleted.ok()) {
             CAIRN_LOG_WARN("{} definition {}: deleting its cursor failed", kind_.label, event->breadcrumb_id);
           }
         }
@@ -184,7 +186,7 @@ void DefinitionSupervisor::ReapRetired() {
   }
   for (const auto& [id, gone] : retired) NoteKnown(id, false);
   for (const auto& [id, gone] : retired) {
-    host_.Remove("exec:" + id, /*forget_cursor=*/gone);
+    host_.Remove(DefinitionConsumerId(id), /*forget_cursor=*/gone);
     CAIRN_LOG_INFO("{} definition {} {}", kind_.label, id, gone ? "removed" : "stopped (not usable)");
   }
 }

@@ -32,6 +32,9 @@
 
 namespace cairn::exec {
 
+// The consumer (durable cursor, claims, execution ids) of the executor of definition `id`.
+std::string DefinitionConsumerId(const std::string& definition_id);
+
 struct DefinitionKind {
   std::string schema_name;  // the definitions' schema, e.g. "tool.v1"
   std::string label;        // for logs: "tool", "agent"

@@ -67,9 +67,11 @@ void AddRequesterLineage(json::object& request_context, const std::string& execu
 
 Lineage LineageOf(const model::Event& trigger, const std::string& execution_id) {
   Lineage root{"", execution_id, 0, ""};
-  if (!trigger.schema_name || *trigger.schema_name != model::kToolRequestSchema || !trigger.context.is_object()) {
-    return root;
-  }
+  // Records that carry their writer's lineage (only executors may write it: reserved_schema_store.h).
+  bool carries = trigger.schema_name && (*trigger.schema_name == model::kToolRequestSchema ||
+                                         *trigger.schema_name == model::kWorkflowRequestSchema ||
+                                         *trigger.schema_name == model::kUserMessageSchema);
+  if (!carries || !trigger.context.is_object()) return root;
   const json::object& c = trigger.context.as_object();
   auto id_ok = [](const std::string& id) { return !id.empty() && id.size() <= kMaxLineageIdBytes; };
   std::string parent = StringMember(c, "execution_id");

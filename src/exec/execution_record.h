@@ -47,12 +47,13 @@ std::string ExecutionRecordPath(const std::string& execution_id);
 // The trace of a write caused by `trigger`: same trace id, caused_by the trigger, depth + 1.
 model::Trace ChildTrace(const model::Event& trigger);
 
-// The fields a run adds to the tool.request.v1 records it writes, so the tool's run becomes its
-// child: {execution_id, root_execution_id, execution_depth, session_id?}.
+// The fields a run adds to the requests it writes (tool.request.v1, workflow.request.v1, a
+// user.message.v1 to an agent), so the run they cause becomes its child: {execution_id, root_execution_id, execution_depth, session_id?}.
 void AddRequesterLineage(boost::json::object& request_context, const std::string& execution_id, const Lineage& own);
 
 // The lineage of the run `execution_id` triggered by `trigger`: a child of the run that wrote
-// the trigger when it is a tool request carrying AddRequesterLineage fields (well-formed ones:
+// the trigger when it is a tool or workflow request, or a user message to an agent, carrying
+// AddRequesterLineage fields (well-formed ones:
 // ids of at most 128 bytes, 0 <= depth < 1,000), else a root.
 Lineage LineageOf(const model::Event& trigger, const std::string& execution_id);
 

@@ -60,6 +60,9 @@ struct RunRequest {
   // The run's first attempt for certain (its claim is new, a session execution never ran): no
   // earlier attempt can have left snapshots to resume from, so none are looked for.
   bool first_attempt = false;
+  // The value of the trigger subscription's `input` expression (subscription.h), when it has
+  // one: tools and workflows take it as their input instead of the trigger's.
+  const boost::json::value* input = nullptr;
 };
 
 struct TokenUsage {

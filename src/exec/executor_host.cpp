@@ -49,6 +49,19 @@ struct RunTimes {
   int64_t attempt = 1;
 };
 
+// The value of the `input` expression of the first trigger subscription `event` matches, if
+// that subscription has one; an expression that fails is the run's error.
+Result<std::optional<json::value>> TriggerInput(const ExecutorSpec& spec, const model::Event& event) {
+  for (const auto& sub : spec.subscriptions) {
+    if (!model::TriggerMatches(sub, event)) continue;
+    if (!sub.input_expression) return std::optional<json::value>();
+    auto value = sub.input_expression->Evaluate(event);
+    if (!value.ok()) return Status::InvalidArgument("the trigger's input expression failed: " + value.status().message());
+    return std::optional<json::value>(std::move(value).value());
+  }
+  return std::optional<json::value>();
+}
+
 // A trigger event rebuilt from its stored record, for runs recovered after a restart.
 model::Event EventFromRecord(const model::Breadcrumb& crumb, int64_t seq) {
   model::Event e;
@@ -80,8 +93,10 @@ ExecutionRecord RunningRecord(const ExecutorSpec& spec, const model::Event& trig
   r.trigger = trigger;
   r.lineage = LineageOf(trigger, r.id);
   r.attempt = times.attempt;
-  if (spec.kind == "tool" && trigger.schema_name && *trigger.schema_name == model::kToolRequestSchema &&
-      trigger.context.is_object() && trigger.context.as_object().contains("input")) {
+  // A request's input is the run's (tools and workflows); other triggers are the trigger itself.
+  bool request = trigger.schema_name && ((spec.kind == "tool" && *trigger.schema_name == model::kToolRequestSchema) ||
+                                         (spec.kind == "workflow" && *trigger.schema_name == model::kWorkflowRequestSchema));
+  if (request && trigger.context.is_object() && trigger.context.as_object().contains("input")) {
     r.input = BoundedCopy(trigger.context.as_object().at("input"));
   }
   r.created_micros = times.started_micros;
@@ -392,6 +407,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         shared_->runtime.runs().Add(spec.owner_id, ExecutionContext(record), event.breadcrumb_id, &cancelled);
     JobGroup::Watch stop_watch = shared_->jobs.WatchCancel(&cancelled);
     json::object context;
+    json::value mapped_input;
     RunRequest request{record.id, record.lineage, event, trigger, context, cancelled};
     request.first_attempt = spec.record_executions && times.attempt == 1;
     // The executor's refusal, its record naming the host's reason when the executor gave none.
@@ -406,7 +422,14 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
                                        "trace depth " + std::to_string(event.trace.depth) + " reached the maximum of " +
                                            std::to_string(shared_->options.max_depth) + "; " + spec.actor +
                                            " did not run (a loop of executors triggering each other?)");
+    } else if (auto input = TriggerInput(spec, event); !input.ok()) {
+      result = refuse("invalid_input", input.status().message());
     } else {
+      if (*input) {
+        mapped_input = std::move(**input);
+        request.input = &mapped_input;
+        record.input = BoundedCopy(mapped_input);  // what the run was given
+      }
       context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions,
                                 shared_->options.searcher);
       uint64_t token = shared_->runtime.watchdog().Arm(Watchdog::Clock::now() + spec.timeout, &cancelled);

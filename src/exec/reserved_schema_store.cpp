@@ -3,8 +3,10 @@
 #include <boost/json/serialize.hpp>
 
 #include "exec/tools/builtin_tools.h"
+#include "exec/workflows/workflow_supervisor.h"
 #include "model/agent_definition.h"
 #include "model/tool_definition.h"
+#include "model/workflow_definition.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -40,6 +42,17 @@ Status ValidateReservedRecord(const std::optional<std::string>& schema_name, con
     path = expected;
     return Status::Ok();
   }
+  if (*schema_name == model::kWorkflowSchema) {
+    // Parsed, and its CEL compiled: a definition that could not run is never written.
+    CAIRN_ASSIGN_OR_RETURN(auto loaded, LoadWorkflowDefinition(context, limits));
+    std::string expected = model::WorkflowPath(loaded.first.name);
+    if (path && *path != expected) {
+      return Status::Validation("path", "a workflow.def.v1 record lives at '" + expected + "' (or leave path out)");
+    }
+    path = expected;
+    return Status::Ok();
+  }
+  if (*schema_name == model::kWorkflowRequestSchema) return model::ValidateWorkflowRequest(context);
   if (*schema_name == model::kToolRequestSchema) {
     CAIRN_RETURN_IF_ERROR(model::ValidateToolRequest(context));
     // A request id names one request: answers are matched to requests by it, so a second request
@@ -72,7 +85,8 @@ namespace {
 // Records of runs and sessions: written by cairn's own writers only (WriteContext::system).
 bool IsSystemRecordSchema(const std::optional<std::string>& schema) {
   return schema && (*schema == model::kExecutionSchema || *schema == model::kAgentSnapshotSchema ||
-                    *schema == model::kSessionSchema || *schema == model::kSessionMessageSchema);
+                    *schema == model::kSessionSchema || *schema == model::kSessionMessageSchema ||
+                    *schema == model::kWorkflowStepSchema);
 }
 
 Status CheckSystemWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {
@@ -94,11 +108,24 @@ Status CheckReservedPath(const model::WriteContext& ctx, const std::optional<std
 }
 
 bool IsDefinitionSchema(const std::optional<std::string>& schema) {
-  return schema && (*schema == model::kToolSchema || *schema == model::kAgentSchema);
+  return schema && (*schema == model::kToolSchema || *schema == model::kAgentSchema || *schema == model::kWorkflowSchema);
 }
 
 bool IsAnswerSchema(const std::optional<std::string>& schema) {
-  return schema && (*schema == model::kToolResponseSchema || *schema == model::kAgentResponseSchema);
+  return schema && (*schema == model::kToolResponseSchema || *schema == model::kAgentResponseSchema ||
+                    *schema == model::kWorkflowResultSchema);
+}
+
+// Executors' writes: what models, tools and workflow steps produce.
+bool IsExecutorActor(const std::string& actor) {
+  return actor.starts_with("agent:") || actor.starts_with("tool:") || actor.starts_with("workflow:");
+}
+
+// Records that carry their writer's run lineage (execution_record.h AddRequesterLineage): the run
+// they cause becomes a child of the writer's.
+bool CarriesLineage(const std::optional<std::string>& schema) {
+  return schema && (*schema == model::kToolRequestSchema || *schema == model::kWorkflowRequestSchema ||
+                    *schema == model::kUserMessageSchema);
 }
 
 // An answer counts only from the executor that claimed the request, and only cairn's executors
@@ -121,27 +148,29 @@ Status CheckNotBuiltin(const model::Breadcrumb& current) {
 
 // A request that no executor will answer must not be accepted and left hanging: the tool's own
 // executor ignores what it wrote itself, and the depth guard drops triggers deeper than its limit.
+// The lineage fields make the caused run a child of the writer's run (cancelled with it): only a
+// run writes them, about itself.
 Status CheckAnswerable(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft, int64_t max_depth) {
-  if (!draft.schema_name || *draft.schema_name != model::kToolRequestSchema) return Status::Ok();
+  if (!CarriesLineage(draft.schema_name)) return Status::Ok();
   const json::object* o = draft.context.if_object();
-  const json::value* tool = o ? o->if_contains("tool") : nullptr;
-  if (tool && tool->is_string() && ctx.actor == "tool:" + std::string(tool->get_string())) {
-    return Status::InvalidArgument("a tool cannot request itself: this request is written as " + ctx.actor +
-                                   ", whose own writes that tool never answers");
+  bool executor = IsExecutorActor(ctx.actor);
+  if (!executor && !ctx.system && o && (o->contains("execution_id") || o->contains("root_execution_id"))) {
+    return Status::Validation("context.execution_id",
+                              "is written by the executor run that makes the request, not by " + ctx.actor);
+  }
+  if (*draft.schema_name == model::kUserMessageSchema) return Status::Ok();
+  const char* asked_field = *draft.schema_name == model::kToolRequestSchema ? "tool" : "workflow";
+  const json::value* asked = o ? o->if_contains(asked_field) : nullptr;
+  if (asked && asked->is_string() && ctx.actor == std::string(asked_field) + ":" + std::string(asked->get_string())) {
+    return Status::InvalidArgument("a " + std::string(asked_field) + " cannot request itself: this request is written as " +
+                                   ctx.actor + ", whose own writes it never answers");
   }
   // A tool runs as the request's requested_by. An executor (a model's or a tool's write) may only
   // ask as itself: naming a user would let it act as one, e.g. define a process tool.
   const json::value* requested_by = o ? o->if_contains("requested_by") : nullptr;
-  bool executor = ctx.actor.rfind("agent:", 0) == 0 || ctx.actor.rfind("tool:", 0) == 0;
   if (executor && !ctx.system && requested_by && *requested_by != json::value(ctx.actor)) {
-    return Status::InvalidArgument("an executor (" + ctx.actor + ") can only request tools as itself, not as " +
+    return Status::InvalidArgument("an executor (" + ctx.actor + ") can only make requests as itself, not as " +
                                    json::serialize(*requested_by));
-  }
-  // The lineage fields make the tool's run a child of the requesting run (cancelled with it):
-  // only a run writes them, about itself.
-  if (!executor && !ctx.system && o && (o->contains("execution_id") || o->contains("root_execution_id"))) {
-    return Status::Validation("context.execution_id",
-                              "is written by the executor run that requests the tool, not by " + ctx.actor);
   }
   if (draft.trace && draft.trace->depth > max_depth) {
     return Status::InvalidArgument("trace.depth " + std::to_string(draft.trace->depth) + " is beyond the executors' depth limit (" +
@@ -154,7 +183,7 @@ Status CheckAnswerable(const model::WriteContext& ctx, const model::BreadcrumbDr
 // runs a command) or agents. Definitions come from users and the system only.
 Status CheckDefinitionWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {
   if (!IsDefinitionSchema(schema)) return Status::Ok();
-  if (ctx.actor.rfind("agent:", 0) == 0 || ctx.actor.rfind("tool:", 0) == 0) {
+  if (IsExecutorActor(ctx.actor)) {
     return Status::Validation("schema_name", *schema + " records cannot be written by an executor (" + ctx.actor + ")");
   }
   return Status::Ok();
@@ -203,7 +232,7 @@ Result<store::CreateResult> ReservedSchemaStore::Create(const model::WriteContex
 
 Status ReservedSchemaStore::CheckExecutorPatch(const model::WriteContext& ctx, const std::string& id,
                                                const model::BreadcrumbPatch& patch, bool deleting) {
-  if (ctx.system && ctx.actor.rfind("agent:", 0) != 0 && ctx.actor.rfind("tool:", 0) != 0) return Status::Ok();
+  if (ctx.system && !IsExecutorActor(ctx.actor)) return Status::Ok();
   if (patch.schema_name.set) {
     CAIRN_RETURN_IF_ERROR(CheckSystemWriter(ctx, patch.schema_name.value));
     CAIRN_RETURN_IF_ERROR(CheckDefinitionWriter(ctx, patch.schema_name.value));

@@ -9,19 +9,25 @@
 //                    An `env` naming a variable never passed to tools (CAIRN_*, provider keys)
 //                    is kInvalidArgument (400), per limits.tool_env.
 //   agent.def.v1     ParseAgentDefinition; its path is agents/<agent_id> (set when absent)
-// tool.v1 and agent.def.v1 records are never written (created, changed or deleted) by an
-// executor (actor agent:* or tool:*): a model's output must not be able to define a process tool.
-// agent.execution.v1, agent.snapshot.v1, agent.session.v1 and agent.session.message.v1 records
-// are written only by cairn's own writers (WriteContext::system): a client cannot forge a run's
-// record or snapshot, or a session's state (they go through the sessions API).
-//   tool.request.v1  ValidateToolRequest; and a request that no executor would ever answer is
-//                    refused (kInvalidArgument -> 400): one written by the tool it asks for
-//                    (actor tool:<tool>, which the executor ignores as its own write), or one whose
+//   workflow.def.v1  ParseWorkflowDefinition; its path is workflows/<name> (set when absent)
+//   workflow.request.v1  ValidateWorkflowRequest
+// tool.v1, agent.def.v1 and workflow.def.v1 records are never written (created, changed or
+// deleted) by an executor (actor agent:*, tool:* or workflow:*): a model's output must not be
+// able to define a process tool.
+// agent.execution.v1, agent.snapshot.v1, agent.session.v1, agent.session.message.v1 and
+// workflow.step.v1 records are written only by cairn's own writers (WriteContext::system): a
+// client cannot forge a run's record or snapshot, or a session's state (they go through the
+// sessions API).
+// The lineage fields of tool.request.v1, workflow.request.v1 and user.message.v1 (which make the
+// run they cause a child of the writer's) are written only by executors.
+//   tool.request.v1  ValidateToolRequest; and a request (tool or workflow) that no executor would
+//                    ever answer is refused (kInvalidArgument -> 400): one written by the tool or
+//                    workflow it asks for (whose executor ignores its own writes), or one whose
 //                    trace is deeper than the executors' depth limit allows to answer
 //   tool.response.v1 {request_id: string, status: success|error, ...}
 // Updates are checked on the record they would produce. Everything else passes through.
 //
-// Answers (tool.response.v1, agent.response.v1) are written only by cairn's executors, which hold
+// Answers (tool.response.v1, agent.response.v1, workflow.result.v1) are written only by cairn's executors, which hold
 // the claim on the request they answer (WriteContext::system): anyone else's answer would be
 // taken for the tool's, so it is refused with kConflict, reason "answer_not_claimed", and the
 // request stays as it was. Built-in definitions (tool.v1 and agent.def.v1 records that cairn

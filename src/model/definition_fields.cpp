@@ -54,4 +54,26 @@ Result<std::vector<Subscription>> DefinitionSubscriptions(std::vector<Subscripti
   return Status::Validation("context.subscriptions.selectors", "needs at least one selector with role trigger");
 }
 
+std::optional<Status> CheckRequestField(std::string_view key, const boost::json::value& value, const std::string& field) {
+  if (key == "request_id" || key == "requested_by") {
+    if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 256) {
+      return Status::Validation(field, "must be a string of 1 to 256 bytes");
+    }
+    return Status::Ok();
+  }
+  if (key == "execution_id" || key == "root_execution_id" || key == "session_id") {
+    if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
+      return Status::Validation(field, "must be a string of 1 to 128 bytes");
+    }
+    return Status::Ok();
+  }
+  if (key == "execution_depth") {
+    if (!value.is_int64() || value.as_int64() < 0 || value.as_int64() >= 1000) {
+      return Status::Validation(field, "must be an integer from 0 to 999");
+    }
+    return Status::Ok();
+  }
+  return std::nullopt;
+}
+
 }  // namespace cairn::model

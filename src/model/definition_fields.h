@@ -4,6 +4,8 @@
 
 #include <boost/json/value.hpp>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,12 @@ Result<std::vector<std::string>> RequireStrings(const boost::json::value& value,
 
 // Whether `name` is 1 to 64 of A-Z a-z 0-9 _ - (tool names, agent ids).
 bool IsValidDefinitionName(std::string_view name);
+
+// The fields every request to an executor may carry besides what it asks for (tool.request.v1,
+// workflow.request.v1): request_id, requested_by and the requester's lineage (execution_id,
+// root_execution_id, execution_depth, session_id; exec/execution_record.h). nullopt when `key`
+// is none of them; else the check of `value` (kValidation naming `field`).
+std::optional<Status> CheckRequestField(std::string_view key, const boost::json::value& value, const std::string& field);
 
 // A definition's subscriptions: `given` when the definition had selectors (at least one must be a
 // trigger, else kValidation naming context.subscriptions.selectors), else `default_trigger`.

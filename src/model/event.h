@@ -4,6 +4,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,11 @@ struct Event {
   // The stored context (or tags) could not be decoded (a row written by an older version): the
   // event is delivered with what could be read, a null context and `context_unreadable: true`.
   bool context_unreadable = false;
+  // For an update: the record before it, as a condition's `before` sees it (condition.h:
+  // {id, schema_name, title, tags, path, version, context}), shared by every consumer of the
+  // event. The store fills it from the write itself, or from the record's history when the event
+  // is read back; null when that version is gone (the record was deleted since) and for other types.
+  std::shared_ptr<const boost::json::value> before;
 };
 
 // The event as clients see it (SSE `data:` and webhook bodies): type, seq, breadcrumb_id,

@@ -18,6 +18,13 @@ inline constexpr std::string_view kAgentSchema = "agent.def.v1";
 inline constexpr std::string_view kToolRequestSchema = "tool.request.v1";
 inline constexpr std::string_view kToolResponseSchema = "tool.response.v1";
 
+// Workflows (docs/workflows.md): a definition, a request to run one (answered exactly once, like
+// a tool request), its result, and the durable record of each step of a run.
+inline constexpr std::string_view kWorkflowSchema = "workflow.def.v1";
+inline constexpr std::string_view kWorkflowRequestSchema = "workflow.request.v1";
+inline constexpr std::string_view kWorkflowResultSchema = "workflow.result.v1";
+inline constexpr std::string_view kWorkflowStepSchema = "workflow.step.v1";
+
 // Agents: what a user says to one, what it answers, and its snapshots after every step.
 inline constexpr std::string_view kUserMessageSchema = "user.message.v1";
 inline constexpr std::string_view kAgentResponseSchema = "agent.response.v1";

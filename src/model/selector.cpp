@@ -148,8 +148,12 @@ Result<Selector> ParseSelector(const json::value& input, const Limits& limits) {
       CAIRN_RETURN_IF_ERROR(ReadStringArray(value, key, false, [&](const std::string& field, std::string type) {
         return AddType(field, std::move(type), s.types);
       }));
+    } else if (key == "when") {
+      CAIRN_ASSIGN_OR_RETURN(s.when, RequireString(value, key));
+      CAIRN_ASSIGN_OR_RETURN(s.condition, EventExpression::Compile(s.when, key));
     } else {
-      return Status::Validation(key, "unknown selector field (schema_name, any_tags, all_tags, path, context_match, types)");
+      return Status::Validation(key, "unknown selector field (schema_name, any_tags, all_tags, path, context_match, types, "
+                                     "when)");
     }
   }
   return s;
@@ -184,6 +188,9 @@ Result<Selector> ParseSelectorQuery(const std::vector<std::pair<std::string, std
       auto rules_json = ParseJson(value, limits.max_json_depth);
       if (!rules_json.ok()) return Status::Validation(name, "is not valid JSON: " + rules_json.status().message());
       CAIRN_ASSIGN_OR_RETURN(s.context_match, ParseContextRules(*rules_json, limits));
+    } else if (name == "when") {
+      s.when = value;
+      CAIRN_ASSIGN_OR_RETURN(s.condition, EventExpression::Compile(s.when, name));
     } else {
       return Status::Validation(name, "unknown query parameter");
     }
@@ -205,6 +212,7 @@ json::object SelectorToJson(const Selector& selector) {
     out["context_match"] = std::move(rules);
   }
   if (!selector.types.empty()) out["types"] = StringArray(selector.types);
+  if (!selector.when.empty()) out["when"] = selector.when;
   return out;
 }
 
@@ -217,7 +225,8 @@ bool Matches(const Selector& selector, const Event& event) {
   }
   if (!std::all_of(selector.all_tags.begin(), selector.all_tags.end(), carried)) return false;
   if (selector.path && (!event.path || !PathGlobMatches(*selector.path, *event.path))) return false;
-  return AllRulesHold(selector.context_match, event.context);
+  if (!AllRulesHold(selector.context_match, event.context)) return false;
+  return !selector.condition || selector.condition->Holds(event);
 }
 
 bool PathGlobMatches(std::string_view glob, std::string_view path) {

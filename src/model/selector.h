@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/event_expression.h"
 #include "model/event.h"
 #include "model/limits.h"
 #include "model/query.h"
@@ -32,8 +33,15 @@ struct Selector {
   // Event types: breadcrumb.created|updated|deleted (stored) and agent.token (ephemeral, see
   // below); empty = every stored type. An ephemeral type is only selected when named here.
   std::vector<std::string> types;
+  // A CEL condition over event, record and before (event_expression.h); empty: none. `condition` is
+  // its compiled form, set whenever `when` is (by the parsers).
+  std::string when;
+  std::shared_ptr<const EventExpression> condition;
 
-  bool operator==(const Selector&) const = default;
+  bool operator==(const Selector& other) const {
+    return schema_name == other.schema_name && any_tags == other.any_tags && all_tags == other.all_tags &&
+           path == other.path && context_match == other.context_match && types == other.types && when == other.when;
+  }
 };
 
 // Ephemeral events (bus/ephemeral_hub.h) are never stored: they reach only the SSE streams open
@@ -53,15 +61,15 @@ bool SelectsStoredEvents(const Selector& selector);
 bool SelectsEphemeralEvents(const Selector& selector);
 
 // Parses a selector given as a JSON object {"schema_name", "any_tags", "all_tags", "path",
-// "context_match", "types"}: all optional; unknown keys, null values and empty `any_tags` or
+// "context_match", "types", "when"}: all optional; unknown keys, null values and empty `any_tags` or
 // `types` arrays are rejected. Tags (deduplicated, order kept) follow ValidateTag, the schema name
 // ValidateSchemaName, context rules ParseContextRules; types must be breadcrumb.created,
-// breadcrumb.updated, breadcrumb.deleted or agent.token.
+// breadcrumb.updated, breadcrumb.deleted or agent.token; `when` must compile (EventExpression).
 Result<Selector> ParseSelector(const boost::json::value& json, const Limits& limits);
 
 // Parses a selector from URL query parameters (already percent-decoded): schema_name,
-// any_tags=a,b, all_tags=a,b, tag (repeatable; adds to all_tags), path, types=a,b and
-// context_match=<JSON: a rule or an array of rules>. Parameters named in `ignored` (e.g. "since",
+// any_tags=a,b, all_tags=a,b, tag (repeatable; adds to all_tags), path, types=a,b,
+// context_match=<JSON: a rule or an array of rules> and when=<CEL>. Parameters named in `ignored` (e.g. "since",
 // "selector_id") are skipped; any other unknown parameter, a repeated one (other than `tag`) or
 // an empty list item is a kValidation error naming the parameter.
 Result<Selector> ParseSelectorQuery(const std::vector<std::pair<std::string, std::string>>& params,
@@ -70,7 +78,8 @@ Result<Selector> ParseSelectorQuery(const std::vector<std::pair<std::string, std
 // The selector as JSON (only the conditions it has); ParseSelector gives it back unchanged.
 boost::json::object SelectorToJson(const Selector& selector);
 
-// Whether `event` satisfies every condition of `selector`. An empty selector matches every event.
+// Whether `event` satisfies every condition of `selector` (`when` last, after the cheap ones).
+// An empty selector matches every event.
 bool Matches(const Selector& selector, const Event& event);
 
 // Whether `path` matches `glob` segment by segment ('*' one segment, '**' zero or more). Both are

@@ -92,6 +92,10 @@ Status ParseEntry(const std::string& at, const json::object& entry, Subscription
         return Status::Validation(field, "must be an integer from -1000 to 1000");
       }
       sub.priority = static_cast<int>(value.as_int64());
+    } else if (name == "input") {
+      if (!value.is_string()) return Status::Validation(field, "must be a CEL expression (a string)");
+      sub.input = std::string(value.as_string());
+      CAIRN_ASSIGN_OR_RETURN(sub.input_expression, EventExpression::Compile(sub.input, field));
     } else if (name == "same_tag_prefix") {
       if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
         return Status::Validation(field, "must be a string of 1 to 128 bytes (a tag prefix such as \"session:\")");
@@ -104,6 +108,9 @@ Status ParseEntry(const std::string& at, const json::object& entry, Subscription
   if (!fetch_given && sub.role == SubscriptionRole::kContext) sub.fetch = FetchMethod::kLatest;
   if (!sub.same_tag_prefix.empty() && sub.role != SubscriptionRole::kContext) {
     return Status::Validation(at + ".same_tag_prefix", "applies to context selectors only");
+  }
+  if (!sub.input.empty() && sub.role != SubscriptionRole::kTrigger) {
+    return Status::Validation(at + ".input", "applies to trigger selectors only");
   }
   return Status::Ok();
 }
@@ -138,6 +145,9 @@ Result<std::vector<Subscription>> ParseSubscriptions(const json::value& selector
     auto selector = ParseSelector(selector_json, limits);
     if (!selector.ok()) return PrefixField(selector.status(), at);
     sub.selector = std::move(selector).value();
+    if (!sub.selector.when.empty() && sub.role != SubscriptionRole::kTrigger) {
+      return Status::Validation(at + ".when", "applies to trigger selectors only (context is fetched from the store)");
+    }
     if (sub.key.empty()) {
       if (!sub.selector.schema_name) {
         return Status::Validation(at + ".key", "is required when the selector has no schema_name");
@@ -165,6 +175,7 @@ json::object SubscriptionToJson(const Subscription& subscription) {
   if (!subscription.same_tag_prefix.empty()) out["same_tag_prefix"] = subscription.same_tag_prefix;
   if (!subscription.comment.empty()) out["comment"] = subscription.comment;
   if (subscription.priority != 0) out["priority"] = subscription.priority;
+  if (!subscription.input.empty()) out["input"] = subscription.input;
   return out;
 }
 

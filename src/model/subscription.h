@@ -47,8 +47,16 @@ struct Subscription {
   std::string same_tag_prefix;  // kContext only; empty: no correlation with the trigger's tags
   std::string comment;
   int priority = 0;
+  // Trigger selectors only: a CEL expression over event, record and before (event_expression.h)
+  // whose value is the run's input, e.g. {'task': record.id}; empty: the executor's default.
+  std::string input;
+  std::shared_ptr<const EventExpression> input_expression;  // compiled `input`
 
-  bool operator==(const Subscription&) const = default;
+  bool operator==(const Subscription& other) const {
+    return selector == other.selector && role == other.role && key == other.key && fetch == other.fetch &&
+           limit == other.limit && same_tag_prefix == other.same_tag_prefix && comment == other.comment &&
+           priority == other.priority && input == other.input;
+  }
 };
 
 inline constexpr size_t kMaxSubscriptions = 32;

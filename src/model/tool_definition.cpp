@@ -264,19 +264,8 @@ Status ValidateToolRequest(const json::value& context) {
       if (!value.is_string() || !IsValidToolName(value.as_string())) {
         return Status::Validation(field, "must be a tool name (1 to 64 of A-Z a-z 0-9 _ -)");
       }
-    } else if (key == "request_id" || key == "requested_by") {
-      if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 256) {
-        return Status::Validation(field, "must be a string of 1 to 256 bytes");
-      }
-    } else if (key == "execution_id" || key == "root_execution_id" || key == "session_id") {
-      // The requesting run's lineage (exec/execution_record.h), written by executors.
-      if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
-        return Status::Validation(field, "must be a string of 1 to 128 bytes");
-      }
-    } else if (key == "execution_depth") {
-      if (!value.is_int64() || value.as_int64() < 0 || value.as_int64() >= 1000) {
-        return Status::Validation(field, "must be an integer from 0 to 999");
-      }
+    } else if (auto checked = CheckRequestField(key, value, field)) {
+      CAIRN_RETURN_IF_ERROR(*checked);
     } else if (key != "input") {
       return Status::Validation(field, "unknown field (tool, input, request_id, requested_by, execution_id, "
                                        "root_execution_id, execution_depth, session_id)");

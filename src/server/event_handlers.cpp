@@ -35,7 +35,7 @@ void AddEventRoutes(Router& router, bus::EventBus& bus, store::Store& store, con
     CAIRN_ASSIGN_OR_RETURN(QueryReader query,
                            QueryReader::Open(req.query,
                                              {"schema_name", "any_tags", "all_tags", "path", "types", "context_match",
-                                              "selector_id", "since"},
+                                              "when", "selector_id", "since"},
                                              {"tag"}));
     CAIRN_ASSIGN_OR_RETURN(model::Selector selector, StreamSelector(query, store, ctx.owner_id, limits));
     CAIRN_ASSIGN_OR_RETURN(int64_t after_seq, StreamResumePoint(req, bus));

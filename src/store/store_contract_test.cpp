@@ -859,6 +859,51 @@ TEST(SqliteCommitListenerTest, ReplacingTheListenerWaitsForTheCallInProgress) {
   EXPECT_TRUE(returned_when_replaced) << "SetCommittedEventsListener returned while the old listener ran";
 }
 
+// Conditions on `before` (model/event_expression.h) read the record before an update from the
+// event, handed over by the writer or read back from the history: both the same.
+TEST(SqliteEventBeforeTest, AnUpdateCarriesTheVersionBeforeItLiveAndWhenReadBack) {
+  ManualClock clock{kStart};
+  test_support::TempSqliteStore store{"cairn-before-test"};
+  ASSERT_TRUE(store.Open(clock));
+  std::mutex mu;
+  std::vector<model::Event> live;
+  store->SetCommittedEventsListener([&](std::vector<model::Event> events, bool) {
+    std::lock_guard lock(mu);
+    for (auto& e : events) live.push_back(std::move(e));
+  });
+  model::WriteContext ctx{"default", "alice"};
+  auto created = store->Create(ctx, Draft("task", R"({"status": "todo", "n": 1})", {"a"}, "projects/p/tasks/t"), "");
+  ASSERT_TRUE(created.ok());
+  BreadcrumbPatch done;
+  done.context.Set(J(R"({"status": "done", "n": 2})"));
+  done.tags.Set({"b"});
+  ASSERT_TRUE(store->Update(ctx, created->breadcrumb.id, done, std::nullopt).ok());
+  BreadcrumbPatch renamed;
+  renamed.title.Set("task 2");
+  ASSERT_TRUE(store->Update(ctx, created->breadcrumb.id, renamed, std::nullopt).ok());
+  store->SetCommittedEventsListener(nullptr);
+
+  auto logged = store->ReadEvents(0, 10);
+  ASSERT_TRUE(logged.ok());
+  ASSERT_EQ(logged->size(), 3u);
+  std::lock_guard lock(mu);
+  ASSERT_EQ(live.size(), 3u);
+  for (const auto* events : {&live, &*logged}) {
+    EXPECT_FALSE((*events)[0].before) << "a create has no before";
+    ASSERT_TRUE((*events)[1].before);
+    EXPECT_EQ(*(*events)[1].before, J(R"({"id": ")" + created->breadcrumb.id + R"(", "schema_name": null, "title": "task",
+        "tags": ["a"], "path": "projects/p/tasks/t", "version": 1, "context": {"status": "todo", "n": 1}})"));
+    ASSERT_TRUE((*events)[2].before);
+    EXPECT_EQ((*events)[2].before->at("context"), J(R"({"status": "done", "n": 2})"));
+    EXPECT_EQ((*events)[2].before->at("version"), 2);
+  }
+  // Once the record is deleted its history is gone: a replayed update has no before.
+  ASSERT_TRUE(store->Delete(ctx, created->breadcrumb.id, std::nullopt).ok());
+  auto after_delete = store->ReadEvents(0, 10);
+  ASSERT_TRUE(after_delete.ok());
+  EXPECT_FALSE((*after_delete)[1].before);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& param_info) { return param_info.param ? "Cached" : "Sqlite"; });
 

@@ -469,5 +469,33 @@ TEST_F(CliE2eTest, CallPrintsTheOutputAndFailsOnAnErrorResponse) {
   EXPECT_EQ(Cairn({"call"}).exit_code, 2);
 }
 
+TEST_F(CliE2eTest, RunStartsAWorkflowAndWithWaitPrintsItsOutputOrFails) {
+  json::object definition{{"name", "cli_chain"},
+                          {"input_schema", json::parse(R"({"type": "object", "required": ["n"]})")},
+                          {"steps", json::parse(R"([{"id": "a", "tool": "echo", "input": {"v": "${{ input.n + 1 }}"}},
+                                                   {"id": "b", "tool": "echo", "needs": ["a"],
+                                                    "input": {"w": "${{ steps.a.output.v * 10 }}"}}])")},
+                          {"output", "${{ steps.b.output.w }}"}};
+  ProcessResult defined = Cairn({"put", "--title", "cli_chain", "--schema", "workflow.def.v1", "--context", "-"},
+                                json::serialize(definition));
+  ASSERT_EQ(defined.exit_code, 0) << Show(defined);
+
+  ProcessResult waited = Cairn({"run", "cli_chain", "--input", R"({"n": 4})", "--wait", "--compact"});
+  ASSERT_EQ(waited.exit_code, 0) << Show(waited);
+  EXPECT_EQ(ParseOut(waited), json::value(50));
+
+  ProcessResult started = Cairn({"run", "cli_chain", "--input", R"({"n": 1})", "--compact"});
+  ASSERT_EQ(started.exit_code, 0) << Show(started);
+  EXPECT_EQ(ParseOut(started).at("execution_id").as_string().size(), 32u) << Show(started);
+
+  ProcessResult bad_input = Cairn({"run", "cli_chain", "--input", R"({"m": 1})", "--wait"});
+  EXPECT_EQ(bad_input.exit_code, 1) << Show(bad_input);
+  EXPECT_NE(bad_input.err.find("input.n"), std::string::npos) << Show(bad_input);
+  EXPECT_EQ(Cairn({"run", "no_such_workflow"}).exit_code, 1);
+  EXPECT_EQ(Cairn({"run", "cli_chain", "--input", "{nope"}).exit_code, 2);
+  EXPECT_EQ(Cairn({"run", "cli_chain", "--wait", "--wait-seconds", "0"}).exit_code, 2);
+  EXPECT_EQ(Cairn({"run"}).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace cairn::cli_e2e

@@ -4,6 +4,14 @@
 
 namespace cairn::e2e {
 
+json::object Match(std::initializer_list<std::pair<const char*, json::value>> fields) {
+  json::object m;
+  for (const auto& [k, v] : fields) m[k] = v;
+  return m;
+}
+
+json::object Text(const std::string& content) { return json::object{{"content", content}}; }
+
 json::object Rule(json::object match, json::object reply, int times) {
   json::object rule{{"match", std::move(match)}, {"reply", std::move(reply)}};
   if (times > 0) rule["times"] = times;

@@ -15,6 +15,10 @@
 
 namespace cairn::e2e {
 
+// A fixture rule's `match` from its fields, e.g. Match({{"last_role", "user"}}).
+json::object Match(std::initializer_list<std::pair<const char*, json::value>> fields);
+// A fixture reply answering with `content` ({{last_content}} and the like are expanded).
+json::object Text(const std::string& content);
 // A fixture-server rule: {"match": match, "reply": reply} (plus "times" when > 0).
 json::object Rule(json::object match, json::object reply, int times = 0);
 // A reply asking for tool calls: each {name, arguments}.

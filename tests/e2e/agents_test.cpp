@@ -10,14 +10,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-json::object Match(std::initializer_list<std::pair<const char*, json::value>> fields) {
-  json::object m;
-  for (const auto& [k, v] : fields) m[k] = v;
-  return m;
-}
-
-json::object Text(const std::string& content) { return json::object{{"content", content}}; }
-
 std::string MessageOf(const json::object& response) { return StringAt(ContextOf(response), "message"); }
 std::string AnswerStatus(const json::object& response) { return StringAt(ContextOf(response), "status"); }
 std::string AnswerErrorCode(const json::object& response) {

@@ -7,14 +7,6 @@
 namespace cairn::e2e {
 namespace {
 
-json::object Match(std::initializer_list<std::pair<const char*, json::value>> fields) {
-  json::object m;
-  for (const auto& [k, v] : fields) m[k] = v;
-  return m;
-}
-
-json::object Text(const std::string& content) { return json::object{{"content", content}}; }
-
 // Every system message of a chat request, joined.
 std::string SystemTextOf(const json::object& request) {
   std::string text;

@@ -259,7 +259,7 @@ TEST_F(e2e_hostile_writers, NoOneCanStandInForAnotherRequestOrRun) {
       "context":{"tool":"breadcrumb_create","requested_by":"alice","input":{"title":"x"}}})",
                                    {{"X-Cairn-Actor", "agent:bot"}});
   EXPECT_TRUE(IsError(as_user, 400, "bad_request")) << as_user.body;
-  EXPECT_NE(as_user.body.find("only request tools as itself"), std::string::npos) << as_user.body;
+  EXPECT_NE(as_user.body.find("only make requests as itself"), std::string::npos) << as_user.body;
 
   // The paths of run records and cairn's reports are not for clients.
   for (const std::string path : {"executions/exec:x/y/1", "session-executions/s", "system/errors/unreadable/event/1"}) {

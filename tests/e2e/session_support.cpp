@@ -297,13 +297,6 @@ std::vector<json::object> SessionTest::LlmRequestsWith(const std::string& text) 
 
 namespace session_tests {
 
-json::object Match(std::initializer_list<std::pair<const char*, json::value>> fields) {
-  json::object m;
-  for (const auto& [k, v] : fields) m[k] = v;
-  return m;
-}
-
-json::object Text(const std::string& content) { return json::object{{"content", content}}; }
 json::object SleepCall(int64_t ms) { return ToolCallsReply({{"sleep", json::object{{"ms", ms}}}}); }
 json::object AskUser(const std::string& question) {
   return ToolCallsReply({{"user_input", json::object{{"question", question}}}});

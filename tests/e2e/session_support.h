@@ -142,10 +142,8 @@ bool Mentions(const json::value& v, const std::string& text);
 // In their own namespace: other suites that include this header define helpers of the same names.
 namespace session_tests {
 
-// A fixture rule's `match` from its fields.
-json::object Match(std::initializer_list<std::pair<const char*, json::value>> fields);
-// Fixture replies: a text answer, a `sleep` tool call of `ms`, a user_input question.
-json::object Text(const std::string& content);
+// Fixture replies (besides agent_support.h's Match and Text): a `sleep` tool call of `ms`, a
+// user_input question.
 json::object SleepCall(int64_t ms);
 json::object AskUser(const std::string& question);
 

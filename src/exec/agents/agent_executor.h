@@ -5,7 +5,7 @@
 // One run:
 //   prompt (prompt.h) -> call the model -> for its tool calls, write tool.request.v1 records
 //   (requested_by = the agent, request_id derived from execution, step and call) -> wait for their
-//   tool.response.v1 answers (tool_response_waiter.h) -> tool messages -> call the model again,
+//   tool.response.v1 answers (exec/response_waiter.h) -> tool messages -> call the model again,
 //   until a final answer, max_iterations, the token budget, or the same call with the same
 //   arguments asked 3 times (then the answer says why). Tool errors, unknown tools and arguments
 //   that are not JSON go back to the model as tool messages; they do not fail the run.

@@ -8,7 +8,7 @@
 #include "base/json_util.h"
 #include "base/log.h"
 #include "exec/agents/prompt.h"
-#include "exec/agents/tool_response_waiter.h"
+#include "exec/response_waiter.h"
 #include "exec/execution_record.h"
 #include "exec/retry.h"
 #include "model/json_schema.h"
@@ -362,7 +362,7 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
     for (auto& op : Observe(AgentEvent::Type::kStepCompleted, nullptr, step_usage_)) events.push_back(std::move(op));
   }
   // The waiter notes the bus position before the requests exist, so no answer can slip past it.
-  waiter_ = std::make_unique<ToolResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
+  waiter_ = std::make_unique<ResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
   if (Status saved = WriteSnapshot(std::move(requests), std::move(events)); !saved.ok()) {
     return Error("internal", "saving a snapshot failed: " + saved.message());
   }
@@ -392,7 +392,7 @@ Result<bool> AgentRun::CollectToolResults() {
   if (awaits_user) {
     for (auto& p : state_.pending) {
       if (p.result || p.call.name != kUserInputTool) continue;
-      CAIRN_ASSIGN_OR_RETURN(auto answer, ToolResponseWaiter::FindStored(deps_.store, request_.trigger_event.owner_id,
+      CAIRN_ASSIGN_OR_RETURN(auto answer, ResponseWaiter::FindStored(deps_.store, request_.trigger_event.owner_id,
                                                                           p.request_id, std::string(kUserInputTool)));
       if (!answer) continue;
       p.result = ToolResultText(*answer);
@@ -402,7 +402,7 @@ Result<bool> AgentRun::CollectToolResults() {
   if (!waiting.empty()) {
     // A resumed run may wait for requests written before the crash: their answers may be stored.
     bool look_in_store = !waiter_;
-    if (!waiter_) waiter_ = std::make_unique<ToolResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
+    if (!waiter_) waiter_ = std::make_unique<ResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
     Status saving = Status::Ok();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(def_.tool_timeout_ms);
     CAIRN_ASSIGN_OR_RETURN(

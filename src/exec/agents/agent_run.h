@@ -13,7 +13,7 @@
 
 #include "exec/agents/agent_executor.h"
 #include "exec/agents/agent_state.h"
-#include "exec/agents/tool_response_waiter.h"
+#include "exec/response_waiter.h"
 
 namespace cairn::exec {
 
@@ -102,7 +102,7 @@ class AgentRun {
   std::string execution_id_;
   std::string actor_;
   AgentState state_;
-  std::unique_ptr<ToolResponseWaiter> waiter_;  // set before a step's requests are written
+  std::unique_ptr<ResponseWaiter> waiter_;  // set before a step's requests are written
   std::string reported_model_;
   llm::Usage step_usage_;  // of the last model reply
   bool final_snapshot_ = false;  // the last snapshot written is the final one

@@ -72,6 +72,7 @@ RunResult ToolExecutor::Run(const RunRequest& request) {
   } else {
     input = trigger.context;
   }
+  if (request.input) input = *request.input;
   std::string request_id = RequestIdOf(trigger);
   auto elapsed = [&] { return ElapsedMs(request); };
   if (Status valid = model::ValidateAgainstSchema(definition_.input_schema, input, "input"); !valid.ok()) {

@@ -30,6 +30,21 @@ void SignSmallUnsigned(json::value& v) {
   }
 }
 
+// An update's `before` (model::Event): the previous version's title, tags, version and context,
+// with the id, schema name and path of the event (the same whether live or read back).
+std::shared_ptr<const json::value> BeforeView(const model::Event& e, std::string title, json::value tags,
+                                              json::value context) {
+  SignSmallUnsigned(context);
+  return std::make_shared<const json::value>(json::object{
+      {"id", e.breadcrumb_id},
+      {"schema_name", e.schema_name ? json::value(*e.schema_name) : json::value(nullptr)},
+      {"title", std::move(title)},
+      {"tags", std::move(tags)},
+      {"path", e.path ? json::value(*e.path) : json::value(nullptr)},
+      {"version", e.version - 1},
+      {"context", std::move(context)}});
+}
+
 json::value AsReadBack(const json::value& context) {
   json::value copy = context;
   SignSmallUnsigned(copy);
@@ -39,7 +54,7 @@ json::value AsReadBack(const json::value& context) {
 }  // namespace
 
 Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& c, const std::string& actor,
-                   int64_t at, const std::string* context_json) {
+                   int64_t at, const std::string* context_json, model::Breadcrumb* previous) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "INSERT INTO events(type, breadcrumb_id, version, schema_name, title, tags, path, owner_id, created_by, "
       "trace_id, caused_by, depth, at, context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"));
@@ -67,6 +82,11 @@ Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcr
   e.trace = c.trace;
   e.at = at;
   e.context = AsReadBack(c.context);
+  if (previous && e.type == "breadcrumb.updated") {
+    json::array tags;
+    for (const auto& tag : previous->tags) tags.emplace_back(tag);
+    e.before = BeforeView(e, previous->title, std::move(tags), std::move(previous->context));
+  }
   conn.staged_events().push_back(std::move(e));
   return Status::Ok();
 }
@@ -74,8 +94,11 @@ Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcr
 Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit,
                                                 std::vector<std::pair<int64_t, std::string>>* damaged) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
-      "SELECT seq, type, breadcrumb_id, version, schema_name, title, tags, path, owner_id, created_by, trace_id, "
-      "caused_by, depth, at, context FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2"));
+      "SELECT e.seq, e.type, e.breadcrumb_id, e.version, e.schema_name, e.title, e.tags, e.path, e.owner_id, "
+      "e.created_by, e.trace_id, e.caused_by, e.depth, e.at, e.context, v.title, v.tags, v.context FROM events e "
+      "LEFT JOIN breadcrumbs b ON e.type = 'breadcrumb.updated' AND b.id = e.breadcrumb_id "
+      "LEFT JOIN breadcrumb_versions v ON v.rid = b.rid AND v.version = e.version - 1 "
+      "WHERE e.seq > ?1 ORDER BY e.seq LIMIT ?2"));
   stmt->Bind(1, after_seq).Bind(2, static_cast<int64_t>(limit));
   std::vector<model::Event> events;
   while (true) {
@@ -103,6 +126,12 @@ Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_
     e.trace.depth = stmt->Int(12);
     e.at = stmt->Int(13);
     if (!stmt->IsNull(14)) e.context = DecodeStoredJson(stmt->Text(14), "context", nullptr, &damage);
+    if (!stmt->IsNull(15)) {  // an update whose previous version is still in the history
+      std::string before_damage;
+      json::value tags = DecodeStoredJson(stmt->Text(16), "tags", json::array(), &before_damage);
+      json::value context = DecodeStoredJson(stmt->Text(17), "context", nullptr, &before_damage);
+      if (before_damage.empty()) e.before = BeforeView(e, std::string(stmt->Text(15)), std::move(tags), std::move(context));
+    }
     if (!damage.empty()) {
       e.context_unreadable = true;
       damaged->emplace_back(e.seq, std::move(damage));

@@ -14,12 +14,14 @@
 namespace cairn::store::sqlite {
 
 // Appends one event for `crumb` ("breadcrumb.created|updated|deleted") by `actor` at `at`.
-// `context_json`, when given, is crumb.context already serialised.
+// `context_json`, when given, is crumb.context already serialised. For an update, `previous` is
+// the record before it: the staged event's `before` (model::Event) is made of it, taking its
+// context (moved, not copied).
 Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& crumb, const std::string& actor,
-                   int64_t at, const std::string* context_json = nullptr);
+                   int64_t at, const std::string* context_json = nullptr, model::Breadcrumb* previous = nullptr);
 
-// Events with seq > after_seq, oldest first, at most `limit`. An event whose tags or context do
-// not decode is still returned (no tags, null context, `context_unreadable`) so that the log has
+// Events with seq > after_seq, oldest first, at most `limit`, an update's `before` read from the
+// record's history (null when that version is gone). An event whose tags or context do not decode is still returned (no tags, null context, `context_unreadable`) so that the log has
 // no gap; its seq and the reason are added to `damaged`.
 Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_seq, size_t limit,
                                                 std::vector<std::pair<int64_t, std::string>>* damaged);

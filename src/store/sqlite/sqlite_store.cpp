@@ -309,7 +309,7 @@ Result<model::Breadcrumb> SqliteStore::UpdateIn(Connection& conn, const model::W
   CAIRN_RETURN_IF_ERROR(WithPathReclaim(conn, ctx.owner_id, new_path, now, record_delta, [&] {
     return UpdateBreadcrumb(conn, rid, updated, old_tags, &context_json);
   }));
-  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.updated", updated, ctx.actor, now, &context_json));
+  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.updated", updated, ctx.actor, now, &context_json, &current));
   return updated;
 }
 

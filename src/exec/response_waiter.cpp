@@ -1,4 +1,4 @@
-#include "exec/agents/tool_response_waiter.h"
+#include "exec/response_waiter.h"
 
 #include "model/tool_definition.h"
 
@@ -6,7 +6,7 @@ namespace cairn::exec {
 namespace json = boost::json;
 namespace {
 
-// A string member of a tool.response.v1 context ("request_id", "tool"), or "".
+// A string member of an answer's context ("request_id", "tool"), or "".
 std::string Member(const json::value& context, std::string_view key) {
   const json::value* v = context.is_object() ? context.as_object().if_contains(key) : nullptr;
   return v && v->is_string() ? std::string(v->as_string()) : "";
@@ -14,53 +14,53 @@ std::string Member(const json::value& context, std::string_view key) {
 
 }  // namespace
 
-Result<std::optional<json::object>> ToolResponseWaiter::FindStored(store::Store& store, const std::string& owner_id,
+Result<std::optional<json::object>> ResponseWaiter::FindStored(store::Store& store, const std::string& owner_id,
                                                                    const std::string& request_id,
-                                                                   const std::string& tool) {
+                                                                   const std::string& source, ResponseKind kind) {
   model::BreadcrumbQuery query;
-  query.schema_name = std::string(model::kToolResponseSchema);
+  query.schema_name = std::string(kind.schema);
   query.all_tags = {"request:" + request_id};
   query.include_context = true;
-  if (!tool.empty()) query.all_tags.push_back("tool:" + tool);
+  if (!source.empty()) query.all_tags.push_back(std::string(kind.source_tag) + ":" + source);
   query.limit = 1;
   CAIRN_ASSIGN_OR_RETURN(store::Page found, store.List(owner_id, query));
   for (const auto& crumb : found.items) {
     if (crumb.context.is_object() && Member(crumb.context, "request_id") == request_id &&
-        (tool.empty() || Member(crumb.context, "tool") == tool)) {
+        (source.empty() || Member(crumb.context, kind.source_field) == source)) {
       return std::optional<json::object>(crumb.context.as_object());
     }
   }
   return std::optional<json::object>();
 }
 
-ToolResponseWaiter::ToolResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id)
-    : store_(store), bus_(bus), owner_id_(std::move(owner_id)), after_seq_(bus.LastSeq()) {
-  // Woken by tool responses only; the wait looks at the bus at least every 50 ms anyway.
+ResponseWaiter::ResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id, ResponseKind kind)
+    : store_(store), bus_(bus), owner_id_(std::move(owner_id)), kind_(kind), after_seq_(bus.LastSeq()) {
+  // Woken by answers of the kind only; the wait looks at the bus at least every 50 ms anyway.
   subscription_ = bus_.SubscribeWhen(
       [this] {
         std::lock_guard lock(mu_);
         woken_ = true;
         cv_.notify_all();
       },
-      [owner = owner_id_](const model::Event& event) {
-        return event.owner_id == owner && event.schema_name && *event.schema_name == model::kToolResponseSchema;
+      [owner = owner_id_, schema = kind_.schema](const model::Event& event) {
+        return event.owner_id == owner && event.schema_name && *event.schema_name == schema;
       },
       1024);
 }
 
-Result<std::set<std::string>> ToolResponseWaiter::Wait(
+Result<std::set<std::string>> ResponseWaiter::Wait(
     std::map<std::string, std::string> ids, bool look_in_store, std::chrono::steady_clock::time_point deadline,
     const std::atomic<bool>& cancelled, const std::function<void(const std::string&, const json::object&)>& on_answer) {
   auto take = [&](const json::value& context) {
     std::string id = Member(context, "request_id");
     auto asked = ids.find(id);
-    if (asked == ids.end() || Member(context, "tool") != asked->second) return;
+    if (asked == ids.end() || Member(context, kind_.source_field) != asked->second) return;
     ids.erase(asked);
     on_answer(id, context.as_object());
   };
   if (look_in_store) {
     for (const auto& [id, tool] : std::map<std::string, std::string>(ids)) {
-      CAIRN_ASSIGN_OR_RETURN(auto found, FindStored(store_, owner_id_, id, tool));
+      CAIRN_ASSIGN_OR_RETURN(auto found, FindStored(store_, owner_id_, id, tool, kind_));
       if (found) take(*found);
     }
   }
@@ -71,7 +71,7 @@ Result<std::set<std::string>> ToolResponseWaiter::Wait(
       for (const auto& event : events) {
         after_seq_ = event->seq;
         if (event->owner_id == owner_id_ && event->type == "breadcrumb.created" && event->schema_name &&
-            *event->schema_name == model::kToolResponseSchema && event->context.is_object()) {
+            *event->schema_name == kind_.schema && event->context.is_object()) {
           take(event->context);
         }
       }
