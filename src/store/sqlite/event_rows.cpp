@@ -128,9 +128,11 @@ Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_
     if (!stmt->IsNull(14)) e.context = DecodeStoredJson(stmt->Text(14), "context", nullptr, &damage);
     if (!stmt->IsNull(15)) {  // an update whose previous version is still in the history
       std::string before_damage;
-      json::value tags = DecodeStoredJson(stmt->Text(16), "tags", json::array(), &before_damage);
-      json::value context = DecodeStoredJson(stmt->Text(17), "context", nullptr, &before_damage);
-      if (before_damage.empty()) e.before = BeforeView(e, std::string(stmt->Text(15)), std::move(tags), std::move(context));
+      json::value before_tags = DecodeStoredJson(stmt->Text(16), "tags", json::array(), &before_damage);
+      json::value before_context = DecodeStoredJson(stmt->Text(17), "context", nullptr, &before_damage);
+      if (before_damage.empty()) {
+        e.before = BeforeView(e, std::string(stmt->Text(15)), std::move(before_tags), std::move(before_context));
+      }
     }
     if (!damage.empty()) {
       e.context_unreadable = true;
