@@ -46,6 +46,11 @@
 #include "server/webhooks/webhook_handlers.h"
 #include "store/cached_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "app/search_setup.h"
+#include "search/embedding_worker.h"
+#include "search/exact_vector_search.h"
+#include "search/searcher.h"
+#include "server/search_handlers.h"
 
 namespace cairn::app {
 namespace {
@@ -219,6 +224,8 @@ int RunServe(const std::vector<std::string>& args) {
   store::WebhookStore& webhook_store = **opened;  // ... and the webhook store
   store::CursorStore& cursor_store = **opened;    // ... and the executors' cursors
   store::ClaimStore& claim_store = **opened;      // ... and their claims
+  store::TextIndex& text_index = **opened;        // ... and the full-text index
+  store::VectorStore& vector_store = **opened;    // ... and the vectors
   std::unique_ptr<store::Store> store = std::make_unique<exec::ReservedSchemaStore>(
       std::make_unique<store::CachedStore>(std::move(opened).value(),
                                            static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics),
@@ -265,6 +272,22 @@ int RunServe(const std::vector<std::string>& args) {
   auto migrated = exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant);
   if (!migrated.ok()) return Fail(migrated.status());
   if (*migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", *migrated);
+  // Search: full text always; vectors with an embedder, computed after the writes by the worker.
+  auto embedder = MakeEmbedder(settings, (*providers)->providers());
+  if (!embedder.ok()) return Fail(embedder.status());
+  std::unique_ptr<search::ExactVectorSearch> vector_search;
+  std::unique_ptr<search::EmbeddingWorker> embedding_worker;  // stopped before the bus (declared after it)
+  if (*embedder) {
+    search::EmbeddingWorkerOptions embed_options;
+    embed_options.schemas = SplitList(settings.GetString("embed_schemas"));
+    embed_options.batch_size = static_cast<size_t>(settings.GetInt("embed_batch_size"));
+    vector_search = std::make_unique<search::ExactVectorSearch>(vector_store, *store, **embedder);
+    embedding_worker = std::make_unique<search::EmbeddingWorker>(*store, vector_store, cursor_store, *event_bus,
+                                                                 **embedder, embed_options, &metrics);
+    embedding_worker->Start();
+    CAIRN_LOG_INFO("vector search with {} (embedder)", (*embedder)->model());
+  }
+  search::Searcher searcher(text_index, vector_search.get());
   bus::EphemeralHub token_hub;
   // One runtime for every run: the pools, the watchdog and the registry of runs in flight. Each
   // part using it (host, session worker) stops its own runs before the runtime stops.
@@ -275,6 +298,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::Runtime runtime(runtime_options);
   exec::HostOptions host_options;
   host_options.max_depth = settings.GetInt("executor_max_depth");
+  host_options.searcher = &searcher;
   exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, runtime, host_options,
                                    &metrics);
   exec::BuiltinToolOptions builtin_options;
@@ -287,7 +311,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
   exec::AgentSupervisor agents(cursor_store, executor_host,
-                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers)},
+                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
                                LimitsFrom(settings));
   exec::WorkflowSupervisor workflows(cursor_store, executor_host, exec::WorkflowDeps{*store, *event_bus, runtime},
                                      LimitsFrom(settings));
@@ -308,7 +332,7 @@ int RunServe(const std::vector<std::string>& args) {
   if (Status started = workflows.Start(settings.GetBool("run_executors")); !started.ok()) return Fail(started);
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
-  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers)},
+  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
                                          runtime, clock, LimitsFrom(settings),
                                          static_cast<int>(settings.GetInt("session_workers")));
   session_service.SetNotify([&session_worker](const std::string& owner, const std::string& session) {
@@ -322,8 +346,10 @@ int RunServe(const std::vector<std::string>& args) {
     if (Status started = session_worker.Start(); !started.ok()) return Fail(started);
   }
 
+
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
+  server::AddSearchRoutes(router, searcher, embedding_worker.get(), LimitsFrom(settings));  // before /breadcrumbs/{id}
   server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
   server::AddEventRoutes(router, *event_bus, *store, LimitsFrom(settings));
   server::WebhookRouteOptions webhook_routes;
@@ -373,6 +399,7 @@ int RunServe(const std::vector<std::string>& args) {
   tools.Stop();
   executor_host.Stop();  // runs in flight are cancelled; they run again after the next start
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
+  if (embedding_worker) embedding_worker->Stop();  // likewise
   event_bus->Stop();  // no wake-ups into the stopped server's streams
   store->Close();
   CAIRN_LOG_INFO("cairn stopped");

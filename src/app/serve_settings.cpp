@@ -60,6 +60,10 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"tool_user", K::kString, "", "When cairn runs as root, process tools run as this user (its uid, gid and groups); empty: as cairn's own user (a warning at start when that is root). Unknown users, or a user other than cairn's own when cairn is not root, stop the start."},
       {"tool_env_allow", K::kString, "", "Comma-separated names of server environment variables a process tool's env may pass through ('*' matches any run of characters); CAIRN_* and the LLM provider key variables never pass, whatever this says. Tools always get PATH, LANG, TZ and their own HOME."},
       {"http_tool_max_response_bytes", K::kInt, "1048576", "Largest response body the http_request tool accepts.", 1024, 1LL << 30},
+      {"embedder", K::kString, "builtin", "What computes the vectors of vector and hybrid search: builtin (offline feature hashing: lexical, not semantic), none (vector search off), or provider/model for an OpenAI-compatible /embeddings endpoint of llm_providers (e.g. openai/text-embedding-3-small; custom/<model> for llm_base_url)."},
+      {"embed_schemas", K::kString, "*", "Comma-separated schema names whose records get vectors ('*' matches any run of characters; \"*\" includes records without a schema). Reserved schemas (runs, sessions, definitions, ...) only when named exactly."},
+      {"embed_batch_size", K::kInt, "32", "Records embedded per request to the embedder.", 1, 256},
+      {"embed_timeout_ms", K::kInt, "60000", "Time limit of one request to a remote embedder.", 100, kMaxInt},
       {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs, old idempotency keys and events past retention are removed.", 100, kMaxInt},
   };
 }

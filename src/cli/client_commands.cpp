@@ -23,6 +23,7 @@ struct CommandEntry {
 // Listed in the order the usage shows them.
 constexpr CommandEntry kCommands[] = {
     {"put", &PutSpec, &RunPut},          {"get", &GetSpec, &RunGet},   {"list", &ListSpec, &RunList},
+    {"search", &SearchSpec, &RunSearch},
     {"update", &UpdateSpec, &RunUpdate}, {"rm", &RmSpec, &RunRm},       {"history", &HistorySpec, &RunHistory},
     {"tail", &TailSpec, &RunTail},       {"tools", &ToolsSpec, &RunTools}, {"call", &CallSpec, &RunCall},
     {"chat", &ChatSpec, &RunChat},       {"run", &RunSpec, &RunRun},

@@ -18,6 +18,7 @@ CommandSpec TailSpec();
 CommandSpec ToolsSpec();
 CommandSpec CallSpec();
 CommandSpec ChatSpec();
+CommandSpec SearchSpec();
 CommandSpec RunSpec();
 
 int RunPut(CommandRun& run);      // write_commands.cpp
@@ -30,6 +31,7 @@ int RunTail(CommandRun& run);     // tail_command.cpp
 int RunTools(CommandRun& run);    // tool_commands.cpp
 int RunCall(CommandRun& run);     // tool_commands.cpp
 int RunChat(CommandRun& run);     // chat_command.cpp
+int RunSearch(CommandRun& run);   // search_command.cpp
 int RunRun(CommandRun& run);      // workflow_commands.cpp
 
 // kInvalidArgument for an empty id: "/breadcrumbs/" would silently address the list route.

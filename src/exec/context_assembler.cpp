@@ -5,6 +5,8 @@
 
 #include "base/log.h"
 #include "model/breadcrumb_codec.h"
+#include "model/context_rule_eval.h"
+#include "search/record_text.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -72,8 +74,43 @@ Result<std::vector<model::Breadcrumb>> FetchMatching(store::Store& store, const 
   return out;
 }
 
+Result<std::vector<model::Breadcrumb>> FetchSimilar(const search::Searcher& searcher, const std::string& owner_id,
+                                                    const model::Selector& selector, search::Mode mode,
+                                                    const std::string& text, const std::string& exclude_id,
+                                                    size_t limit) {
+  search::SearchRequest request;
+  request.mode = mode;
+  request.query.text = search::QueryWords(text);
+  if (request.query.text.empty()) return std::vector<model::Breadcrumb>();  // nothing to compare with
+  // The index filters by schema, tags and path prefix; the rest of the selector (any_tags, context
+  // rules, a path glob or exact path) is checked here, on a deeper list.
+  model::BreadcrumbQuery query = QueryForSelector(selector, limit);
+  request.query.schema_name = query.schema_name;
+  request.query.all_tags = query.all_tags;
+  request.query.path_prefix = query.path ? query.path : query.path_prefix;
+  const bool post_filter = !query.any_tags.empty() || !query.context_match.empty() || selector.path.has_value();
+  request.query.limit = std::min(store::kMaxSearchLimit, (limit + 1) * (post_filter ? 4 : 1));
+  CAIRN_ASSIGN_OR_RETURN(std::vector<search::SearchHit> hits, searcher.Search(owner_id, request));
+  std::vector<model::Breadcrumb> out;
+  for (auto& hit : hits) {
+    model::Breadcrumb& crumb = hit.breadcrumb;
+    if (crumb.id == exclude_id) continue;
+    if (selector.path && (!crumb.path || !model::PathGlobMatches(*selector.path, *crumb.path))) continue;
+    if (!query.any_tags.empty() && std::none_of(query.any_tags.begin(), query.any_tags.end(), [&](const std::string& t) {
+          return std::find(crumb.tags.begin(), crumb.tags.end(), t) != crumb.tags.end();
+        })) {
+      continue;
+    }
+    if (!model::AllRulesHold(query.context_match, crumb.context)) continue;
+    out.push_back(std::move(crumb));
+    if (out.size() == limit) break;
+  }
+  return out;
+}
+
 json::object AssembleContext(store::Store& store, const std::string& owner_id, const model::Event& trigger_event,
-                             const json::object& trigger, const std::vector<model::Subscription>& subscriptions) {
+                             const json::object& trigger, const std::vector<model::Subscription>& subscriptions,
+                             const search::Searcher* searcher) {
   json::object context;
   context["trigger"] = trigger;
   // Sections in descending priority, then in the order the definition gives them.
@@ -97,7 +134,21 @@ json::object AssembleContext(store::Store& store, const std::string& owner_id, c
       }
       if (selector.all_tags.size() == sub.selector.all_tags.size()) continue;  // nothing to correlate with
     }
-    auto found = FetchMatching(store, owner_id, selector, limit);
+    Result<std::vector<model::Breadcrumb>> found = std::vector<model::Breadcrumb>();
+    if (sub.fetch == model::FetchMethod::kSearch || sub.fetch == model::FetchMethod::kVector) {
+      if (searcher == nullptr) {
+        CAIRN_LOG_WARN("context fetch for key '{}': search is not available here", sub.key);
+        continue;
+      }
+      model::Breadcrumb said;  // the trigger's text: its title and context strings
+      said.title = trigger_event.title;
+      said.context = trigger_event.context;
+      found = FetchSimilar(*searcher, owner_id, selector,
+                           sub.fetch == model::FetchMethod::kSearch ? search::Mode::kText : search::Mode::kVector,
+                           search::RecordText(said), trigger_event.breadcrumb_id, limit);
+    } else {
+      found = FetchMatching(store, owner_id, selector, limit);
+    }
     if (!found.ok()) {
       CAIRN_LOG_WARN("context fetch for key '{}' failed: {}", sub.key, found.status().message());
       continue;

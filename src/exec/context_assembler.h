@@ -5,7 +5,12 @@
 // subscription priority (then definition order), where, per context subscription:
 //   event_data -> the trigger record, when the trigger matches this subscription's selector;
 //   latest     -> the newest matching record (an object);
-//   recent     -> the newest `limit` matching records (an array, newest first, possibly empty).
+//   recent     -> the newest `limit` matching records (an array, newest first, possibly empty);
+//   search     -> the `limit` matching records most similar to the trigger by full text (BM25);
+//   vector     -> the same by vector similarity (an array, most similar first, never the trigger
+//                 itself). The trigger's text is its title and the string values of its context
+//                 (its first distinct words, as a search query is bounded); without a `searcher`
+//                 (or with vector search off, for `vector`) the key is absent and a warning logged.
 // With same_tag_prefix, latest/recent fetch only records carrying the trigger's tags with that
 // prefix (a trigger without one leaves the key absent).
 // A key with nothing to fetch (no match for latest, event_data not matching) is absent. A failed
@@ -20,13 +25,22 @@
 #include "model/event.h"
 #include "model/query.h"
 #include "model/subscription.h"
+#include "search/searcher.h"
 #include "store/store.h"
 
 namespace cairn::exec {
 
 boost::json::object AssembleContext(store::Store& store, const std::string& owner_id, const model::Event& trigger_event,
                                     const boost::json::object& trigger,
-                                    const std::vector<model::Subscription>& subscriptions);
+                                    const std::vector<model::Subscription>& subscriptions,
+                                    const search::Searcher* searcher = nullptr);
+
+// Up to `limit` records matching `selector` most similar to `text` by `mode` (text or vector),
+// best first, `exclude_id` left out.
+Result<std::vector<model::Breadcrumb>> FetchSimilar(const search::Searcher& searcher, const std::string& owner_id,
+                                                    const model::Selector& selector, search::Mode mode,
+                                                    const std::string& text, const std::string& exclude_id,
+                                                    size_t limit);
 
 // The store query that finds a selector's records, newest first: the schema, tags and context
 // rules as they are; a path glob becomes its literal leading segments as a prefix (the glob

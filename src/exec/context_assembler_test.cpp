@@ -7,6 +7,7 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -18,6 +19,9 @@
 #include "base/metrics.h"
 #include "exec/executor.h"
 #include "model/breadcrumb_codec.h"
+#include "search/exact_vector_search.h"
+#include "search/hashing_embedder.h"
+#include "search/record_text.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/sqlite_store.h"
 
@@ -399,6 +403,85 @@ TEST(QueryForSelectorTest, CopiesSchemaTagsAndRulesButNotTypes) {
   EXPECT_FALSE(q.path.has_value());
   EXPECT_FALSE(q.path_prefix.has_value());
   EXPECT_FALSE(q.cursor.has_value());
+}
+
+}  // namespace
+}  // namespace cairn::exec
+
+namespace cairn::exec {
+namespace {
+
+// fetch: search and vector, through a Searcher over the same store (vectors put directly, as the
+// embedding worker would).
+class SimilarContextTest : public ContextAssemblerTest {
+ protected:
+  model::Breadcrumb CreateEmbedded(const Rec& rec, std::string title) {
+    model::Breadcrumb crumb = Create(rec, std::move(title));
+    EXPECT_TRUE(store_->PutVectors(embedder_.model(),
+                                   {{crumb.owner_id, crumb.id, crumb.version, embedder_.EmbedOne(search::RecordText(crumb))}},
+                                   {}, "", 0).ok());
+    return crumb;
+  }
+  json::object AssembleAbout(const std::string& question, const std::vector<Subscription>& subs,
+                             const search::Searcher* searcher) {
+    model::Event event = TriggerEvent("question.v1");
+    event.breadcrumb_id = trigger_.id;
+    event.title = "a question";
+    event.context = json::object{{"text", question}};
+    return AssembleContext(*store_, "default", event, TriggerView(event), subs, searcher);
+  }
+  std::vector<std::string> Titles(const json::value& array) {
+    std::vector<std::string> titles;
+    for (const auto& item : array.as_array()) titles.emplace_back(item.as_object().at("title").as_string());
+    return titles;
+  }
+
+  search::HashingEmbedder embedder_;
+  model::Breadcrumb trigger_;
+};
+
+TEST_F(SimilarContextTest, SearchAndVectorFetchTheMostSimilarMatchingRecordsNotTheTrigger) {
+  CreateEmbedded(Rec().Ctx(R"({"text":"boats in the Lisbon harbour"})"), "harbour");
+  CreateEmbedded(Rec().Ctx(R"({"text":"quarterly tax filing"})"), "tax");
+  CreateEmbedded(Rec().Ctx(R"({"text":"the harbour of Porto"})").Tags({"north"}), "porto");
+  CreateEmbedded(Rec().Schema("other.v1").Ctx(R"({"text":"Lisbon harbour boats again"})"), "other schema");
+  trigger_ = CreateEmbedded(Rec().Schema("question.v1").Ctx(R"({"text":"Which boats are in the Lisbon harbour?"})"),
+                            "the question");
+  search::ExactVectorSearch vectors(*store_, *store_, embedder_);
+  search::Searcher searcher(*store_, &vectors);
+  Selector notes = SchemaSelector("note.v1");
+  Selector anything;
+  json::object ctx = AssembleAbout("Which boats are in the Lisbon harbour?",
+                                   {ContextSub("text", FetchMethod::kSearch, notes, 2),
+                                    ContextSub("similar", FetchMethod::kVector, notes, 2),
+                                    ContextSub("all", FetchMethod::kVector, anything, 10)},
+                                   &searcher);
+  ASSERT_TRUE(ctx.contains("text")) << json::serialize(ctx);
+  EXPECT_EQ(Titles(ctx["text"]), (std::vector<std::string>{"harbour", "porto"}));
+  ASSERT_TRUE(ctx.contains("similar"));
+  EXPECT_EQ(Titles(ctx["similar"]).front(), "harbour");
+  EXPECT_EQ(Titles(ctx["similar"]).size(), 2u);
+  std::vector<std::string> all = Titles(ctx["all"]);
+  EXPECT_EQ(all.size(), 4u);  // everything but the trigger itself
+  EXPECT_EQ(std::count(all.begin(), all.end(), "the question"), 0);
+  // The selector's other parts still apply: any_tags is checked on the results.
+  Selector north = SchemaSelector("note.v1");
+  north.any_tags = {"north"};
+  json::object tagged = AssembleAbout("harbour", {ContextSub("north", FetchMethod::kVector, north, 5)}, &searcher);
+  EXPECT_EQ(Titles(tagged["north"]), std::vector<std::string>{"porto"});
+}
+
+TEST_F(SimilarContextTest, WithoutASearcherOrVectorsTheKeyIsAbsent) {
+  CreateEmbedded(Rec().Ctx(R"({"text":"harbour"})"), "harbour");
+  search::Searcher text_only(*store_, nullptr);
+  std::vector<Subscription> subs = {ContextSub("similar", FetchMethod::kVector, SchemaSelector("note.v1"), 2),
+                                    ContextSub("text", FetchMethod::kSearch, SchemaSelector("note.v1"), 2)};
+  json::object ctx = AssembleAbout("harbour", subs, &text_only);
+  EXPECT_FALSE(ctx.contains("similar"));
+  EXPECT_EQ(Titles(ctx["text"]), std::vector<std::string>{"harbour"});
+  json::object none = AssembleAbout("harbour", subs, nullptr);
+  EXPECT_FALSE(none.contains("similar"));
+  EXPECT_FALSE(none.contains("text"));
 }
 
 }  // namespace

@@ -430,7 +430,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         request.input = &mapped_input;
         record.input = BoundedCopy(mapped_input);  // what the run was given
       }
-      context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions);
+      context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions,
+                                shared_->options.searcher);
       uint64_t token = shared_->runtime.watchdog().Arm(Watchdog::Clock::now() + spec.timeout, &cancelled);
       try {
         result = loaded.executor->Run(request);

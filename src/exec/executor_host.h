@@ -41,6 +41,7 @@
 #include "exec/job_group.h"
 #include "exec/run_registry.h"
 #include "exec/runtime.h"
+#include "search/searcher.h"
 #include "store/claim_store.h"
 #include "store/cursor_store.h"
 #include "store/store.h"
@@ -52,6 +53,7 @@ struct HostOptions {
   int max_concurrency = 64;  // cap on any executor's own concurrency
   size_t read_batch = 256;   // events read from the bus at a time
   std::chrono::milliseconds cursor_save_interval{250};
+  const search::Searcher* searcher = nullptr;  // for fetch: search|vector subscriptions; may be null
 };
 
 class ExecutorHost {

@@ -12,11 +12,9 @@ Result<FetchMethod> ParseFetchMethod(const std::string& field, std::string_view 
   if (name == "event_data") return FetchMethod::kEventData;
   if (name == "latest") return FetchMethod::kLatest;
   if (name == "recent") return FetchMethod::kRecent;
-  if (name == "vector") {
-    return Status::Validation(field, "fetch method 'vector' needs vector search, which this cairn does not have yet; "
-                                     "use 'latest' or 'recent'");
-  }
-  return Status::Validation(field, "must be event_data, latest, recent or vector, got '" + std::string(name) + "'");
+  if (name == "search") return FetchMethod::kSearch;
+  if (name == "vector") return FetchMethod::kVector;
+  return Status::Validation(field, "must be event_data, latest, recent, search or vector, got '" + std::string(name) + "'");
 }
 
 std::string_view FetchMethodName(FetchMethod method) {
@@ -24,6 +22,8 @@ std::string_view FetchMethodName(FetchMethod method) {
     case FetchMethod::kEventData: return "event_data";
     case FetchMethod::kLatest: return "latest";
     case FetchMethod::kRecent: return "recent";
+    case FetchMethod::kSearch: return "search";
+    case FetchMethod::kVector: return "vector";
   }
   return "latest";
 }
@@ -171,7 +171,7 @@ json::object SubscriptionToJson(const Subscription& subscription) {
   out["role"] = subscription.role == SubscriptionRole::kTrigger ? "trigger" : "context";
   out["key"] = subscription.key;
   out["fetch"] = FetchMethodName(subscription.fetch);
-  if (subscription.fetch == FetchMethod::kRecent) out["limit"] = subscription.limit;
+  if (FetchesMany(subscription.fetch)) out["limit"] = subscription.limit;
   if (!subscription.same_tag_prefix.empty()) out["same_tag_prefix"] = subscription.same_tag_prefix;
   if (!subscription.comment.empty()) out["comment"] = subscription.comment;
   if (subscription.priority != 0) out["priority"] = subscription.priority;

@@ -6,9 +6,11 @@
 //   "role":  "trigger" (default) | "context"
 //   "key":   where the data goes in the assembled context (default: the selector's schema_name;
 //            required when the selector has none; "trigger" is reserved)
-//   "fetch": "event_data" | "latest" | "recent" | "vector", or {"method": ..., "limit": N}
-//            (default: "latest" for context subscriptions; triggers always carry the event)
-//   "limit": for "recent", how many (1..100, default 10)
+//   "fetch": "event_data" | "latest" | "recent" | "search" | "vector", or {"method": ..., "limit": N}
+//            (default: "latest" for context subscriptions; triggers always carry the event);
+//            "search" and "vector": the matching records most similar to the trigger's text, by
+//            full text (BM25) or by vector (docs/search.md)
+//   "limit": for "recent", "search" and "vector", how many (1..100, default 10)
 //   "same_tag_prefix": context selectors only: fetch only records that carry the trigger's tags
 //            starting with this prefix (e.g. "session:" keeps a conversation's history to its
 //            session); a trigger without such a tag fetches nothing for this key
@@ -16,7 +18,6 @@
 //   "priority": -1000..1000, default 0. Context selectors: sections of the assembled context
 //            come in descending priority (then in the order given). Trigger selectors: among the
 //            triggers an executor has read and not yet started, higher priority starts first.
-// "vector" is refused: nearest-neighbour fetches come with vector search.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -30,14 +31,19 @@
 namespace cairn::model {
 
 enum class SubscriptionRole { kTrigger, kContext };
-enum class FetchMethod { kEventData, kLatest, kRecent };
+enum class FetchMethod { kEventData, kLatest, kRecent, kSearch, kVector };
+
+// Whether `method` fetches a list of `limit` records (recent, search, vector).
+inline bool FetchesMany(FetchMethod method) {
+  return method == FetchMethod::kRecent || method == FetchMethod::kSearch || method == FetchMethod::kVector;
+}
 
 struct Subscription {
   Selector selector;
   SubscriptionRole role = SubscriptionRole::kTrigger;
   std::string key;
   FetchMethod fetch = FetchMethod::kEventData;
-  size_t limit = 10;  // kRecent only
+  size_t limit = 10;  // FetchesMany() methods only
   std::string same_tag_prefix;  // kContext only; empty: no correlation with the trigger's tags
   std::string comment;
   int priority = 0;

@@ -49,6 +49,24 @@ TEST(SubscriptionTest, DefaultsAndExplicitFields) {
   EXPECT_EQ((*history)[0], (*subs)[4]);
 }
 
+TEST(SubscriptionTest, SearchAndVectorFetchesTakeALimitAndReadBack) {
+  auto subs = ParseSubscriptions(json::parse(R"([
+      {"schema_name": "note.v1", "role": "context", "key": "similar", "fetch": "vector", "limit": 5},
+      {"schema_name": "note.v1", "role": "context", "key": "matching", "fetch": {"method": "search", "limit": 3}}])"),
+                                 "selectors", Limits{});
+  ASSERT_TRUE(subs.ok()) << subs.status().ToString();
+  EXPECT_EQ((*subs)[0].fetch, FetchMethod::kVector);
+  EXPECT_EQ((*subs)[0].limit, 5u);
+  EXPECT_EQ((*subs)[1].fetch, FetchMethod::kSearch);
+  EXPECT_EQ((*subs)[1].limit, 3u);
+  for (const auto& sub : *subs) {
+    EXPECT_EQ(SubscriptionToJson(sub).at("limit"), static_cast<int64_t>(sub.limit));
+    auto again = ParseSubscriptions(json::array{SubscriptionToJson(sub)}, "s", Limits{});
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ((*again)[0], sub);
+  }
+}
+
 TEST(SubscriptionTest, AKeyTakenFromTheLongestSchemaNameReadsBack) {
   const std::string schema(Limits{}.max_schema_name_bytes, 's');
   auto subs = ParseSubscriptions(json::parse(R"([{"schema_name":")" + schema + R"(","role":"context"}])"), "s", Limits{});
@@ -76,7 +94,9 @@ TEST(SubscriptionTest, BadEntriesNameTheirField) {
       {R"([{"schema_name": "a.v1", "role": "both"}])", "selectors[0].role"},
       {R"([{"any_tags": ["x"]}])", "selectors[0].key"},
       {R"([{"schema_name": "a.v1", "key": "trigger"}])", "selectors[0].key"},
-      {R"([{"schema_name": "a.v1", "role": "context", "fetch": "vector"}])", "selectors[0].fetch"},
+      {R"([{"schema_name": "a.v1", "role": "context", "fetch": "semantic"}])", "selectors[0].fetch"},
+      {R"([{"schema_name": "a.v1", "role": "context", "fetch": {"method": "vector", "limit": 101}}])",
+       "selectors[0].fetch.limit"},
       {R"([{"schema_name": "a.v1", "fetch": "nearest"}])", "selectors[0].fetch"},
       {R"([{"schema_name": "a.v1", "fetch": {"limit": 3}}])", "selectors[0].fetch.method"},
       {R"([{"schema_name": "a.v1", "limit": 0}])", "selectors[0].limit"},
@@ -166,7 +186,7 @@ TEST(ToolDefinitionTest, MistakesAreNamed) {
       {R"({"name": "t", "runtime": "builtin", "input_schema": {"type": "strng"}})", "context.input_schema.type"},
       {R"({"name": "t", "runtime": "builtin", "subscriptions": {"selectors": [{"schema_name": "a.v1", "role": "context"}]}})",
        "context.subscriptions.selectors"},
-      {R"({"name": "t", "runtime": "builtin", "subscriptions": {"selectors": [{"schema_name": "a.v1", "fetch": "vector"}]}})",
+      {R"({"name": "t", "runtime": "builtin", "subscriptions": {"selectors": [{"schema_name": "a.v1", "fetch": "nearest"}]}})",
        "context.subscriptions.selectors[0].fetch"},
       {R"({"name": "t", "runtime": "builtin", "colour": 1})", "context.colour"},
   };

@@ -171,7 +171,7 @@ Result<store::WriteOp> ExecutionRecorder::SessionTotals(const json::object& ende
 }
 
 Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, const json::object& execution,
-                              const model::Limits& limits) {
+                              const model::Limits& limits, const search::Searcher* searcher) {
   std::string execution_id = Str(execution, "id");
   std::string session_id = Str(execution, "session_id");
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb session,
@@ -236,7 +236,8 @@ Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, 
     }
   }
   // What the agent subscribed to, as for a bus-triggered run; then what the session knows.
-  input.context = exec::AssembleContext(store, owner_id, event, input.trigger, input.definition.subscriptions);
+  input.context =
+      exec::AssembleContext(store, owner_id, event, input.trigger, input.definition.subscriptions, searcher);
   if (!Str(session_fields, "initial_context_url").empty()) {
     input.context["initial_context"] =
         json::object{{"title", "The page the session started from"},

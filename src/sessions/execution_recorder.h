@@ -70,7 +70,8 @@ struct RunInput {
   // related_id) and history (the session's last 20 turns) when there are any.
   boost::json::object context;
 };
+// `searcher` (may be null) serves the definition's fetch: search|vector subscriptions.
 Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, const boost::json::object& execution,
-                              const model::Limits& limits);
+                              const model::Limits& limits, const search::Searcher* searcher = nullptr);
 
 }  // namespace cairn::sessions

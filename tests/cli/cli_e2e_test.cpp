@@ -246,6 +246,32 @@ TEST_F(CliE2eTest, ListAllFollowsEveryPage) {
   EXPECT_EQ(table.err, "");
 }
 
+TEST_F(CliE2eTest, SearchFindsByTextAndReportsBadOptions) {
+  const std::string id = Put({"--title", "cli search capybara", "--tag", "e2e-search"});
+  Put({"--title", "unrelated", "--tag", "e2e-search"});
+  ProcessResult json_out = Cairn({"search", "capybara", "--mode", "text", "--json"});
+  ASSERT_EQ(json_out.exit_code, 0) << Show(json_out);
+  const json::value found = ParseOut(json_out);
+  EXPECT_EQ(found.at("mode"), "text");
+  ASSERT_EQ(found.at("items").as_array().size(), 1u) << json_out.out;
+  EXPECT_EQ(found.at("items").at(0).at("id").as_string(), id);
+
+  ProcessResult table = Cairn({"search", "cli", "capybara", "--mode", "text", "--tag", "e2e-search", "--limit", "5"});
+  ASSERT_EQ(table.exit_code, 0) << Show(table);
+  EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 2) << table.out;  // header + 1
+  EXPECT_NE(table.out.find(id), std::string::npos) << table.out;
+
+  ProcessResult none = Cairn({"search", "nothingmatchesthis", "--mode", "text"});
+  EXPECT_EQ(none.exit_code, 0) << Show(none);
+  EXPECT_EQ(none.out, "");
+
+  ProcessResult bad_mode = Cairn({"search", "x", "--mode", "semantic"});
+  EXPECT_EQ(bad_mode.exit_code, 2) << Show(bad_mode);
+  ProcessResult bad_limit = Cairn({"search", "x", "--mode", "text", "--limit", "0"});
+  EXPECT_EQ(bad_limit.exit_code, 1) << Show(bad_limit);
+  EXPECT_NE(bad_limit.err.find("limit"), std::string::npos) << bad_limit.err;
+}
+
 TEST_F(CliE2eTest, IdempotencyKeyReturnsTheSameRecord) {
   ProcessResult first = Cairn({"put", "--title", "once", "--idempotency-key", "e2e-key-1", "--compact"});
   ProcessResult second = Cairn({"put", "--title", "once", "--idempotency-key", "e2e-key-1", "--compact"});

@@ -2,8 +2,10 @@
 
 #include <openssl/evp.h>
 
+#include <ctime>
 #include <iostream>
 #include <set>
+#include <thread>
 
 namespace cairn::e2e {
 
@@ -205,5 +207,33 @@ std::string Sha256Hex(std::string_view data) {
 }
 
 std::string JsonText(const json::value& value) { return json::serialize(value); }
+
+::testing::AssertionResult SearchCaughtUp(HttpClient& client, std::chrono::seconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  std::string last;
+  while (std::chrono::steady_clock::now() < until) {
+    Response r = client.Get("/search/status");
+    last = r.Describe();
+    const json::value status = r.Json();
+    const json::value* models = status.is_object() ? status.as_object().if_contains("models") : nullptr;
+    if (models && models->is_array() && !models->as_array().empty() &&
+        IntAt(models->as_array().front().as_object(), "backlog") == 0) {
+      return ::testing::AssertionSuccess();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll, with a deadline
+  }
+  return ::testing::AssertionFailure() << "the embedding backlog did not reach 0: " << last;
+}
+
+std::string Rfc3339Utc(std::chrono::system_clock::time_point t) {
+  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(micros / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(micros % 1000000));
+  return buf;
+}
 
 }  // namespace cairn::e2e

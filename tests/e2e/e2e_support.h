@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +73,13 @@ std::string StringAt(const json::object& obj, std::string_view key);
 int64_t IntAt(const json::object& obj, std::string_view key);
 
 std::string Sha256Hex(std::string_view data);
+
+// Polls GET /search/status until the embedding worker has gone through every event (backlog 0),
+// at most `deadline`.
+::testing::AssertionResult SearchCaughtUp(HttpClient& client, std::chrono::seconds deadline = std::chrono::seconds(30));
+
+// `t` as RFC 3339 UTC with microseconds ("2026-11-25T00:23:12.123456Z"), e.g. for a ttl.
+std::string Rfc3339Utc(std::chrono::system_clock::time_point t);
 
 std::string JsonText(const json::value& value);
 

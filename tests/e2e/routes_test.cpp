@@ -226,23 +226,12 @@ TEST_F(e2e_routes, CreateWithTraceAndTtl) {
   EXPECT_EQ(client().Get("/breadcrumbs/" + StringAt(rec, "id")).status, 200);
 }
 
-std::string Rfc3339(std::chrono::system_clock::time_point t) {
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(micros / 1000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(micros % 1000000));
-  return buf;
-}
-
 // The record disappears from every read once its ttl passes. (The wait is for the ttl itself:
 // the server runs on this machine's clock.)
 TEST_F(e2e_routes, ExpiredRecordDisappearsFromReads) {
   const auto expiry = std::chrono::system_clock::now() + std::chrono::milliseconds(1500);
   json::object keep = CreateTitled("keeps");
-  json::object rec = CreateOk(json::object{{"title", "ephemeral"}, {"ttl", Rfc3339(expiry)}, {"path", "tmp/x"}});
+  json::object rec = CreateOk(json::object{{"title", "ephemeral"}, {"ttl", Rfc3339Utc(expiry)}, {"path", "tmp/x"}});
   const std::string id = StringAt(rec, "id");
   ASSERT_FALSE(id.empty());
   EXPECT_EQ(client().Get("/breadcrumbs/" + id).status, 200);

@@ -365,7 +365,7 @@ TEST_F(e2e_tools, InvalidDefinitionsAreRefusedWithTheFieldAndWriteNothing) {
       {with(echo, "input_schema", json::object{{"type", "nonsense"}}), "context.input_schema*"},
       {with(echo, "subscriptions",
             {{"selectors", json::array{RequestTrigger("bad"), json::object{{"schema_name", "x.v1"}, {"role", "context"},
-                                                                           {"fetch", "vector"}}}}}),
+                                                                           {"fetch", "nearest"}}}}}),
        "context.subscriptions.selectors[1].fetch"},
       {with(echo, "builtin", "no_such_builtin"), "context.builtin"},
       {with(echo, "name", "bad name!"), "context.name"},

@@ -13,7 +13,7 @@ build="${1:?usage: $0 <build dir> [seconds per target] [target...]}"
 seconds="${2:-60}"
 shift $(($# < 2 ? $# : 2))
 targets=("$@")
-if ((${#targets[@]} == 0)); then targets=(json_fuzz http_request_fuzz selector_fuzz query_string_fuzz cel_fuzz); fi
+if ((${#targets[@]} == 0)); then targets=(json_fuzz http_request_fuzz selector_fuzz query_string_fuzz cel_fuzz search_text_fuzz); fi
 
 here="$(cd "$(dirname "$0")" && pwd)"
 artifacts="$build/fuzz-artifacts"

@@ -28,6 +28,7 @@
 #include "exec/executor.h"
 #include "exec/llm/llm_provider.h"
 #include "model/agent_definition.h"
+#include "search/searcher.h"
 #include "store/store.h"
 
 namespace cairn::exec {
@@ -47,6 +48,7 @@ struct AgentDeps {
   bus::EventBus& bus;
   bus::EphemeralHub* tokens;  // may be null: no token events
   ModelResolver resolve_model;
+  const search::Searcher* searcher = nullptr;  // for fetch: search|vector subscriptions; may be null
 };
 
 class AgentExecutor final : public Executor {

@@ -63,6 +63,17 @@ Status Statement::Run() {
   return stepped.ok() ? Status::Ok() : stepped.status();
 }
 
+Statement& Statement::BindBlob(int index, std::string_view bytes) {
+  sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+std::string_view Statement::Blob(int column) const {
+  const auto* bytes = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+  if (!bytes) return {};
+  return {bytes, static_cast<size_t>(sqlite3_column_bytes(stmt_, column))};
+}
+
 std::string_view Statement::Text(int column) const {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
   if (!text) return {};

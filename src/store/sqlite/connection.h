@@ -37,6 +37,8 @@ class Statement {
   Statement& Bind(int index, const std::optional<std::string>& text);
   Statement& Bind(int index, const std::optional<int64_t>& value);
   Statement& BindValue(int index, const SqlValue& value);
+  // Binds bytes as a BLOB (copied).
+  Statement& BindBlob(int index, std::string_view bytes);
 
   // Advances: true with a row ready, false when done. Constraint failures are kConflict.
   Result<bool> Step();
@@ -46,8 +48,11 @@ class Statement {
   void Reset();
 
   int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  double Double(int column) const { return sqlite3_column_double(stmt_, column); }
   bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
   std::string_view Text(int column) const;
+  // A BLOB column's bytes, valid until the next Step or Reset.
+  std::string_view Blob(int column) const;
   std::optional<std::string> OptText(int column) const;
 
  private:

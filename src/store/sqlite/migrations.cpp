@@ -8,6 +8,41 @@
 namespace cairn::store::sqlite {
 namespace {
 
+// The columns of a record's full-text row, from the breadcrumbs row `r` (NEW, or an alias):
+// title, description, tags joined by spaces, and the string values of the context (at most 2,000
+// of them, 64 KiB of text). Unparsable JSON (a row an older version wrote) indexes as empty.
+std::string FullTextValues(const std::string& r) {
+  return r + ".rid, " + r + ".title, COALESCE(" + r + ".description, ''), "
+         "COALESCE((SELECT group_concat(value, ' ') FROM json_each(CASE WHEN json_valid(" + r + ".tags) THEN " + r +
+         ".tags ELSE '[]' END)), ''), "
+         "COALESCE(substr((SELECT group_concat(value, ' ') FROM (SELECT value FROM json_tree(CASE WHEN json_valid(" + r +
+         ".context) THEN " + r + ".context ELSE 'null' END) WHERE type = 'text' LIMIT 2000)), 1, 65536), '')";
+}
+
+// Runs and snapshots are not indexed: they repeat what session messages and responses say, and
+// they are the most frequent writes. A change of these names needs a new migration.
+std::string FullTextIndexed(const std::string& r) {
+  return "(" + r + ".schema_name IS NULL OR " + r + ".schema_name NOT IN ('agent.execution.v1', 'agent.snapshot.v1'))";
+}
+
+// Migration 4: the full-text index, kept by triggers so that every way a record is written or
+// removed (create, update, delete, the TTL sweep, a reclaimed path) changes it in the write's own
+// transaction; then every existing record is indexed. Built from the helpers above; its text
+// must never change once shipped.
+std::string FullTextMigration() {
+  const std::string insert = "INSERT INTO breadcrumbs_fts(rowid, title, description, tags, body) ";
+  return "CREATE VIRTUAL TABLE breadcrumbs_fts USING fts5(title, description, tags, body, "
+         "tokenize = 'unicode61 remove_diacritics 2');\n"
+         "CREATE TRIGGER breadcrumbs_fts_insert AFTER INSERT ON breadcrumbs WHEN " + FullTextIndexed("NEW") +
+         " BEGIN " + insert + "SELECT " + FullTextValues("NEW") + "; END;\n"
+         "CREATE TRIGGER breadcrumbs_fts_delete AFTER DELETE ON breadcrumbs BEGIN "
+         "DELETE FROM breadcrumbs_fts WHERE rowid = OLD.rid; END;\n"
+         "CREATE TRIGGER breadcrumbs_fts_update AFTER UPDATE OF schema_name, title, description, tags, context "
+         "ON breadcrumbs BEGIN DELETE FROM breadcrumbs_fts WHERE rowid = OLD.rid; " + insert + "SELECT " +
+         FullTextValues("NEW") + " WHERE " + FullTextIndexed("NEW") + "; END;\n" +
+         insert + "SELECT " + FullTextValues("b") + " FROM breadcrumbs b WHERE " + FullTextIndexed("b") + ";\n";
+}
+
 // Append only: never edit a migration that has shipped; add a new one.
 const std::vector<std::string>& Migrations() {
   static const std::vector<std::string> kMigrations = {
@@ -131,6 +166,27 @@ CREATE TABLE executor_claims (
   claimed_at INTEGER NOT NULL,
   PRIMARY KEY (consumer, trigger_key)
 ) WITHOUT ROWID;
+)sql",
+      // 4: the full-text index (docs/search.md), FullTextMigration() below.
+      FullTextMigration(),
+      // 5: the vectors of records per embedding model (store/vector_store.h), float32 blobs;
+      // deleting a record deletes its vectors in the same transaction.
+      R"sql(
+CREATE TABLE breadcrumb_vectors (
+  owner_id TEXT NOT NULL,
+  breadcrumb_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  dimension INTEGER NOT NULL,
+  vector BLOB NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (owner_id, breadcrumb_id, model)
+) WITHOUT ROWID;
+CREATE INDEX breadcrumb_vectors_model ON breadcrumb_vectors(model, owner_id);
+CREATE TRIGGER breadcrumb_vectors_delete AFTER DELETE ON breadcrumbs
+BEGIN
+  DELETE FROM breadcrumb_vectors WHERE owner_id = OLD.owner_id AND breadcrumb_id = OLD.id;
+END;
 )sql",
   };
   return kMigrations;

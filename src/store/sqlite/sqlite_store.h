@@ -21,6 +21,8 @@
 #include "store/claim_store.h"
 #include "store/cursor_store.h"
 #include "store/store.h"
+#include "store/text_index.h"
+#include "store/vector_store.h"
 #include "store/webhook_store.h"
 
 namespace cairn::store::sqlite {
@@ -33,7 +35,7 @@ struct SqliteStoreOptions {
 };
 
 class SqliteStore final : public Store, public EventLog, public WebhookStore, public CursorStore,
-                          public ClaimStore {
+                          public ClaimStore, public TextIndex, public VectorStore {
  public:
   // Opens the database and runs migrations. `clock` and `metrics` must outlive the store;
   // `metrics` may be null.
@@ -86,6 +88,17 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   Result<int64_t> ClaimTrigger(const TriggerClaim& claim) override;
   Result<std::vector<TriggerClaim>> ListClaims(const std::string& consumer) override;
   Status ReleaseClaims(const std::string& consumer, const std::vector<std::string>& trigger_keys) override;
+
+  // TextIndex (sqlite_search.cpp)
+  Result<std::vector<TextHit>> SearchText(const std::string& owner_id, const TextSearchQuery& query) override;
+
+  // VectorStore (sqlite_vectors.cpp)
+  Status PutVectors(const std::string& model, const std::vector<VectorWrite>& writes,
+                    const std::vector<VectorKey>& removals, const std::string& consumer, int64_t cursor_seq) override;
+  Status ScanVectors(const std::string& owner_id, const std::string& model, const TextSearchQuery& filters,
+                     const VectorVisitor& visit) override;
+  Result<std::vector<MissingVector>> MissingVectors(const std::string& model, int64_t after_rid, size_t limit) override;
+  Result<int64_t> CountVectors(const std::string& model) override;
 
  private:
   SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics);

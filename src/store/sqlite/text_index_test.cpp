@@ -1,0 +1,244 @@
+// SqliteStore as a TextIndex (store/text_index.h): what is indexed, ranking, filters, tenants,
+// the index following every write in its transaction, and hostile query text.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <boost/json/parse.hpp>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "store/text_index.h"
+#include "support/sqlite_store.h"
+
+namespace cairn::store::sqlite {
+namespace {
+
+namespace json = boost::json;
+
+constexpr int64_t kStart = 1'795'225'252'000'000;
+constexpr int64_t kSecond = 1'000'000;
+
+class TextIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(store_.Open(clock_)); }
+
+  model::Breadcrumb Create(std::string title, std::string_view context = "{}", std::vector<std::string> tags = {},
+                           std::optional<std::string> schema = std::nullopt, std::optional<std::string> path = std::nullopt,
+                           const std::string& owner = "default") {
+    model::BreadcrumbDraft d;
+    d.title = std::move(title);
+    d.context = json::parse(context);
+    d.tags = std::move(tags);
+    d.schema_name = std::move(schema);
+    d.path = std::move(path);
+    auto created = store_->Create(model::WriteContext{owner, "alice"}, d, "");
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return created.ok() ? created->breadcrumb : model::Breadcrumb{};
+  }
+
+  Result<std::vector<TextHit>> Search(TextSearchQuery query, const std::string& owner = "default") {
+    return store_->SearchText(owner, query);
+  }
+  std::vector<std::string> Titles(std::string text, const std::string& owner = "default") {
+    TextSearchQuery query;
+    query.text = std::move(text);
+    return Titles(query, owner);
+  }
+  std::vector<std::string> Titles(const TextSearchQuery& query, const std::string& owner = "default") {
+    auto hits = Search(query, owner);
+    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
+    std::vector<std::string> titles;
+    if (hits.ok()) {
+      for (const auto& hit : *hits) titles.push_back(hit.breadcrumb.title);
+    }
+    return titles;
+  }
+  // Rows in the FTS table, whatever their tenant or expiry: what the index really holds.
+  int64_t IndexedRows() {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open_v2((store_.dir() + "/cairn.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    sqlite3_prepare_v2(db, "SELECT count(*) FROM breadcrumbs_fts", -1, &stmt, nullptr);
+    int64_t rows = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return rows;
+  }
+
+  ManualClock clock_{kStart};
+  test_support::TempSqliteStore store_{"cairn-text-index-test"};
+};
+
+using Names = std::vector<std::string>;
+
+template <typename Fn>
+TextSearchQuery With(TextSearchQuery query, Fn change) {
+  change(query);
+  return query;
+}
+
+TextSearchQuery Q(std::string text) {
+  TextSearchQuery query;
+  query.text = std::move(text);
+  return query;
+}
+
+TEST_F(TextIndexTest, FindsTitleDescriptionTagsAndNestedContextStrings) {
+  Create("Plan the trip", R"({"city":"Lisbon","stops":[{"name":"Belem tower"}],"days":3})", {"holiday"});
+  model::BreadcrumbDraft d;
+  d.title = "described";
+  d.description = "a note about porcelain";
+  ASSERT_TRUE(store_->Create(model::WriteContext{}, d, "").ok());
+  EXPECT_EQ(Titles("lisbon"), Names{"Plan the trip"});
+  EXPECT_EQ(Titles("belem"), Names{"Plan the trip"});
+  EXPECT_EQ(Titles("holiday"), Names{"Plan the trip"});
+  EXPECT_EQ(Titles("PORCELAIN"), Names{"described"});
+  EXPECT_EQ(Titles("lisb*"), Names{"Plan the trip"});
+  EXPECT_TRUE(Titles("3").empty());     // numbers of the context are not text
+  EXPECT_TRUE(Titles("city").empty());  // nor are its keys
+}
+
+TEST_F(TextIndexTest, RanksByBm25TitleFirstAndMoreWordsHigher) {
+  Create("unrelated", R"({"note":"the harbour is near"})");
+  Create("harbour", R"({"note":"nothing else"})");
+  Create("harbour lights", R"({"note":"lights over the harbour"})");
+  EXPECT_EQ(Titles("harbour lights"), (Names{"harbour lights", "harbour", "unrelated"}));
+  auto hits = Search(Q("harbour"));
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 3u);
+  EXPECT_GE((*hits)[0].score, (*hits)[1].score);
+  EXPECT_GE((*hits)[1].score, (*hits)[2].score);
+  EXPECT_GT((*hits)[2].score, 0);
+}
+
+TEST_F(TextIndexTest, FiltersBySchemaTagsPathPrefixAndLimit) {
+  Create("apple one", "{}", {"fruit", "red"}, "note.v1", "orchard/a");
+  Create("apple two", "{}", {"fruit"}, "note.v1", "orchard/b/c");
+  Create("apple three", "{}", {"fruit", "red"}, "task.v1", "orchardx/d");
+  Create("apple four", "{}", {}, std::nullopt, std::nullopt);
+  auto sorted = [](Names t) {
+    std::sort(t.begin(), t.end());
+    return t;
+  };
+  EXPECT_EQ(sorted(Titles(With(Q("apple"), [](auto& q) { q.schema_name = "note.v1"; }))),
+            (Names{"apple one", "apple two"}));
+  EXPECT_EQ(sorted(Titles(With(Q("apple"), [](auto& q) { q.all_tags = {"fruit", "red"}; }))),
+            (Names{"apple one", "apple three"}));
+  EXPECT_EQ(sorted(Titles(With(Q("apple"), [](auto& q) { q.path_prefix = "orchard"; }))),
+            (Names{"apple one", "apple two"}));
+  EXPECT_EQ(Titles(With(Q("apple"), [](auto& q) { q.limit = 2; })).size(), 2u);
+  for (size_t bad : {size_t{0}, kMaxSearchLimit + 1}) {
+    auto refused = Search(With(Q("apple"), [bad](auto& q) { q.limit = bad; }));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().field(), "limit");
+  }
+}
+
+TEST_F(TextIndexTest, TenantsSeeOnlyTheirOwnRecords) {
+  Create("secret plan", "{}", {}, std::nullopt, std::nullopt, "tenant-a");
+  Create("public plan", "{}", {}, std::nullopt, std::nullopt, "tenant-b");
+  EXPECT_EQ(Titles("plan", "tenant-a"), Names{"secret plan"});
+  EXPECT_EQ(Titles("secret", "tenant-b"), Names{});
+  EXPECT_EQ(Titles("plan", "default"), Names{});
+}
+
+TEST_F(TextIndexTest, AnUpdateReplacesTheOldTextInItsTransaction) {
+  model::Breadcrumb crumb = Create("draft", R"({"body":"walrus"})", {"zebra"});
+  model::BreadcrumbPatch patch;
+  patch.context = {true, json::parse(R"({"body":"penguin"})")};
+  patch.tags = {true, {"okapi"}};
+  ASSERT_TRUE(store_->Update(model::WriteContext{}, crumb.id, patch, std::nullopt).ok());
+  EXPECT_TRUE(Titles("walrus").empty());
+  EXPECT_TRUE(Titles("zebra").empty());
+  EXPECT_EQ(Titles("penguin okapi"), Names{"draft"});
+  // Becoming a snapshot takes it out of the index (runs and snapshots are not indexed).
+  model::BreadcrumbPatch to_snapshot;
+  to_snapshot.schema_name = {true, std::string("agent.snapshot.v1")};
+  ASSERT_TRUE(store_->Update(model::WriteContext{}, crumb.id, to_snapshot, std::nullopt).ok());
+  EXPECT_TRUE(Titles("penguin").empty());
+  EXPECT_EQ(IndexedRows(), 0);
+}
+
+TEST_F(TextIndexTest, RunsAndSnapshotsAreNotIndexedSessionMessagesAre) {
+  Create("run", R"({"output":"kestrel"})", {}, "agent.execution.v1");
+  Create("snap", R"({"state":"kestrel"})", {}, "agent.snapshot.v1");
+  Create("said", R"({"content":"kestrel"})", {}, "agent.session.message.v1");
+  EXPECT_EQ(Titles("kestrel"), Names{"said"});
+  EXPECT_EQ(IndexedRows(), 1);
+}
+
+TEST_F(TextIndexTest, DeletesAndExpiryRemoveTheText) {
+  model::Breadcrumb gone = Create("heron", "{}");
+  ASSERT_TRUE(store_->Delete(model::WriteContext{}, gone.id, std::nullopt).ok());
+  EXPECT_TRUE(Titles("heron").empty());
+
+  model::BreadcrumbDraft d;
+  d.title = "ibis";
+  d.path = "birds/ibis";
+  d.ttl_micros = kStart + 10 * kSecond;
+  ASSERT_TRUE(store_->Create(model::WriteContext{}, d, "").ok());
+  EXPECT_EQ(Titles("ibis"), Names{"ibis"});
+  clock_.Advance(11 * kSecond);
+  EXPECT_TRUE(Titles("ibis").empty());  // expired: invisible before any sweep
+  // A new record reclaiming the expired one's path removes the old row and its text.
+  Create("stork", "{}", {}, std::nullopt, "birds/ibis");
+  EXPECT_EQ(IndexedRows(), 1);
+
+  d.title = "crane";
+  d.path.reset();
+  d.ttl_micros = clock_.NowMicros() + kSecond;
+  ASSERT_TRUE(store_->Create(model::WriteContext{}, d, "").ok());
+  clock_.Advance(2 * kSecond);
+  ASSERT_TRUE(store_->SweepExpired().ok());
+  EXPECT_EQ(IndexedRows(), 1);
+  EXPECT_EQ(Titles("stork crane ibis heron"), Names{"stork"});
+}
+
+TEST_F(TextIndexTest, HostileQueryTextIsWordsOrAClearRefusal) {
+  Create("and or not near", R"({"x":"drop table breadcrumbs"})");
+  const std::vector<std::string> hostile = {
+      R"(title:and)", R"("unbalanced)", R"(a OR)", R"(NEAR(a b)", R"(* OR *)", R"(-x)", R"(^and)", R"({title body}:and)",
+      "x'); DROP TABLE breadcrumbs; --", std::string("and\0or", 6), std::string(10000, 'z'), std::string(1024, '"'),
+      "\xff\xfe\xc3", "and \xe2\x80\x94 or",
+  };
+  for (const std::string& text : hostile) {
+    auto hits = Search(With(Q(text), [](auto& q) { q.snippets = true; }));
+    if (hits.ok()) continue;
+    EXPECT_EQ(hits.status().code(), StatusCode::kInvalidArgument) << text.substr(0, 40) << ": " << hits.status().ToString();
+    EXPECT_EQ(hits.status().field(), "q");
+    EXPECT_EQ(hits.status().message().find("SQL"), std::string::npos) << hits.status().message();
+  }
+  EXPECT_EQ(Titles("x'); DROP TABLE breadcrumbs; --"), Names{"and or not near"});
+  EXPECT_EQ(Titles("title:and"), Names{"and or not near"});
+  EXPECT_EQ(IndexedRows(), 1);
+}
+
+TEST_F(TextIndexTest, SnippetsMarkTheMatchedWords) {
+  Create("notes", R"({"text":"the quick brown fox jumps over the lazy dog"})");
+  auto hits = Search(With(Q("fox"), [](auto& q) { q.snippets = true; }));
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
+  EXPECT_NE((*hits)[0].snippet.find("**fox**"), std::string::npos) << (*hits)[0].snippet;
+}
+
+TEST_F(TextIndexTest, TheMigrationIndexesRecordsWrittenBeforeIt) {
+  Create("older record", R"({"deep":{"er":["quokka"]}})");
+  Create("older run", R"({"x":"quokka"})", {}, "agent.execution.v1");
+  store_.Close();
+  // Back to schema 3: no index, no triggers, no vectors, as a data dir of the previous release.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((store_.dir() + "/cairn.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE breadcrumbs_fts; DROP TRIGGER breadcrumbs_fts_insert; "
+                             "DROP TRIGGER breadcrumbs_fts_update; DROP TRIGGER breadcrumbs_fts_delete; "
+                             "DROP TRIGGER breadcrumb_vectors_delete; DROP TABLE breadcrumb_vectors; "
+                             "DELETE FROM schema_migrations WHERE version >= 4;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  ASSERT_TRUE(store_.Reopen());
+  EXPECT_EQ(Titles("quokka"), Names{"older record"});
+}
+
+}  // namespace
+}  // namespace cairn::store::sqlite

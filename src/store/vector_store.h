@@ -1,0 +1,72 @@
+// VectorStore: the embeddings of breadcrumbs, the source of truth of vector search
+// (docs/search.md). One vector per (tenant, record, model), with the record version it was
+// computed from.
+//
+// Contract shared by every backend:
+// - Deleting a record (delete, TTL sweep, reclaimed path) deletes its vectors in the same
+//   transaction.
+// - PutVectors writes its vectors, removals and the consumer's cursor in one transaction, so a
+//   cursor never passes an event whose vector is not stored (nothing is lost on a crash).
+//   A vector computed from an older version than the stored one is not written.
+// - Scans see only current, unexpired records of one tenant, with the query's filters.
+// Thread-safe and blocking.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "store/text_index.h"
+
+namespace cairn::store {
+
+struct VectorWrite {
+  std::string owner_id;
+  std::string breadcrumb_id;
+  int64_t version = 0;  // of the record the vector was computed from
+  std::vector<float> values;
+};
+
+struct VectorKey {
+  std::string owner_id;
+  std::string breadcrumb_id;
+};
+
+// A record that has no vector for a model yet (VectorStore::MissingVectors).
+struct MissingVector {
+  int64_t rid = 0;  // the record's order key: pass the last one back to continue
+  std::string owner_id;
+  std::string breadcrumb_id;
+};
+
+class VectorStore {
+ public:
+  virtual ~VectorStore() = default;
+
+  // Upserts `writes` and deletes `removals` for `model`; with a non-empty `consumer`, stores
+  // `cursor_seq` as its position (CursorStore) in the same transaction.
+  virtual Status PutVectors(const std::string& model, const std::vector<VectorWrite>& writes,
+                            const std::vector<VectorKey>& removals, const std::string& consumer,
+                            int64_t cursor_seq) = 0;
+
+  // Calls `visit` with the id and values of every vector of `model` of `owner_id`'s current,
+  // unexpired records that pass `filters` (its schema_name, all_tags and path_prefix; text and
+  // limit are ignored). `values` is valid during the call only.
+  using VectorVisitor = std::function<void(std::string_view breadcrumb_id, const float* values, size_t dimension)>;
+  virtual Status ScanVectors(const std::string& owner_id, const std::string& model, const TextSearchQuery& filters,
+                             const VectorVisitor& visit) = 0;
+
+  // Up to `limit` current records (every tenant, expired ones excluded) with rid > `after_rid` that
+  // have no vector for `model`, in rid order. For filling the vectors of a new model.
+  virtual Result<std::vector<MissingVector>> MissingVectors(const std::string& model, int64_t after_rid,
+                                                            size_t limit) = 0;
+
+  // How many vectors `model` has, all tenants together.
+  virtual Result<int64_t> CountVectors(const std::string& model) = 0;
+};
+
+}  // namespace cairn::store
