@@ -179,16 +179,17 @@ TEST_F(LaneSchedulerTest, DifferentLanesRunAtTheSameTime) {
 TEST(WorkerPoolTest, AJobQueuedWhileEveryThreadWaitsGetsAThreadOfItsOwnUpToTheMaximum) {
   WorkerPool pool(1, 3);
   EXPECT_EQ(pool.threads(), 1u);
-  // Each job waits for the next one: with a fixed pool of one this would never end.
-  std::promise<void> second_ran, third_ran;
+  // The first two jobs wait until the third has run: they need three threads at once, and with a
+  // fixed pool of one this would never end.
+  std::promise<void> third_ran;
+  std::shared_future<void> third = third_ran.get_future().share();
   std::promise<void> first_done, second_done;
   ASSERT_TRUE(pool.Submit([&] {
-    EXPECT_EQ(second_ran.get_future().wait_for(kPatience), std::future_status::ready);
+    EXPECT_EQ(third.wait_for(kPatience), std::future_status::ready);
     first_done.set_value();
   }));
   ASSERT_TRUE(pool.Submit([&] {
-    second_ran.set_value();
-    EXPECT_EQ(third_ran.get_future().wait_for(kPatience), std::future_status::ready);
+    EXPECT_EQ(third.wait_for(kPatience), std::future_status::ready);
     second_done.set_value();
   }));
   ASSERT_TRUE(pool.Submit([&] { third_ran.set_value(); }));
