@@ -445,7 +445,9 @@ TEST(ProcessRunner, ResultIsCapped) {
   EXPECT_TRUE(r.result_truncated);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.result.size(), 1000u);
-  EXPECT_NE(r.term_signal, 0);
+  // Killed, or ended by its own failed write when fd 3 closed first (a race the runner does not
+  // decide): either way it did not succeed.
+  EXPECT_TRUE(r.term_signal != 0 || r.exit_code != 0) << r.term_signal << " " << r.exit_code;
   EXPECT_EQ(DescribeFailure(r, spec), "result exceeded the output limit of 1000 bytes; process killed");
 
   ProcessSpec exact = Sh("printf abc >&3");
