@@ -191,57 +191,52 @@ function awaitAnswer(id, check) {
   });
 }
 
-async function oneWorkflowRun(n) {
-  const body = JSON.stringify({ input: { n } });
+// POSTs body to path to start a run; resolves to {id} (the answer's field idField), or to
+// {problem, t1} when the POST fails, is answered with another status than `status` or not with JSON.
+async function startRun(path, body, status, idField) {
   let res;
   try {
-    res = await post(`/workflows/${opts.workflow}/runs`, body);
+    res = await post(path, body);
   } catch (e) {
     return { problem: `POST failed: ${e.message}`, t1: performance.now() };
   }
-  if (res.status !== 202) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
-  let id;
+  if (res.status !== status) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
   try {
-    id = JSON.parse(res.text).request_id;
+    return { id: JSON.parse(res.text)[idField] };
   } catch {
-    return { problem: 'the 202 body is not JSON', t1: performance.now() };
+    return { problem: `the ${status} body is not JSON`, t1: performance.now() };
   }
-  if (typeof id !== 'string') return { problem: 'the 202 body has no request_id', t1: performance.now() };
-  return awaitAnswer(id, (event, at) => {
+}
+
+// An answer's check for awaitAnswer: a problem when its status is not success, else what
+// more(context) finds (null: none).
+function answerCheck(more) {
+  return (event, at) => {
     const c = event.context ?? {};
-    let problem = null;
-    if (c.status !== 'success') problem = `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}`;
-    else if (c.output?.v !== n) problem = `unexpected output ${JSON.stringify(c.output ?? null).slice(0, 200)}`;
+    const problem = c.status !== 'success' ? `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}` : more(c);
     return { problem, t1: at };
-  });
+  };
+}
+
+async function oneWorkflowRun(n) {
+  const started = await startRun(`/workflows/${opts.workflow}/runs`, JSON.stringify({ input: { n } }), 202, 'request_id');
+  if (started.problem) return started;
+  if (typeof started.id !== 'string') return { problem: 'the 202 body has no request_id', t1: performance.now() };
+  return awaitAnswer(started.id, answerCheck((c) =>
+    c.output?.v !== n ? `unexpected output ${JSON.stringify(c.output ?? null).slice(0, 200)}` : null));
 }
 
 async function oneAgentRun(n) {
   const text = `hello bench ${n}`;
   const body = JSON.stringify({ title: 'bench message', schema_name: 'user.message.v1',
                                 context: { content: text, agent_id: opts.agent } });
-  let res;
-  try {
-    res = await post('/breadcrumbs', body);
-  } catch (e) {
-    return { problem: `POST failed: ${e.message}`, t1: performance.now() };
-  }
-  if (res.status !== 201) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
-  let id;
-  try {
-    id = JSON.parse(res.text).id;
-  } catch {
-    return { problem: 'the 201 body is not JSON', t1: performance.now() };
-  }
-  const check = (event, at) => {
-    const c = event.context ?? {};
-    let problem = null;
-    if (c.status !== 'success') problem = `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}`;
-    else if (c.steps !== 2) problem = `steps ${c.steps} (expected 2)`;
-    else if (typeof c.message !== 'string' || !c.message.includes(text)) problem = `unexpected message ${JSON.stringify(c.message).slice(0, 200)}`;
-    return { problem, t1: at };
-  };
-  return awaitAnswer(id, check);
+  const started = await startRun('/breadcrumbs', body, 201, 'id');
+  if (started.problem) return started;
+  return awaitAnswer(started.id, answerCheck((c) => {
+    if (c.steps !== 2) return `steps ${c.steps} (expected 2)`;
+    if (typeof c.message !== 'string' || !c.message.includes(text)) return `unexpected message ${JSON.stringify(c.message).slice(0, 200)}`;
+    return null;
+  }));
 }
 
 // ---- the closed loop ----------------------------------------------------------------------------
