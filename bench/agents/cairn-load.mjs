@@ -33,9 +33,10 @@
 //
 // Prints one JSON line on stdout: {runs, seconds, runs_per_s, p50_ms, p90_ms, p99_ms, max_ms,
 // mean_ms, errors, timeouts, ...}. Progress and problems go to stderr.
-import fs from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+
+import { ClosedLoop, checkLoopOptions, loopOptions, parseOptions } from '../lib/closed-loop.mjs';
 
 function usage(msg) {
   process.stderr.write(`cairn-load: ${msg}\nusage: node cairn-load.mjs --port P [--host H] [--agent ID | --workflow NAME] ` +
@@ -44,45 +45,15 @@ function usage(msg) {
   process.exit(2);
 }
 
-const opts = { host: '127.0.0.1', port: 0, agent: 'bench', workflow: null, concurrency: 1, seconds: 10, warmup: 2, timeoutMs: 30000,
-               serverPid: 0, clkTck: 100 };
-{
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; ++i) {
-    const a = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--port') opts.port = Number(value());
-    else if (a === '--host') opts.host = value();
-    else if (a === '--agent') opts.agent = value();
-    else if (a === '--workflow') opts.workflow = value();
-    else if (a === '--concurrency') opts.concurrency = Number(value());
-    else if (a === '--seconds') opts.seconds = Number(value());
-    else if (a === '--warmup-seconds') opts.warmup = Number(value());
-    else if (a === '--timeout-ms') opts.timeoutMs = Number(value());
-    else if (a === '--server-pid') opts.serverPid = Number(value());
-    else if (a === '--clk-tck') opts.clkTck = Number(value());
-    else usage(`unknown argument ${a}`);
-  }
-  if (!(Number.isInteger(opts.port) && opts.port > 0 && opts.port < 65536)) usage('--port is required');
-  if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) usage('bad --concurrency');
-  if (opts.workflow !== null && !/^[A-Za-z0-9_-]{1,64}$/.test(opts.workflow)) usage('bad --workflow');
-  if (!(opts.seconds > 0) || !(opts.warmup >= 0) || !(opts.timeoutMs > 0)) usage('bad --seconds/--warmup-seconds/--timeout-ms');
-}
-
-// utime + stime of a process in ms, or null.
-function cpuMsOf(pid) {
-  if (!pid) return null;
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / opts.clkTck;
-  } catch {
-    return null;
-  }
-}
+const opts = parseOptions(process.argv.slice(2),
+                          { host: '127.0.0.1', port: 0, agent: 'bench', workflow: null, concurrency: 1, seconds: 10,
+                            warmup: 2, timeoutMs: 30000, serverPid: 0, clkTck: 100 },
+                          { '--port': ['port', Number], '--host': ['host', String], '--agent': ['agent', String],
+                            '--workflow': ['workflow', String], ...loopOptions, '--server-pid': ['serverPid', Number],
+                            '--clk-tck': ['clkTck', Number] }, usage);
+if (!(Number.isInteger(opts.port) && opts.port > 0 && opts.port < 65536)) usage('--port is required');
+checkLoopOptions(opts, usage);
+if (opts.workflow !== null && !/^[A-Za-z0-9_-]{1,64}$/.test(opts.workflow)) usage('bad --workflow');
 
 // What is run and what answers it.
 const answerSchema = opts.workflow ? 'workflow.result.v1' : 'agent.response.v1';
@@ -177,7 +148,6 @@ function openStream() {
 
 // ---- one run ------------------------------------------------------------------------------------
 const agent = new http.Agent({ keepAlive: true, maxSockets: opts.concurrency });
-let nextRun = 0;
 
 function post(path, body) {
   return new Promise((resolve, reject) => {
@@ -194,9 +164,9 @@ function post(path, body) {
   });
 }
 
-// Resolves to {problem: null | string, t1}: the answer's arrival time, or the time of the failure.
-async function oneRun() {
-  return opts.workflow ? oneWorkflowRun() : oneAgentRun();
+// Run n; resolves to {problem: null | string, t1}: the answer's arrival time, or the time of the failure.
+async function oneRun(n) {
+  return opts.workflow ? oneWorkflowRun(n) : oneAgentRun(n);
 }
 
 // Waits for the answer to request `id` (or takes it from `early`); resolves to check(event, at).
@@ -221,145 +191,75 @@ function awaitAnswer(id, check) {
   });
 }
 
-async function oneWorkflowRun() {
-  const n = nextRun++;
-  const body = JSON.stringify({ input: { n } });
+// POSTs body to path to start a run; resolves to {id} (the answer's field idField), or to
+// {problem, t1} when the POST fails, is answered with another status than `status` or not with JSON.
+async function startRun(path, body, status, idField) {
   let res;
   try {
-    res = await post(`/workflows/${opts.workflow}/runs`, body);
+    res = await post(path, body);
   } catch (e) {
     return { problem: `POST failed: ${e.message}`, t1: performance.now() };
   }
-  if (res.status !== 202) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
-  let id;
+  if (res.status !== status) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
   try {
-    id = JSON.parse(res.text).request_id;
+    return { id: JSON.parse(res.text)[idField] };
   } catch {
-    return { problem: 'the 202 body is not JSON', t1: performance.now() };
+    return { problem: `the ${status} body is not JSON`, t1: performance.now() };
   }
-  if (typeof id !== 'string') return { problem: 'the 202 body has no request_id', t1: performance.now() };
-  return awaitAnswer(id, (event, at) => {
-    const c = event.context ?? {};
-    let problem = null;
-    if (c.status !== 'success') problem = `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}`;
-    else if (c.output?.v !== n) problem = `unexpected output ${JSON.stringify(c.output ?? null).slice(0, 200)}`;
-    return { problem, t1: at };
-  });
 }
 
-async function oneAgentRun() {
-  const n = nextRun++;
+// An answer's check for awaitAnswer: a problem when its status is not success, else what
+// more(context) finds (null: none).
+function answerCheck(more) {
+  return (event, at) => {
+    const c = event.context ?? {};
+    const problem = c.status !== 'success' ? `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}` : more(c);
+    return { problem, t1: at };
+  };
+}
+
+async function oneWorkflowRun(n) {
+  const started = await startRun(`/workflows/${opts.workflow}/runs`, JSON.stringify({ input: { n } }), 202, 'request_id');
+  if (started.problem) return started;
+  if (typeof started.id !== 'string') return { problem: 'the 202 body has no request_id', t1: performance.now() };
+  return awaitAnswer(started.id, answerCheck((c) =>
+    c.output?.v !== n ? `unexpected output ${JSON.stringify(c.output ?? null).slice(0, 200)}` : null));
+}
+
+async function oneAgentRun(n) {
   const text = `hello bench ${n}`;
   const body = JSON.stringify({ title: 'bench message', schema_name: 'user.message.v1',
                                 context: { content: text, agent_id: opts.agent } });
-  let res;
-  try {
-    res = await post('/breadcrumbs', body);
-  } catch (e) {
-    return { problem: `POST failed: ${e.message}`, t1: performance.now() };
-  }
-  if (res.status !== 201) return { problem: `POST answered ${res.status}: ${res.text.slice(0, 200)}`, t1: performance.now() };
-  let id;
-  try {
-    id = JSON.parse(res.text).id;
-  } catch {
-    return { problem: 'the 201 body is not JSON', t1: performance.now() };
-  }
-  const check = (event, at) => {
-    const c = event.context ?? {};
-    let problem = null;
-    if (c.status !== 'success') problem = `status ${c.status}: ${JSON.stringify(c.error ?? null).slice(0, 200)}`;
-    else if (c.steps !== 2) problem = `steps ${c.steps} (expected 2)`;
-    else if (typeof c.message !== 'string' || !c.message.includes(text)) problem = `unexpected message ${JSON.stringify(c.message).slice(0, 200)}`;
-    return { problem, t1: at };
-  };
-  return awaitAnswer(id, check);
+  const started = await startRun('/breadcrumbs', body, 201, 'id');
+  if (started.problem) return started;
+  return awaitAnswer(started.id, answerCheck((c) => {
+    if (c.steps !== 2) return `steps ${c.steps} (expected 2)`;
+    if (typeof c.message !== 'string' || !c.message.includes(text)) return `unexpected message ${JSON.stringify(c.message).slice(0, 200)}`;
+    return null;
+  }));
 }
 
 // ---- the closed loop ----------------------------------------------------------------------------
-const latencies = [];
-const errorSamples = new Map();
-let errors = 0;
-let timeouts = 0;
-let windowStart = 0;
-let lastEnd = 0;
-let phase = 'warmup';
-
-async function worker(stopAt) {
-  while (performance.now() < stopAt() && !stream.closed) {
-    const t0 = performance.now();
-    const counted = phase === 'measure';
-    const { problem, t1 } = await oneRun();
-    if (!counted) {
-      if (problem) process.stderr.write(`cairn-load: warm-up run failed: ${problem}\n`);
-      continue;
-    }
-    lastEnd = Math.max(lastEnd, t1);
-    if (problem) {
-      errors += 1;
-      if (problem === 'timeout') timeouts += 1;
-      errorSamples.set(problem, (errorSamples.get(problem) ?? 0) + 1);
-    } else {
-      latencies.push(t1 - t0);
-    }
-  }
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return null;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i];
-}
-const round = (x, d = 3) => (x === null || x === undefined ? null : Number(x.toFixed(d)));
-
 async function main() {
   const c = opts.concurrency;
   const sse = await openStream();
   process.stderr.write(`cairn-load: stream open; concurrency ${c}, ${opts.warmup}s warm-up + ${opts.seconds}s\n`);
-  if (opts.warmup > 0) {
-    const until = performance.now() + opts.warmup * 1000;
-    await Promise.all(Array.from({ length: c }, () => worker(() => until)));
-  }
-  const warmRuns = nextRun;
-  phase = 'measure';
-  windowStart = performance.now();
-  const windowEnd = windowStart + opts.seconds * 1000;
-  const server0 = cpuMsOf(opts.serverPid);
-  const cpu0 = process.cpuUsage();
-  await Promise.all(Array.from({ length: c }, () => worker(() => windowEnd)));
-  const cpu = process.cpuUsage(cpu0);
-  const server1 = cpuMsOf(opts.serverPid);
+  const loop = new ClosedLoop({ log: (m) => process.stderr.write(`cairn-load: ${m}\n`), serverPid: opts.serverPid,
+                                clkTck: opts.clkTck });
+  const worker = { run: oneRun, stopped: () => stream.closed };
+  await loop.run(Array.from({ length: c }, () => worker), opts.warmup, opts.seconds);
   // Answers still due (to runs that timed out) get a moment to show up as late.
   if (gaveUp.size > 0) await new Promise((r) => setTimeout(r, 1000));
   const closedEarly = stream.closed;
   sse.destroy();
   agent.destroy();
 
-  const sorted = latencies.slice().sort((a, b) => a - b);
-  const runs = sorted.length;
-  const seconds = (Math.max(lastEnd, windowStart) - windowStart) / 1000;
-  const mean = runs > 0 ? sorted.reduce((s, x) => s + x, 0) / runs : null;
-  const serverMs = server0 !== null && server1 !== null ? server1 - server0 : null;
   const out = {
     impl: 'cairn',
     workload: opts.workflow ? `workflow:${opts.workflow}` : `agent:${opts.agent}`,
     concurrency: c,
-    runs,
-    seconds: round(seconds),
-    runs_per_s: seconds > 0 ? round(runs / seconds, 1) : 0,
-    p50_ms: round(quantile(sorted, 0.5)),
-    p90_ms: round(quantile(sorted, 0.9)),
-    p99_ms: round(quantile(sorted, 0.99)),
-    max_ms: round(sorted.length ? sorted[sorted.length - 1] : null),
-    mean_ms: round(mean),
-    errors,
-    timeouts,
-    error_samples: Object.fromEntries([...errorSamples.entries()].slice(0, 5)),
-    warmup_runs: warmRuns,
-    client_cpu_ms: round((cpu.user + cpu.system) / 1000, 1),
-    client_cpu_us_per_run: runs + errors > 0 ? round((cpu.user + cpu.system) / (runs + errors), 1) : null,
-    server_cpu_ms: serverMs,
-    server_cpu_us_per_run: serverMs !== null && runs + errors > 0 ? round((serverMs * 1000) / (runs + errors), 1) : null,
+    ...loop.summary(),
+    ...loop.serverFields(),
     stream: { frames: stream.frames, answers: stream.answers, late: stream.late, foreign: stream.foreign,
               unclaimed_early: early.size, dropped: stream.dropped, closed_early: closedEarly, error: stream.error },
   };

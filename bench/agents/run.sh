@@ -76,10 +76,8 @@ CAIRN=$BUILD/src/app/cairn
 FIXTURE=$ROOT/tests/e2e/llm-node/fixture-server.mjs
 LANGGRAPH_DIR=$HERE/langgraph
 WRK=${WRK:-wrk}
-for tool in node "$WRK" curl awk timeout; do
-  command -v "$tool" >/dev/null || { echo "bench/agents: '$tool' is not installed (run make deps)" >&2; exit 2; }
-done
-[[ -x $CAIRN ]] || { echo "bench/agents: $CAIRN not found; build the 'cairn' target first" >&2; exit 2; }
+need_commands " (run make deps)" node "$WRK" curl awk timeout
+need_cairn "$CAIRN"
 [[ -f $FIXTURE ]] || { echo "bench/agents: $FIXTURE not found" >&2; exit 2; }
 if ((RUN_LANGGRAPH)) && [[ ! -d $LANGGRAPH_DIR/node_modules ]]; then
   echo "bench/agents: $LANGGRAPH_DIR/node_modules is missing; run scripts/install-deps" \
@@ -87,52 +85,19 @@ if ((RUN_LANGGRAPH)) && [[ ! -d $LANGGRAPH_DIR/node_modules ]]; then
   exit 2
 fi
 
-STAMP=$(date -u +%Y%m%dT%H%M%SZ)
-RESULTS=$BUILD/results/agents-$STAMP
-mkdir -p "$RESULTS"
-LOG=$RESULTS/run.log
-BENCH_NAME=agents
+new_results
 # shellcheck source=bench/lib.sh
 source "$HERE/../lib.sh"
-CLK_TCK=$(getconf CLK_TCK)
-
-SERVER_PID="" PORT="" DATA_DIR="" FIXTURE_PID="" FIXTURE_PORT=""
-stop_server() { stop_pid "$SERVER_PID" cairn; SERVER_PID=""; }
-stop_fixture() { stop_pid "$FIXTURE_PID" fixture-server; FIXTURE_PID=""; }
-# shellcheck disable=SC2317  # invoked by the EXIT trap
-cleanup() {
-  local rc=$?
-  stop_server
-  stop_fixture
-  [[ -n $DATA_DIR && -d $DATA_DIR ]] && rm -rf "$DATA_DIR"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-# CPU time (user + system) of a process so far, in ms; empty when it is gone.
-cpu_ms() { awk -v tck="$CLK_TCK" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / tck) }' "/proc/$1/stat" 2>/dev/null || true; }
-# json_kv FILE: the scalar fields of the JSON object on FILE's last line as key=value lines (nested
-# objects flattened with dots).
-json_kv() {
-  node -e '
-    const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
-    const walk = (o, p) => { for (const [k, v] of Object.entries(o)) {
-      if (v !== null && typeof v === "object") walk(v, p + k + "."); else console.log(p + k + "=" + v); } };
-    walk(JSON.parse(lines[lines.length - 1]), "");' "$1"
-}
-# val NAME KEY: a value of RESULTS/NAME.kv.
-val() { grep -m1 "^$2=" "$RESULTS/$1.kv" 2>/dev/null | cut -d= -f2- || true; }
+trap_cleanup
 
 {
   machine_info
-  echo "data_fs=$(df -PT "$DATA_PARENT" | awk 'NR==2 {print $2 " on " $1}')"
+  data_fs_info "$DATA_PARENT"
   echo "node=$(node --version) wrk=$("$WRK" -v 2>&1 | head -n 1 | awk '{print $2}')"
   echo "seconds=$SECS warmup=$WARMUP levels=$LEVELS stream=$STREAM sync=$SYNC langgraph_sync=${LG_SYNC:-default}" \
        "timeout_ms=$TIMEOUT_MS fixture_seconds=$FIX_SECS quick=$QUICK server_args=${AGENT_BENCH_SERVER_ARGS:-}"
 } >"$RESULTS/machine.txt"
-log "results in $RESULTS"
-sed 's/^/  /' "$RESULTS/machine.txt" >&2
+show_machine
 
 # ---------------------------------------------------------------------------------------------
 # The fixture server: the user message gets an echo tool call, the tool result a final answer.
@@ -195,57 +160,20 @@ agent_def='{"title":"bench agent","schema_name":"agent.def.v1","context":{"agent
 curl -fsS --max-time 10 -XPOST "http://127.0.0.1:$PORT/breadcrumbs" -H 'Content-Type: application/json' \
   -d "$agent_def" >"$RESULTS/agent-def.json" || die "defining the agent failed"
 
-# metric FILE NAME: a sample of a /metrics snapshot (0 when absent).
-metric() { awk -v m="$2" '$1 == m { v = $2 } END { print v + 0 }' "$1" 2>/dev/null || echo 0; }
-# cairn_load NAME CONCURRENCY SECONDS WARMUP TIMEOUT_MS: one cairn-load.mjs phase into RESULTS/NAME.*
-# (with the server's transactions and events per run, from /metrics before and after).
-cairn_load() {
-  local name=$1 c=$2 secs=$3 warm=$4 tmo=$5 f0 f1 rc=0 m0=$RESULTS/$1.metrics-before m1=$RESULTS/$1.metrics-after
-  echo "loadavg_before=$(loadavg)" >"$RESULTS/$name.phase"
-  curl -fsS --max-time 10 "http://127.0.0.1:$PORT/metrics" >"$m0" 2>/dev/null || true
-  f0=$(cpu_ms "$FIXTURE_PID")
-  timeout --kill-after=10 $((warm + secs + tmo / 1000 + 30)) node "$HERE/cairn-load.mjs" --port "$PORT" --agent bench \
-    --concurrency "$c" --seconds "$secs" --warmup-seconds "$warm" --timeout-ms "$tmo" --server-pid "$SERVER_PID" \
-    --clk-tck "$CLK_TCK" >"$RESULTS/$name.json" 2> >(tee -a "$RESULTS/$name.stderr" >&2) || rc=$?
-  f1=$(cpu_ms "$FIXTURE_PID")
-  curl -fsS --max-time 10 "http://127.0.0.1:$PORT/metrics" >"$m1" 2>/dev/null || true
-  { echo "fixture_cpu_ms=$((${f1:-0} - ${f0:-0}))"; echo "loadavg_after=$(loadavg)"; echo "exit=$rc"; } >>"$RESULTS/$name.phase"
-  if [[ -s $RESULTS/$name.json ]]; then
-    json_kv "$RESULTS/$name.json" >"$RESULTS/$name.kv"
-    # Every run of the phase (warm-up included) is in the metrics' difference.
-    local all=$(($(val "$name" warmup_runs) + $(val "$name" runs) + $(val "$name" errors)))
-    awk -v n="$all" -v t0="$(metric "$m0" cairn_store_commit_seconds_count)" -v t1="$(metric "$m1" cairn_store_commit_seconds_count)" \
-        -v s0="$(metric "$m0" cairn_store_commit_seconds_sum)" -v s1="$(metric "$m1" cairn_store_commit_seconds_sum)" \
-        -v w0="$(metric "$m0" cairn_store_commit_batch_writes_sum)" -v w1="$(metric "$m1" cairn_store_commit_batch_writes_sum)" \
-        -v e0="$(metric "$m0" cairn_bus_last_seq)" -v e1="$(metric "$m1" cairn_bus_last_seq)" 'BEGIN {
-      if (n <= 0 || t1 <= t0) exit
-      printf "phase_runs=%d\ntransactions_per_run=%.2f\nwrites_per_run=%.2f\nevents_per_run=%.2f\ncommit_ms_mean=%.3f\n",
-        n, (t1 - t0) / n, (w1 - w0) / n, (e1 - e0) / n, 1000 * (s1 - s0) / (t1 - t0) }' >>"$RESULTS/$name.kv"
-    cat "$RESULTS/$name.phase" >>"$RESULTS/$name.kv"
-  else
-    cp "$RESULTS/$name.phase" "$RESULTS/$name.kv"
-  fi
-  return "$rc"
-}
-
 # The agent's executor starts asynchronously: one run must be answered before the measurements.
-cairn_load cairn-ready 1 1 0 20000 || true
+cairn_load cairn-ready 1 1 0 20000 --agent bench || true
 [[ $(val cairn-ready runs) -ge 1 && $(val cairn-ready errors) == 0 ]] ||
   die "the agent did not answer (see $RESULTS/cairn-ready.json, $RESULTS/server.log)"
 log "agent ready: $(val cairn-ready runs) runs in 1 s, p50 $(val cairn-ready p50_ms) ms"
 
 for c in "${LEVEL_LIST[@]}"; do
   log "cairn at concurrency $c: ${WARMUP}s warm-up + ${SECS}s (load $(loadavg))"
-  cairn_load "cairn-c$c" "$c" "$SECS" "$WARMUP" "$TIMEOUT_MS" || log "cairn-load exited with an error at $c (see $RESULTS/cairn-c$c.stderr)"
+  cairn_load "cairn-c$c" "$c" "$SECS" "$WARMUP" "$TIMEOUT_MS" --agent bench || log "cairn-load exited with an error at $c (see $RESULTS/cairn-c$c.stderr)"
   log "cairn c=$c: $(val "cairn-c$c" runs_per_s) runs/s, p50 $(val "cairn-c$c" p50_ms) ms, p99 $(val "cairn-c$c" p99_ms) ms," \
       "errors $(val "cairn-c$c" errors), server CPU $(val "cairn-c$c" server_cpu_us_per_run) us/run"
 done
-curl -fsS --max-time 30 "http://127.0.0.1:$PORT/metrics" >"$RESULTS/metrics.txt" 2>/dev/null || true
-server_alive=1
-kill -0 "$SERVER_PID" 2>/dev/null || server_alive=0
-if [[ -r /proc/$SERVER_PID/status ]]; then
-  awk '/^(VmRSS|VmHWM|Threads):/ {print $1 $2}' "/proc/$SERVER_PID/status" | tr ':' '=' >"$RESULTS/server-end.kv"
-fi
+save_server_end ""
+server_alive=$SERVER_ALIVE
 stop_server
 rm -rf "$DATA_DIR"; DATA_DIR=""
 
@@ -258,19 +186,8 @@ if ((RUN_LANGGRAPH)); then
   for c in "${LEVEL_LIST[@]}"; do
     name=langgraph-c$c
     log "LangGraph at concurrency $c: ${WARMUP}s warm-up + ${SECS}s (load $(loadavg))"
-    echo "loadavg_before=$(loadavg)" >"$RESULTS/$name.phase"
-    f0=$(cpu_ms "$FIXTURE_PID") rc=0
-    # Its checkpoint file goes to a fresh temporary directory under DATA_PARENT (removed by bench.mjs).
-    TMPDIR=$DATA_PARENT timeout --kill-after=10 "$PHASE_TIMEOUT" node "$LANGGRAPH_DIR/bench.mjs" "${lg_args[@]}" \
-      --concurrency "$c" >"$RESULTS/$name.json" 2> >(tee -a "$RESULTS/$name.stderr" >&2) || rc=$?
-    f1=$(cpu_ms "$FIXTURE_PID")
-    { echo "fixture_cpu_ms=$((${f1:-0} - ${f0:-0}))"; echo "loadavg_after=$(loadavg)"; echo "exit=$rc"; } >>"$RESULTS/$name.phase"
-    if [[ -s $RESULTS/$name.json ]]; then
-      { json_kv "$RESULTS/$name.json"; cat "$RESULTS/$name.phase"; } >"$RESULTS/$name.kv"
-    else
-      cp "$RESULTS/$name.phase" "$RESULTS/$name.kv"
-      log "LangGraph bench exited with status $rc at $c (see $RESULTS/$name.stderr)"
-    fi
+    langgraph_load "$name" "${lg_args[@]}" --concurrency "$c" ||
+      log "LangGraph bench exited with status $PHASE_RC at $c (see $RESULTS/$name.stderr)"
     log "LangGraph c=$c: $(val "$name" runs_per_s) runs/s, p50 $(val "$name" p50_ms) ms, errors $(val "$name" errors)"
   done
 fi
@@ -288,26 +205,10 @@ fix_cap=$(val fixture-capacity bench_ok_per_sec)
 step_ms() {
   awk -v p="$(val "$1" p50_ms)" -v f="$fix_run_ms" 'BEGIN { if (p == "") print "n/a"; else printf "%.3f", (p - f) / 3 }'
 }
-# cpu_step NAME KEY: CPU per step in us (KEY: the runtime's CPU per run).
-cpu_step() { awk -v v="$(val "$1" "$2")" 'BEGIN { if (v == "") print "n/a"; else printf "%.0f", v / 3 }'; }
-problems() {
-  local name=$1 out="" v
-  [[ -z $(val "$name" runs) ]] && { echo "no-result"; return; }
-  for k in errors timeouts stream.late stream.dropped; do
-    v=$(val "$name" "$k")
-    [[ -n $v && $v != 0 ]] && out+="$k=$v "
-  done
-  [[ $(val "$name" stream.closed_early) == true ]] && out+="stream-closed "
-  [[ $(val "$name" exit) != 0 ]] && out+="exit=$(val "$name" exit) "
-  echo "${out% }"
-}
 row() { printf '%-5s | %-9s | %8s %9s %9s | %9s %9s | %-12s\n' "$@"; }
 fails=0
 {
-  echo "cairn agent benchmark $STAMP"
-  echo "machine: $(grep -E '^(nproc|cpu_model|kernel|mem_total_mb)=' "$RESULTS/machine.txt" | paste -sd '|' | sed 's/|/, /g')"
-  echo "load average: start $(grep '^loadavg_start=' "$RESULTS/machine.txt" | cut -d= -f2), end $(loadavg)" \
-       "(the load generators, the fixture server and the runtime under test share the $(nproc) CPUs)"
+  summary_head "agent" "the load generators, the fixture server and the runtime under test share the $(nproc) CPUs"
   echo "workload: one run = user message -> model call (fixture: echo tool call) -> echo tool -> model call" \
        "(fixture: final answer); 2 model calls + 1 tool call = 3 steps"
   echo "closed loop, N runs in flight, ${WARMUP}s warm-up then ${SECS}s measured per row; latency = run started ->" \
@@ -338,7 +239,7 @@ fails=0
     echo "target: cairn runs/s >= ${TARGET} x LangGraph runs/s at each level, no errors on either side"
     for c in "${LEVEL_LIST[@]}"; do
       a=$(val "cairn-c$c" runs_per_s) b=$(val "langgraph-c$c" runs_per_s)
-      ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }')
+      ratio=$(ratio_of "$a" "$b")
       result=$(awk -v r="$ratio" -v t="$TARGET" 'BEGIN { print (r != "n/a" && r + 0 >= t) ? "PASS" : "FAIL" }')
       bad="$(problems "cairn-c$c") $(problems "langgraph-c$c")"
       bad=$(awk '{ $1 = $1; print }' <<<"$bad")

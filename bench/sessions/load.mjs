@@ -33,6 +33,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 
+import { ClosedLoop, checkLoopOptions, loopOptions, parseOptions, quantile, round } from '../lib/closed-loop.mjs';
+
 function usage(msg) {
   process.stderr.write(`sessions-load: ${msg}\n` +
     'usage: node load.mjs --mode session|agent|idle --port P [--host H] [--agent ID] [--concurrency C] ' +
@@ -41,54 +43,20 @@ function usage(msg) {
   process.exit(2);
 }
 
-const opts = { mode: '', host: '127.0.0.1', port: 0, agent: 'bench', concurrency: 1, seconds: 10, warmup: 2,
-               timeoutMs: 30000, sessions: 10000, openConcurrency: 256, serverPid: 0, clkTck: 100 };
-{
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; ++i) {
-    const a = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--mode') opts.mode = value();
-    else if (a === '--port') opts.port = Number(value());
-    else if (a === '--host') opts.host = value();
-    else if (a === '--agent') opts.agent = value();
-    else if (a === '--concurrency') opts.concurrency = Number(value());
-    else if (a === '--seconds') opts.seconds = Number(value());
-    else if (a === '--warmup-seconds') opts.warmup = Number(value());
-    else if (a === '--timeout-ms') opts.timeoutMs = Number(value());
-    else if (a === '--sessions') opts.sessions = Number(value());
-    else if (a === '--open-concurrency') opts.openConcurrency = Number(value());
-    else if (a === '--server-pid') opts.serverPid = Number(value());
-    else if (a === '--clk-tck') opts.clkTck = Number(value());
-    else usage(`unknown argument ${a}`);
-  }
-  if (!['session', 'agent', 'idle'].includes(opts.mode)) usage('--mode is session, agent or idle');
-  if (!(Number.isInteger(opts.port) && opts.port > 0 && opts.port < 65536)) usage('--port is required');
-  if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) usage('bad --concurrency');
-  if (!(opts.seconds > 0) || !(opts.warmup >= 0) || !(opts.timeoutMs > 0)) usage('bad --seconds/--warmup-seconds/--timeout-ms');
-  if (!(Number.isInteger(opts.sessions) && opts.sessions >= 1)) usage('bad --sessions');
-  if (!(Number.isInteger(opts.openConcurrency) && opts.openConcurrency >= 1)) usage('bad --open-concurrency');
-}
+const opts = parseOptions(process.argv.slice(2),
+                          { mode: '', host: '127.0.0.1', port: 0, agent: 'bench', concurrency: 1, seconds: 10, warmup: 2,
+                            timeoutMs: 30000, sessions: 10000, openConcurrency: 256, serverPid: 0, clkTck: 100 },
+                          { '--mode': ['mode', String], '--port': ['port', Number], '--host': ['host', String],
+                            '--agent': ['agent', String], ...loopOptions, '--sessions': ['sessions', Number],
+                            '--open-concurrency': ['openConcurrency', Number], '--server-pid': ['serverPid', Number],
+                            '--clk-tck': ['clkTck', Number] }, usage);
+if (!['session', 'agent', 'idle'].includes(opts.mode)) usage('--mode is session, agent or idle');
+if (!(Number.isInteger(opts.port) && opts.port > 0 && opts.port < 65536)) usage('--port is required');
+checkLoopOptions(opts, usage);
+if (!(Number.isInteger(opts.sessions) && opts.sessions >= 1)) usage('bad --sessions');
+if (!(Number.isInteger(opts.openConcurrency) && opts.openConcurrency >= 1)) usage('bad --open-concurrency');
 
 const log = (msg) => process.stderr.write(`sessions-load[${opts.mode}]: ${msg}\n`);
-const round = (x, d = 3) => (x === null || x === undefined ? null : Number(x.toFixed(d)));
-function quantile(sorted, q) {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
-}
-function cpuMsOf(pid) {
-  if (!pid) return null;
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / opts.clkTck;
-  } catch {
-    return null;
-  }
-}
 // {rss_kb, hwm_kb, threads, fds} of a process, or nulls.
 function procOf(pid) {
   const out = { rss_kb: null, hwm_kb: null, threads: null, fds: null };
@@ -334,61 +302,28 @@ async function closedLoop() {
       `${opts.warmup}s warm-up + ${opts.seconds}s`);
 
   const first = [];
-  const done = [];
   const doneInOrder = [];  // counted runs' latencies in the order they started (growth over the window)
-  const errorSamples = new Map();
-  let errors = 0;
-  let timeouts = 0;
-  let phase = 'warmup';
-  let warmRuns = 0;
-  let windowStart = 0;
-  let lastEnd = 0;
-  const loop = async (w, stopAt) => {
-    while (performance.now() < stopAt() && !w.state.closed) {
-      const counted = phase === 'measure';
-      const t0 = performance.now();
-      const r = await w.run();
-      if (!counted) {
-        warmRuns += 1;
-        if (r.problem) log(`warm-up run failed: ${r.problem}`);
-        continue;
-      }
-      lastEnd = Math.max(lastEnd, r.t1);
-      if (r.problem) {
-        errors += 1;
-        if (r.problem === 'timeout') timeouts += 1;
-        errorSamples.set(r.problem, (errorSamples.get(r.problem) ?? 0) + 1);
-      } else {
-        first.push(r.first);
-        done.push(r.t1 - t0);
-        doneInOrder.push({ t0, ms: r.t1 - t0 });
-      }
-    }
-  };
-  if (opts.warmup > 0) {
-    const until = performance.now() + opts.warmup * 1000;
-    await Promise.all(workers.map((w) => loop(w, () => until)));
-  }
-  phase = 'measure';
-  windowStart = performance.now();
-  const windowEnd = windowStart + opts.seconds * 1000;
-  const server0 = cpuMsOf(opts.serverPid);
-  const cpu0 = process.cpuUsage();
-  await Promise.all(workers.map((w) => loop(w, () => windowEnd)));
-  const cpu = process.cpuUsage(cpu0);
-  const server1 = cpuMsOf(opts.serverPid);
+  const loop = new ClosedLoop({
+    log, serverPid: opts.serverPid, clkTck: opts.clkTck,
+    onSuccess: (r, t0) => {
+      first.push(r.first);
+      doneInOrder.push({ t0, ms: r.t1 - t0 });
+    },
+  });
+  await loop.run(workers.map((w) => ({ run: () => w.run(), stopped: () => w.state.closed })), opts.warmup, opts.seconds);
   const closedEarly = workers.filter((w) => w.state.closed).length;
   for (const w of workers) w.close();
   agent.destroy();
 
+  const done = loop.latencies;
   first.sort((a, b) => a - b);
   done.sort((a, b) => a - b);
   doneInOrder.sort((a, b) => a.t0 - b.t0);
   const tenth = Math.max(1, Math.floor(doneInOrder.length / 10));
   const p50Of = (list) => quantile(list.map((x) => x.ms).sort((a, b) => a - b), 0.5);
-  const runs = done.length;
-  const seconds = (Math.max(lastEnd, windowStart) - windowStart) / 1000;
-  const serverMs = server0 !== null && server1 !== null ? server1 - server0 : null;
+  const runs = loop.runs;
+  const seconds = loop.seconds;
+  const { errors, ...errorFields } = loop.errors.fields();
   const out = {
     mode: opts.mode,
     concurrency: c,
@@ -404,14 +339,12 @@ async function closedLoop() {
     // p50 of the first and the last tenth of the window's runs: growth as sessions get longer.
     done_p50_first_tenth_ms: round(p50Of(doneInOrder.slice(0, tenth))),
     done_p50_last_tenth_ms: round(p50Of(doneInOrder.slice(-tenth))),
-    runs_per_worker: round((runs + errors + warmRuns) / c, 1),
+    runs_per_worker: round((runs + errors + loop.warmRuns) / c, 1),
     errors,
-    timeouts,
-    error_samples: Object.fromEntries([...errorSamples.entries()].slice(0, 5)),
-    warmup_runs: warmRuns,
-    client_cpu_ms: round((cpu.user + cpu.system) / 1000, 1),
-    server_cpu_ms: serverMs,
-    server_cpu_us_per_run: serverMs !== null && runs + errors > 0 ? round((serverMs * 1000) / (runs + errors), 1) : null,
+    ...errorFields,
+    warmup_runs: loop.warmRuns,
+    client_cpu_ms: round((loop.cpu.user + loop.cpu.system) / 1000, 1),
+    ...loop.serverFields(),
     streams: { frames: streamStats.frames, dropped: streamStats.dropped, unexpected: streamStats.unexpected,
                closed_early: closedEarly },
     server: procOf(opts.serverPid),

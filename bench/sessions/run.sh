@@ -72,10 +72,8 @@ read -ra LEVEL_LIST <<<"$LEVELS"
 CAIRN=$BUILD/src/app/cairn
 FIXTURE=$ROOT/tests/e2e/llm-node/fixture-server.mjs
 LOAD=$HERE/load.mjs
-for tool in node curl awk timeout; do
-  command -v "$tool" >/dev/null || { echo "bench/sessions: '$tool' is not installed (run make deps)" >&2; exit 2; }
-done
-[[ -x $CAIRN ]] || { echo "bench/sessions: $CAIRN not found; build the 'cairn' target first" >&2; exit 2; }
+need_commands " (run make deps)" node curl awk timeout
+need_cairn "$CAIRN"
 [[ -f $FIXTURE ]] || { echo "bench/sessions: $FIXTURE not found" >&2; exit 2; }
 if ((IDLE > 0)); then
   # One fd per stream in the server and in the client, plus slack.
@@ -85,49 +83,20 @@ if ((IDLE > 0)); then
   ulimit -n "$(ulimit -Hn)"
 fi
 
-STAMP=$(date -u +%Y%m%dT%H%M%SZ)
-RESULTS=$BUILD/results/sessions-$STAMP
-mkdir -p "$RESULTS"
-LOG=$RESULTS/run.log
-BENCH_NAME=sessions
+new_results
 # shellcheck source=bench/lib.sh
 source "$HERE/../lib.sh"
 
-SERVER_PID="" PORT="" DATA_DIR="" FIXTURE_PID="" FIXTURE_PORT=""
-stop_server() { stop_pid "$SERVER_PID" cairn; SERVER_PID=""; }
-stop_fixture() { stop_pid "$FIXTURE_PID" fixture-server; FIXTURE_PID=""; }
-# shellcheck disable=SC2317  # invoked by the EXIT trap
-cleanup() {
-  local rc=$?
-  stop_server
-  stop_fixture
-  [[ -n $DATA_DIR && -d $DATA_DIR ]] && rm -rf "$DATA_DIR"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-# json_kv FILE: the scalar fields of the JSON object on FILE's last line as key=value lines (nested
-# objects flattened with dots).
-json_kv() {
-  node -e '
-    const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
-    const walk = (o, p) => { for (const [k, v] of Object.entries(o)) {
-      if (v !== null && typeof v === "object") walk(v, p + k + "."); else console.log(p + k + "=" + v); } };
-    walk(JSON.parse(lines[lines.length - 1]), "");' "$1"
-}
-# val NAME KEY: a value of RESULTS/NAME.kv ("" if absent).
-val() { grep -m1 "^$2=" "$RESULTS/$1.kv" 2>/dev/null | cut -d= -f2- || true; }
+trap_cleanup
 
 {
   machine_info
-  echo "data_fs=$(df -PT "$DATA_PARENT" | awk 'NR==2 {print $2 " on " $1}')"
+  data_fs_info "$DATA_PARENT"
   echo "node=$(node --version) nofile=$(ulimit -n)"
   echo "seconds=$SECS warmup=$WARMUP levels=$LEVELS idle=$IDLE workers=$WORKERS stream=$STREAM sync=$SYNC" \
        "timeout_ms=$TIMEOUT_MS target_pct=$TARGET quick=$QUICK server_args=${SESSION_BENCH_SERVER_ARGS:-}"
 } >"$RESULTS/machine.txt"
-log "results in $RESULTS"
-sed 's/^/  /' "$RESULTS/machine.txt" >&2
+show_machine
 
 # ---------------------------------------------------------------------------------------------
 # The fixture: every request gets a plain answer at once.
@@ -226,10 +195,7 @@ added() {  # added PERCENT of session over agent for KEY at level C
 row() { printf '%-6s | %-7s | %8s %8s | %8s %8s | %8s | %s\n' "$@"; }
 fails=0
 {
-  echo "cairn sessions benchmark $STAMP"
-  echo "machine: $(grep -E '^(nproc|cpu_model|kernel|mem_total_mb)=' "$RESULTS/machine.txt" | paste -sd '|' | sed 's/|/, /g')"
-  echo "load average: start $(grep '^loadavg_start=' "$RESULTS/machine.txt" | cut -d= -f2), end $(loadavg)" \
-       "(the load generator and the fixture LLM share the $(nproc) CPUs with the server)"
+  summary_head "sessions" "the load generator and the fixture LLM share the $(nproc) CPUs with the server"
   echo "cairn --sync $SYNC --session-workers $WORKERS; agent: no tools, stream=$STREAM, concurrency $WORKERS; fixture LLM: plain answer, 0 ms"
   echo "closed loop, C runs in flight; ${WARMUP}s warm-up + ${SECS}s per row; latency from the POST:"
   echo "  first = the run's first frame on its stream, done = execution.completed (session) / agent.response.v1 (agent)"

@@ -34,6 +34,9 @@ BUILD=$(cd "$1" && pwd) || usage
 QUICK=${TOOL_BENCH_QUICK:-0}
 [[ -n ${2:-} && ${2:-} != --quick ]] && usage
 [[ ${2:-} == --quick ]] && QUICK=1
+BENCH_NAME=tools
+# shellcheck source=bench/args.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../args.sh"  # need_commands, need_cairn, new_results
 
 CAIRN=$BUILD/src/app/cairn
 BENCH=$BUILD/bench/tools/tool_roundtrip_bench
@@ -50,39 +53,22 @@ read -ra LEVEL_LIST <<<"$LEVELS"
 # Bounded: per measurement warm-up + seconds + one caller timeout, plus start-up and slack.
 STEP_TIMEOUT=$((${#LEVEL_LIST[@]} * 2 * (SECS + 1 + TIMEOUT_MS / 1000 + 5) + 120))
 
-for tool in awk timeout curl; do
-  command -v "$tool" >/dev/null || { echo "bench/tools: '$tool' is not installed" >&2; exit 2; }
-done
-[[ -x $CAIRN ]] || { echo "bench/tools: $CAIRN not found; build the 'cairn' target first" >&2; exit 2; }
+need_commands "" awk timeout curl
+need_cairn "$CAIRN"
 [[ -x $BENCH ]] || { echo "bench/tools: $BENCH not found; configure with -DCAIRN_BUILD_BENCH=ON" >&2; exit 2; }
 
-STAMP=$(date -u +%Y%m%dT%H%M%SZ)
-RESULTS=$BUILD/results/tools-$STAMP
-mkdir -p "$RESULTS"
-LOG=$RESULTS/run.log
-BENCH_NAME=tools
+new_results
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-SERVER_PID="" PORT="" DATA_DIR=""
-stop_server() { stop_pid "$SERVER_PID" cairn; SERVER_PID=""; }
-# shellcheck disable=SC2317  # invoked by the EXIT trap
-cleanup() {
-  local rc=$?
-  stop_server
-  [[ -n $DATA_DIR && -d $DATA_DIR ]] && rm -rf "$DATA_DIR"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
+trap_cleanup
 
 {
   machine_info
-  echo "data_fs=$(df -PT "$DATA_PARENT" | awk 'NR==2 {print $2 " on " $1}')"
+  data_fs_info "$DATA_PARENT"
   echo "seconds=$SECS levels=$LEVELS timeout_ms=$TIMEOUT_MS quick=$QUICK server_args=${TOOL_BENCH_SERVER_ARGS:-}"
 } >"$RESULTS/machine.txt"
-log "results in $RESULTS"
-sed 's/^/  /' "$RESULTS/machine.txt" >&2
+show_machine
 
 # ---------------------------------------------------------------------------------------------
 DATA_DIR=$(mktemp -d "$DATA_PARENT/cairn-toolbench.XXXXXX")
@@ -130,10 +116,7 @@ problems() {
 row() { printf '%-6s | %9s %8s %8s | %9s %8s %8s | %6s | %s\n' "$@"; }
 fails=0
 {
-  echo "cairn tool round-trip benchmark $STAMP"
-  echo "machine: $(grep -E '^(nproc|cpu_model|kernel|mem_total_mb)=' "$RESULTS/machine.txt" | paste -sd '|' | sed 's/|/, /g')"
-  echo "load average: start $(grep '^loadavg_start=' "$RESULTS/machine.txt" | cut -d= -f2), end $(loadavg)" \
-       "(the load generator shares the $(nproc) CPUs with the server; above ~$(nproc) other work shared them too)"
+  summary_head "tool round-trip" "the load generator shares the $(nproc) CPUs with the server; above ~$(nproc) other work shared them too"
   echo "closed loop: N callers, one keep-alive connection and one request in flight each; ${SECS}s measured after" \
        "1 s of warm-up per row; latency = POST sent -> SSE frame read"
   echo "floor: create bench.floor.v1 -> its own event; roundtrip: create tool.request.v1 (echo) -> the tool.response.v1 event"

@@ -62,61 +62,28 @@ done
 PHASE_TIMEOUT=$((WARMUP + SECS + TIMEOUT_MS / 1000 + 30))
 
 CAIRN=$BUILD/src/app/cairn
-LOADGEN=$ROOT/bench/agents/cairn-load.mjs
 LANGGRAPH_DIR=$HERE/langgraph
-for tool in node curl awk timeout; do
-  command -v "$tool" >/dev/null || { echo "bench/workflows: '$tool' is not installed (run make deps)" >&2; exit 2; }
-done
-[[ -x $CAIRN ]] || { echo "bench/workflows: $CAIRN not found; build the 'cairn' target first" >&2; exit 2; }
+need_commands " (run make deps)" node curl awk timeout
+need_cairn "$CAIRN"
 if ((RUN_LANGGRAPH)) && [[ ! -d $LANGGRAPH_DIR/node_modules ]]; then
   echo "bench/workflows: $LANGGRAPH_DIR/node_modules is missing; run scripts/install-deps bench" \
        "(or npm ci --legacy-peer-deps --prefix bench/workflows/langgraph), or set WORKFLOW_BENCH_LANGGRAPH=0" >&2
   exit 2
 fi
 
-STAMP=$(date -u +%Y%m%dT%H%M%SZ)
-RESULTS=$BUILD/results/workflows-$STAMP
-mkdir -p "$RESULTS"
-LOG=$RESULTS/run.log
-BENCH_NAME=workflows
+new_results
 # shellcheck source=bench/lib.sh
 source "$HERE/../lib.sh"
-CLK_TCK=$(getconf CLK_TCK)
-
-SERVER_PID="" PORT="" DATA_DIR=""
-stop_server() { stop_pid "$SERVER_PID" cairn; SERVER_PID=""; }
-# shellcheck disable=SC2317  # invoked by the EXIT trap
-cleanup() {
-  local rc=$?
-  stop_server
-  [[ -n $DATA_DIR && -d $DATA_DIR ]] && rm -rf "$DATA_DIR"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-# json_kv FILE: the scalar fields of the JSON object on FILE's last line as key=value lines.
-json_kv() {
-  node -e '
-    const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
-    const walk = (o, p) => { for (const [k, v] of Object.entries(o)) {
-      if (v !== null && typeof v === "object") walk(v, p + k + "."); else console.log(p + k + "=" + v); } };
-    walk(JSON.parse(lines[lines.length - 1]), "");' "$1"
-}
-# val NAME KEY: a value of RESULTS/NAME.kv.
-val() { grep -m1 "^$2=" "$RESULTS/$1.kv" 2>/dev/null | cut -d= -f2- || true; }
-# metric FILE NAME: a sample of a /metrics snapshot (0 when absent).
-metric() { awk -v m="$2" '$1 == m { v = $2 } END { print v + 0 }' "$1" 2>/dev/null || echo 0; }
+trap_cleanup
 
 {
   machine_info
-  echo "data_fs=$(df -PT "$DATA_PARENT" | awk 'NR==2 {print $2 " on " $1}')"
+  data_fs_info "$DATA_PARENT"
   echo "node=$(node --version)"
   echo "seconds=$SECS warmup=$WARMUP levels=$LEVELS syncs=$SYNCS timeout_ms=$TIMEOUT_MS quick=$QUICK" \
        "server_args=${WORKFLOW_BENCH_SERVER_ARGS:-}"
 } >"$RESULTS/machine.txt"
-log "results in $RESULTS"
-sed 's/^/  /' "$RESULTS/machine.txt" >&2
+show_machine
 
 # The workflow: three echo steps chained by needs; the run's output is the last step's value.
 cat >"$RESULTS/workflow-def.json" <<'EOF2'
@@ -134,34 +101,6 @@ cat >"$RESULTS/workflow-def.json" <<'EOF2'
 }}
 EOF2
 
-# cairn_load NAME CONCURRENCY SECONDS WARMUP TIMEOUT_MS: one cairn-load.mjs phase into RESULTS/NAME.*
-# (with the server's transactions and events per run, from /metrics before and after).
-cairn_load() {
-  local name=$1 c=$2 secs=$3 warm=$4 tmo=$5 rc=0 m0=$RESULTS/$1.metrics-before m1=$RESULTS/$1.metrics-after
-  echo "loadavg_before=$(loadavg)" >"$RESULTS/$name.phase"
-  curl -fsS --max-time 10 "http://127.0.0.1:$PORT/metrics" >"$m0" 2>/dev/null || true
-  timeout --kill-after=10 $((warm + secs + tmo / 1000 + 30)) node "$LOADGEN" --port "$PORT" --workflow chain \
-    --concurrency "$c" --seconds "$secs" --warmup-seconds "$warm" --timeout-ms "$tmo" --server-pid "$SERVER_PID" \
-    --clk-tck "$CLK_TCK" >"$RESULTS/$name.json" 2> >(tee -a "$RESULTS/$name.stderr" >&2) || rc=$?
-  curl -fsS --max-time 10 "http://127.0.0.1:$PORT/metrics" >"$m1" 2>/dev/null || true
-  { echo "loadavg_after=$(loadavg)"; echo "exit=$rc"; } >>"$RESULTS/$name.phase"
-  if [[ -s $RESULTS/$name.json ]]; then
-    json_kv "$RESULTS/$name.json" >"$RESULTS/$name.kv"
-    local all=$(($(val "$name" warmup_runs) + $(val "$name" runs) + $(val "$name" errors)))
-    awk -v n="$all" -v t0="$(metric "$m0" cairn_store_commit_seconds_count)" -v t1="$(metric "$m1" cairn_store_commit_seconds_count)" \
-        -v s0="$(metric "$m0" cairn_store_commit_seconds_sum)" -v s1="$(metric "$m1" cairn_store_commit_seconds_sum)" \
-        -v w0="$(metric "$m0" cairn_store_commit_batch_writes_sum)" -v w1="$(metric "$m1" cairn_store_commit_batch_writes_sum)" \
-        -v e0="$(metric "$m0" cairn_bus_last_seq)" -v e1="$(metric "$m1" cairn_bus_last_seq)" 'BEGIN {
-      if (n <= 0 || t1 <= t0) exit
-      printf "phase_runs=%d\ntransactions_per_run=%.2f\nwrites_per_run=%.2f\nevents_per_run=%.2f\ncommit_ms_mean=%.3f\n",
-        n, (t1 - t0) / n, (w1 - w0) / n, (e1 - e0) / n, 1000 * (s1 - s0) / (t1 - t0) }' >>"$RESULTS/$name.kv"
-    cat "$RESULTS/$name.phase" >>"$RESULTS/$name.kv"
-  else
-    cp "$RESULTS/$name.phase" "$RESULTS/$name.kv"
-  fi
-  return "$rc"
-}
-
 # ---------------------------------------------------------------------------------------------
 # cairn, once per durability (a fresh server and data directory each).
 server_dead=0
@@ -175,7 +114,7 @@ for sync in "${SYNC_LIST[@]}"; do
     -d @"$RESULTS/workflow-def.json" >"$RESULTS/workflow-def-$sync.answer.json" || die "defining the workflow failed"
 
   # The workflow's executor starts asynchronously: one run must be answered before the measurements.
-  cairn_load "cairn-$sync-ready" 1 1 0 20000 || true
+  cairn_load "cairn-$sync-ready" 1 1 0 20000 --workflow chain || true
   [[ $(val "cairn-$sync-ready" runs) -ge 1 && $(val "cairn-$sync-ready" errors) == 0 ]] ||
     die "the workflow did not answer (see $RESULTS/cairn-$sync-ready.json, $RESULTS/server.log)"
   log "workflow ready: $(val "cairn-$sync-ready" runs) runs in 1 s, p50 $(val "cairn-$sync-ready" p50_ms) ms"
@@ -183,15 +122,12 @@ for sync in "${SYNC_LIST[@]}"; do
   for c in "${LEVEL_LIST[@]}"; do
     name=cairn-$sync-c$c
     log "cairn --sync $sync at concurrency $c: ${WARMUP}s warm-up + ${SECS}s (load $(loadavg))"
-    cairn_load "$name" "$c" "$SECS" "$WARMUP" "$TIMEOUT_MS" || log "cairn-load exited with an error (see $RESULTS/$name.stderr)"
+    cairn_load "$name" "$c" "$SECS" "$WARMUP" "$TIMEOUT_MS" --workflow chain || log "cairn-load exited with an error (see $RESULTS/$name.stderr)"
     log "cairn $sync c=$c: $(val "$name" runs_per_s) runs/s, p50 $(val "$name" p50_ms) ms, p99 $(val "$name" p99_ms) ms," \
         "errors $(val "$name" errors), server CPU $(val "$name" server_cpu_us_per_run) us/run"
   done
-  curl -fsS --max-time 30 "http://127.0.0.1:$PORT/metrics" >"$RESULTS/metrics-$sync.txt" 2>/dev/null || true
-  if [[ -r /proc/$SERVER_PID/status ]]; then
-    awk '/^(VmRSS|VmHWM|Threads):/ {print $1 $2}' "/proc/$SERVER_PID/status" | tr ':' '=' >"$RESULTS/server-end-$sync.kv"
-  fi
-  kill -0 "$SERVER_PID" 2>/dev/null || server_dead=1
+  save_server_end "-$sync"
+  ((SERVER_ALIVE)) || server_dead=1
   stop_server
   mv "$RESULTS/server.log" "$RESULTS/server-$sync.log"
   rm -rf "$DATA_DIR"; DATA_DIR=""
@@ -204,18 +140,8 @@ if ((RUN_LANGGRAPH)); then
     for c in "${LEVEL_LIST[@]}"; do
       name=langgraph-$sync-c$c
       log "LangGraph synchronous=$sync at concurrency $c: ${WARMUP}s warm-up + ${SECS}s (load $(loadavg))"
-      echo "loadavg_before=$(loadavg)" >"$RESULTS/$name.phase"
-      rc=0
-      TMPDIR=$DATA_PARENT timeout --kill-after=10 "$PHASE_TIMEOUT" node "$LANGGRAPH_DIR/bench.mjs" --synchronous "$sync" \
-        --seconds "$SECS" --warmup-seconds "$WARMUP" --timeout-ms "$TIMEOUT_MS" --concurrency "$c" \
-        >"$RESULTS/$name.json" 2> >(tee -a "$RESULTS/$name.stderr" >&2) || rc=$?
-      { echo "loadavg_after=$(loadavg)"; echo "exit=$rc"; } >>"$RESULTS/$name.phase"
-      if [[ -s $RESULTS/$name.json ]]; then
-        { json_kv "$RESULTS/$name.json"; cat "$RESULTS/$name.phase"; } >"$RESULTS/$name.kv"
-      else
-        cp "$RESULTS/$name.phase" "$RESULTS/$name.kv"
-        log "LangGraph bench exited with status $rc (see $RESULTS/$name.stderr)"
-      fi
+      langgraph_load "$name" --synchronous "$sync" --seconds "$SECS" --warmup-seconds "$WARMUP" \
+        --timeout-ms "$TIMEOUT_MS" --concurrency "$c" || log "LangGraph bench exited with status $PHASE_RC (see $RESULTS/$name.stderr)"
       log "LangGraph $sync c=$c: $(val "$name" runs_per_s) runs/s, p50 $(val "$name" p50_ms) ms, errors $(val "$name" errors)"
     done
   done
@@ -223,27 +149,10 @@ fi
 
 # ---------------------------------------------------------------------------------------------
 # Summary.
-problems() {
-  local name=$1 out="" v
-  [[ -z $(val "$name" runs) ]] && { echo "no-result"; return; }
-  for k in errors timeouts stream.late stream.dropped; do
-    v=$(val "$name" "$k")
-    [[ -n $v && $v != 0 ]] && out+="$k=$v "
-  done
-  [[ $(val "$name" stream.closed_early) == true ]] && out+="stream-closed "
-  [[ $(val "$name" exit) != 0 ]] && out+="exit=$(val "$name" exit) "
-  echo "${out% }"
-}
-# cpu_step NAME KEY: CPU per step in us (KEY: the runtime's CPU per run).
-cpu_step() { awk -v v="$(val "$1" "$2")" 'BEGIN { if (v == "") print "n/a"; else printf "%.0f", v / 3 }'; }
-ratio_of() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'; }
 row() { printf '%-6s %4s | %8s %8s %8s %9s | %8s %8s %8s %9s | %7s | %s\n' "$@"; }
 fails=0
 {
-  echo "cairn workflow benchmark $STAMP"
-  echo "machine: $(grep -E '^(nproc|cpu_model|kernel|mem_total_mb)=' "$RESULTS/machine.txt" | paste -sd '|' | sed 's/|/, /g')"
-  echo "load average: start $(grep '^loadavg_start=' "$RESULTS/machine.txt" | cut -d= -f2), end $(loadavg)" \
-       "(the load generator and the runtime under test share the $(nproc) CPUs)"
+  summary_head "workflow" "the load generator and the runtime under test share the $(nproc) CPUs"
   echo "workload: one run = 3 steps chained by needs (cairn: the built-in echo tool as child executions;" \
        "LangGraph: StateGraph nodes a -> b -> c returning their input)"
   echo "closed loop, N runs in flight, ${WARMUP}s warm-up then ${SECS}s measured per row; latency = run started ->" \

@@ -33,16 +33,14 @@
 //
 // Prints one JSON line on stdout: {runs, seconds, runs_per_s, p50_ms, p90_ms, p99_ms, max_ms,
 // mean_ms, errors, ...} (latency = invoke() called -> it resolved). Progress goes to stderr.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { performance } from 'node:perf_hooks';
-
 import { tool } from '@langchain/core/tools';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
+
+import { openCheckpointer, runThenExit, sqliteFields } from '../../lib/checkpointer.mjs';
+import { ClosedLoop, catching, checkLoopOptions, loopOptions, parseOptions } from '../../lib/closed-loop.mjs';
 
 function usage(msg) {
   process.stderr.write(`langgraph bench: ${msg}\nusage: node bench.mjs --base-url URL [--concurrency N] ` +
@@ -51,32 +49,15 @@ function usage(msg) {
   process.exit(2);
 }
 
-const opts = { baseUrl: null, concurrency: 1, seconds: 10, warmup: 2, timeoutMs: 30000, db: null, stream: false,
-               model: 'bench', synchronous: null };
-{
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; ++i) {
-    const a = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--base-url') opts.baseUrl = value();
-    else if (a === '--concurrency') opts.concurrency = Number(value());
-    else if (a === '--seconds') opts.seconds = Number(value());
-    else if (a === '--warmup-seconds') opts.warmup = Number(value());
-    else if (a === '--timeout-ms') opts.timeoutMs = Number(value());
-    else if (a === '--db') opts.db = value();
-    else if (a === '--stream') opts.stream = true;
-    else if (a === '--model') opts.model = value();
-    else if (a === '--synchronous') opts.synchronous = value();
-    else usage(`unknown argument ${a}`);
-  }
-  if (!opts.baseUrl) usage('--base-url is required');
-  if (opts.synchronous !== null && !['full', 'normal'].includes(opts.synchronous)) usage('--synchronous is full or normal');
-  if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) usage('bad --concurrency');
-  if (!(opts.seconds > 0) || !(opts.warmup >= 0) || !(opts.timeoutMs > 0)) usage('bad --seconds/--warmup-seconds/--timeout-ms');
-}
+const opts = parseOptions(process.argv.slice(2),
+                          { baseUrl: null, concurrency: 1, seconds: 10, warmup: 2, timeoutMs: 30000, db: null,
+                            stream: false, model: 'bench', synchronous: null },
+                          { '--base-url': ['baseUrl', String], ...loopOptions, '--db': ['db', String],
+                            '--stream': ['stream', null], '--model': ['model', String],
+                            '--synchronous': ['synchronous', String] }, usage);
+if (!opts.baseUrl) usage('--base-url is required');
+if (opts.synchronous !== null && !['full', 'normal'].includes(opts.synchronous)) usage('--synchronous is full or normal');
+checkLoopOptions(opts, usage);
 
 // ---- the agent ----------------------------------------------------------------------------------
 if (opts.stream) {
@@ -106,24 +87,15 @@ const model = new ChatOpenAI({
   temperature: 0,
 });
 
-let tmpDir = null;
-let dbPath = opts.db;
-if (!dbPath) {
-  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'langgraph-bench-'));
-  dbPath = path.join(tmpDir, 'checkpoints.sqlite');
-}
-const checkpointer = SqliteSaver.fromConnString(dbPath);
-checkpointer.setup();  // journal_mode=WAL and the tables; `synchronous` stays the build's default
-if (opts.synchronous) checkpointer.db.pragma(`synchronous=${opts.synchronous.toUpperCase()}`);
+const { checkpointer, dbPath, close } = openCheckpointer(SqliteSaver, { db: opts.db, synchronous: opts.synchronous,
+                                                                     tmpPrefix: 'langgraph-bench-' });
 const agent = createReactAgent({ llm: model, tools: [echo], checkpointSaver: checkpointer });
 
 // ---- one run ------------------------------------------------------------------------------------
 const runTag = `${process.pid}-${Date.now().toString(36)}`;
-let nextRun = 0;
 
-// Resolves to null when the run is as expected, else to an error string.
-async function oneRun() {
-  const n = nextRun++;
+// Resolves to null when run n is as expected, else to an error string.
+async function oneRun(n) {
   const text = `hello bench ${n}`;
   const signal = AbortSignal.timeout(opts.timeoutMs);
   const result = await agent.invoke({ messages: [{ role: 'user', content: text }] },
@@ -138,102 +110,20 @@ async function oneRun() {
 }
 
 // ---- the closed loop ----------------------------------------------------------------------------
-const latencies = [];
-const errorSamples = new Map();
-let errors = 0;
-let timeouts = 0;
-let windowStart = 0;
-let windowEnd = 0;
-let lastEnd = 0;
-let phase = 'warmup';
-
-function countError(message) {
-  errors += 1;
-  errorSamples.set(message, (errorSamples.get(message) ?? 0) + 1);
-}
-
-async function worker(stopAt) {
-  while (performance.now() < stopAt()) {
-    const t0 = performance.now();
-    const counted = phase === 'measure' && t0 >= windowStart;
-    let problem = null;
-    try {
-      problem = await oneRun();
-    } catch (e) {
-      const name = e?.name ?? '';
-      if (name === 'TimeoutError' || name === 'AbortError' || /abort/i.test(String(e?.message))) {
-        timeouts += counted ? 1 : 0;
-        problem = 'timeout';
-      } else {
-        problem = String(e?.message ?? e).slice(0, 200);
-      }
-    }
-    const t1 = performance.now();
-    if (!counted) {
-      if (problem && phase === 'warmup') process.stderr.write(`langgraph bench: warm-up run failed: ${problem}\n`);
-      continue;
-    }
-    lastEnd = Math.max(lastEnd, t1);
-    if (problem) countError(problem);
-    else latencies.push(t1 - t0);
-  }
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return null;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i];
-}
-const round = (x, d = 3) => (x === null || x === undefined ? null : Number(x.toFixed(d)));
-
 async function main() {
   const c = opts.concurrency;
   process.stderr.write(`langgraph bench: concurrency ${c}, ${opts.warmup}s warm-up + ${opts.seconds}s, ` +
                        `streaming ${opts.stream ? 'on' : 'off'}, checkpoints in ${dbPath}\n`);
   // Warm-up: the same loop, not counted (JIT, connection pool, SQLite pages).
-  const warmStart = performance.now();
-  if (opts.warmup > 0) {
-    const until = warmStart + opts.warmup * 1000;
-    await Promise.all(Array.from({ length: c }, () => worker(() => until)));
-  }
-  const warmRuns = nextRun;
-  phase = 'measure';
-  windowStart = performance.now();
-  windowEnd = windowStart + opts.seconds * 1000;
-  const cpu0 = process.cpuUsage();
-  await Promise.all(Array.from({ length: c }, () => worker(() => windowEnd)));
-  const cpu = process.cpuUsage(cpu0);
-  const sorted = latencies.slice().sort((a, b) => a - b);
-  const runs = sorted.length;
-  const seconds = (Math.max(lastEnd, windowStart) - windowStart) / 1000;
-  const mean = runs > 0 ? sorted.reduce((s, x) => s + x, 0) / runs : null;
-  const db = checkpointer.db;
-  const rows = (table) => db.prepare(`SELECT count(*) AS n FROM ${table}`).get().n;
+  const loop = new ClosedLoop({ log: (m) => process.stderr.write(`langgraph bench: ${m}\n`) });
+  const run = catching(oneRun);
+  await loop.run(Array.from({ length: c }, () => ({ run })), opts.warmup, opts.seconds);
   const out = {
     impl: 'langgraph',
     concurrency: c,
     streaming: opts.stream,
-    runs,
-    seconds: round(seconds),
-    runs_per_s: seconds > 0 ? round(runs / seconds, 1) : 0,
-    p50_ms: round(quantile(sorted, 0.5)),
-    p90_ms: round(quantile(sorted, 0.9)),
-    p99_ms: round(quantile(sorted, 0.99)),
-    max_ms: round(sorted.length ? sorted[sorted.length - 1] : null),
-    mean_ms: round(mean),
-    errors,
-    timeouts,
-    error_samples: Object.fromEntries([...errorSamples.entries()].slice(0, 5)),
-    warmup_runs: warmRuns,
-    client_cpu_ms: round((cpu.user + cpu.system) / 1000, 1),
-    client_cpu_us_per_run: runs + errors > 0 ? round((cpu.user + cpu.system) / (runs + errors), 1) : null,
-    sqlite: {
-      journal_mode: db.pragma('journal_mode', { simple: true }),
-      synchronous: db.pragma('synchronous', { simple: true }),  // 2 = FULL, 1 = NORMAL
-      version: db.prepare('SELECT sqlite_version() AS v').get().v,
-      checkpoints: rows('checkpoints'),
-      writes: rows('writes'),
-    },
+    ...loop.summary(),
+    sqlite: sqliteFields(checkpointer.db),
     versions: {
       node: process.versions.node,
     },
@@ -241,16 +131,4 @@ async function main() {
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
-let exitCode = 0;
-try {
-  await main();
-} catch (e) {
-  process.stderr.write(`langgraph bench: ${e?.stack ?? e}\n`);
-  exitCode = 1;
-} finally {
-  try {
-    checkpointer.db.close();
-  } catch {}
-  if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
-}
-process.exit(exitCode);
+await runThenExit('langgraph bench', main, close);

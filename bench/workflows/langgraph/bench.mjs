@@ -21,13 +21,11 @@
 //
 // Prints one JSON line on stdout: {runs, seconds, runs_per_s, p50_ms, p90_ms, p99_ms, max_ms,
 // mean_ms, errors, ...}. Progress goes to stderr.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { performance } from 'node:perf_hooks';
-
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
+
+import { openCheckpointer, runThenExit, sqliteFields } from '../../lib/checkpointer.mjs';
+import { ClosedLoop, catching, checkLoopOptions, loopOptions, parseOptions, round } from '../../lib/closed-loop.mjs';
 
 function usage(msg) {
   process.stderr.write(`langgraph workflow bench: ${msg}\nusage: node bench.mjs [--concurrency N] [--seconds S] ` +
@@ -35,27 +33,11 @@ function usage(msg) {
   process.exit(2);
 }
 
-const opts = { concurrency: 1, seconds: 10, warmup: 2, timeoutMs: 30000, db: null, synchronous: null };
-{
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; ++i) {
-    const a = argv[i];
-    const value = () => {
-      if (i + 1 >= argv.length) usage(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (a === '--concurrency') opts.concurrency = Number(value());
-    else if (a === '--seconds') opts.seconds = Number(value());
-    else if (a === '--warmup-seconds') opts.warmup = Number(value());
-    else if (a === '--timeout-ms') opts.timeoutMs = Number(value());
-    else if (a === '--db') opts.db = value();
-    else if (a === '--synchronous') opts.synchronous = value();
-    else usage(`unknown argument ${a}`);
-  }
-  if (opts.synchronous !== null && !['full', 'normal'].includes(opts.synchronous)) usage('--synchronous is full or normal');
-  if (!(Number.isInteger(opts.concurrency) && opts.concurrency >= 1)) usage('bad --concurrency');
-  if (!(opts.seconds > 0) || !(opts.warmup >= 0) || !(opts.timeoutMs > 0)) usage('bad --seconds/--warmup-seconds/--timeout-ms');
-}
+const opts = parseOptions(process.argv.slice(2),
+                          { concurrency: 1, seconds: 10, warmup: 2, timeoutMs: 30000, db: null, synchronous: null },
+                          { ...loopOptions, '--db': ['db', String], '--synchronous': ['synchronous', String] }, usage);
+if (opts.synchronous !== null && !['full', 'normal'].includes(opts.synchronous)) usage('--synchronous is full or normal');
+checkLoopOptions(opts, usage);
 
 // ---- the graph ----------------------------------------------------------------------------------
 const State = Annotation.Root({
@@ -73,24 +55,15 @@ const graph0 = new StateGraph(State)
   .addEdge('b', 'c')
   .addEdge('c', END);
 
-let tmpDir = null;
-let dbPath = opts.db;
-if (!dbPath) {
-  tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'langgraph-wfbench-'));
-  dbPath = path.join(tmpDir, 'checkpoints.sqlite');
-}
-const checkpointer = SqliteSaver.fromConnString(dbPath);
-checkpointer.setup();  // journal_mode=WAL and the tables; `synchronous` stays the build's default
-if (opts.synchronous) checkpointer.db.pragma(`synchronous=${opts.synchronous.toUpperCase()}`);
+const { checkpointer, dbPath, close } = openCheckpointer(SqliteSaver, { db: opts.db, synchronous: opts.synchronous,
+                                                                     tmpPrefix: 'langgraph-wfbench-' });
 const graph = graph0.compile({ checkpointer });
 
 // ---- one run ------------------------------------------------------------------------------------
 const runTag = `${process.pid}-${Date.now().toString(36)}`;
-let nextRun = 0;
 
-// Resolves to null when the run is as expected, else to an error string.
-async function oneRun() {
-  const n = nextRun++;
+// Resolves to null when run n is as expected, else to an error string.
+async function oneRun(n) {
   const signal = AbortSignal.timeout(opts.timeoutMs);
   const result = await graph.invoke({ n }, { configurable: { thread_id: `${runTag}-${n}` }, signal });
   if (result.va !== n || result.vb !== n || result.vc !== n) return `unexpected state ${JSON.stringify(result).slice(0, 200)}`;
@@ -98,116 +71,24 @@ async function oneRun() {
 }
 
 // ---- the closed loop ----------------------------------------------------------------------------
-const latencies = [];
-const errorSamples = new Map();
-let errors = 0;
-let timeouts = 0;
-let windowStart = 0;
-let windowEnd = 0;
-let lastEnd = 0;
-let phase = 'warmup';
-
-function countError(message) {
-  errors += 1;
-  errorSamples.set(message, (errorSamples.get(message) ?? 0) + 1);
-}
-
-async function worker(stopAt) {
-  while (performance.now() < stopAt()) {
-    const t0 = performance.now();
-    const counted = phase === 'measure' && t0 >= windowStart;
-    let problem = null;
-    try {
-      problem = await oneRun();
-    } catch (e) {
-      const name = e?.name ?? '';
-      if (name === 'TimeoutError' || name === 'AbortError' || /abort/i.test(String(e?.message))) {
-        timeouts += counted ? 1 : 0;
-        problem = 'timeout';
-      } else {
-        problem = String(e?.message ?? e).slice(0, 200);
-      }
-    }
-    const t1 = performance.now();
-    if (!counted) {
-      if (problem && phase === 'warmup') process.stderr.write(`langgraph workflow bench: warm-up run failed: ${problem}\n`);
-      continue;
-    }
-    lastEnd = Math.max(lastEnd, t1);
-    if (problem) countError(problem);
-    else latencies.push(t1 - t0);
-  }
-}
-
-function quantile(sorted, q) {
-  if (sorted.length === 0) return null;
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[i];
-}
-const round = (x, d = 3) => (x === null || x === undefined ? null : Number(x.toFixed(d)));
-
 async function main() {
   const c = opts.concurrency;
   process.stderr.write(`langgraph workflow bench: concurrency ${c}, ${opts.warmup}s warm-up + ${opts.seconds}s, ` +
                        `checkpoints in ${dbPath}\n`);
-  if (opts.warmup > 0) {
-    const until = performance.now() + opts.warmup * 1000;
-    await Promise.all(Array.from({ length: c }, () => worker(() => until)));
-  }
-  const warmRuns = nextRun;
-  phase = 'measure';
-  windowStart = performance.now();
-  windowEnd = windowStart + opts.seconds * 1000;
-  const cpu0 = process.cpuUsage();
-  await Promise.all(Array.from({ length: c }, () => worker(() => windowEnd)));
-  const cpu = process.cpuUsage(cpu0);
-  const sorted = latencies.slice().sort((a, b) => a - b);
-  const runs = sorted.length;
-  const seconds = (Math.max(lastEnd, windowStart) - windowStart) / 1000;
-  const mean = runs > 0 ? sorted.reduce((s, x) => s + x, 0) / runs : null;
-  const db = checkpointer.db;
-  const rows = (table) => db.prepare(`SELECT count(*) AS n FROM ${table}`).get().n;
-  const all = runs + errors + warmRuns;
+  const loop = new ClosedLoop({ log: (m) => process.stderr.write(`langgraph workflow bench: ${m}\n`) });
+  const run = catching(oneRun);
+  await loop.run(Array.from({ length: c }, () => ({ run })), opts.warmup, opts.seconds);
+  const summary = loop.summary();
+  const sqlite = sqliteFields(checkpointer.db);
+  const all = summary.runs + summary.errors + summary.warmup_runs;
   const out = {
     impl: 'langgraph',
     concurrency: c,
-    runs,
-    seconds: round(seconds),
-    runs_per_s: seconds > 0 ? round(runs / seconds, 1) : 0,
-    p50_ms: round(quantile(sorted, 0.5)),
-    p90_ms: round(quantile(sorted, 0.9)),
-    p99_ms: round(quantile(sorted, 0.99)),
-    max_ms: round(sorted.length ? sorted[sorted.length - 1] : null),
-    mean_ms: round(mean),
-    errors,
-    timeouts,
-    error_samples: Object.fromEntries([...errorSamples.entries()].slice(0, 5)),
-    warmup_runs: warmRuns,
-    client_cpu_ms: round((cpu.user + cpu.system) / 1000, 1),
-    client_cpu_us_per_run: runs + errors > 0 ? round((cpu.user + cpu.system) / (runs + errors), 1) : null,
-    sqlite: {
-      journal_mode: db.pragma('journal_mode', { simple: true }),
-      synchronous: db.pragma('synchronous', { simple: true }),  // 2 = FULL, 1 = NORMAL
-      version: db.prepare('SELECT sqlite_version() AS v').get().v,
-      checkpoints: rows('checkpoints'),
-      writes: rows('writes'),
-      checkpoints_per_run: all > 0 ? round(rows('checkpoints') / all, 2) : null,
-    },
+    ...summary,
+    sqlite: { ...sqlite, checkpoints_per_run: all > 0 ? round(sqlite.checkpoints / all, 2) : null },
     versions: { node: process.versions.node },
   };
   process.stdout.write(JSON.stringify(out) + '\n');
 }
 
-let exitCode = 0;
-try {
-  await main();
-} catch (e) {
-  process.stderr.write(`langgraph workflow bench: ${e?.stack ?? e}\n`);
-  exitCode = 1;
-} finally {
-  try {
-    checkpointer.db.close();
-  } catch {}
-  if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
-}
-process.exit(exitCode);
+await runThenExit('langgraph workflow bench', main, close);
