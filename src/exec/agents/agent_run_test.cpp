@@ -76,9 +76,11 @@ class EchoResponder {
     draft.tags = {"tool:response", "request:" + request_id, "tool:" + tool_};
     draft.context = json::object{
         {"request_id", request_id}, {"tool", tool_}, {"status", "success"}, {"output", context.at("input")}};
+    // Counted before the write: the agent may see the answer on the bus (and the test read this
+    // count) before Create returns here.
+    ++answered_;
     auto written = store_.Create(model::WriteContext{request.owner_id, "tool:" + tool_, true}, draft, "");
     ASSERT_TRUE(written.ok()) << written.status().ToString();
-    ++answered_;
   }
 
   store::Store& store_;
