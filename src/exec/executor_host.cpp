@@ -52,6 +52,10 @@ struct RunTimes {
 // The value of the `input` expression of the first trigger subscription `event` matches, if
 // that subscription has one; an expression that fails is the run's error.
 Result<std::optional<json::value>> TriggerInput(const ExecutorSpec& spec, const model::Event& event) {
+  // Most executors map nothing: then the trigger's conditions are not judged a second time.
+  bool maps = std::any_of(spec.subscriptions.begin(), spec.subscriptions.end(),
+                          [](const model::Subscription& sub) { return sub.input_expression != nullptr; });
+  if (!maps) return std::optional<json::value>();
   for (const auto& sub : spec.subscriptions) {
     if (!model::TriggerMatches(sub, event)) continue;
     if (!sub.input_expression) return std::optional<json::value>();

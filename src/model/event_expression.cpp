@@ -16,37 +16,9 @@ const cel::Declarations& EventVariables() {
   return vars;
 }
 
-json::array Strings(const std::vector<std::string>& items) {
-  json::array out;
-  for (const auto& item : items) out.emplace_back(item);
-  return out;
-}
-
-json::value OrNull(const std::optional<std::string>& text) { return text ? json::value(*text) : json::value(nullptr); }
-
 }  // namespace
 
 uint64_t ExpressionErrors() { return expression_errors.load(); }
-
-json::object EventVariable(const Event& event) {
-  return json::object{{"type", event.type},
-                      {"seq", event.seq},
-                      {"schema_name", OrNull(event.schema_name)},
-                      {"path", OrNull(event.path)},
-                      {"tags", Strings(event.tags)},
-                      {"actor", event.created_by},
-                      {"timestamp", FormatRfc3339Micros(event.at)}};
-}
-
-json::object RecordVariable(const Event& event) {
-  return json::object{{"id", event.breadcrumb_id},
-                      {"schema_name", OrNull(event.schema_name)},
-                      {"title", event.title},
-                      {"tags", Strings(event.tags)},
-                      {"path", OrNull(event.path)},
-                      {"version", event.version},
-                      {"context", event.context}};
-}
 
 Result<std::shared_ptr<const EventExpression>> EventExpression::Compile(const std::string& source, const std::string& field) {
   if (source.size() > kMaxEventExpressionBytes) {
@@ -72,6 +44,19 @@ cel::Value Tags(const std::vector<std::string>& tags) {
   return cel::Value::List(std::move(items));
 }
 
+cel::Value EventValue(const Event& event) {
+  cel::MapEntries entries;
+  entries.reserve(7);
+  entries.emplace_back(cel::Value::StringView("type"), Text(event.type));
+  entries.emplace_back(cel::Value::StringView("seq"), cel::Value::Int(event.seq));
+  entries.emplace_back(cel::Value::StringView("schema_name"), OptionalText(event.schema_name));
+  entries.emplace_back(cel::Value::StringView("path"), OptionalText(event.path));
+  entries.emplace_back(cel::Value::StringView("tags"), Tags(event.tags));
+  entries.emplace_back(cel::Value::StringView("actor"), Text(event.created_by));
+  entries.emplace_back(cel::Value::StringView("timestamp"), cel::Value::String(FormatRfc3339Micros(event.at)));
+  return cel::Value::Map(std::move(entries));
+}
+
 cel::Value RecordValue(const Event& event) {
   cel::MapEntries entries;
   entries.reserve(7);
@@ -89,7 +74,7 @@ cel::Value RecordValue(const Event& event) {
 
 void EventExpression::BindVariables(cel::Activation& activation, const Event& event) const {
   // Only what the expression reads is made.
-  if (program_.References("event")) activation.BindOwned("event", json::value(EventVariable(event)));
+  if (program_.References("event")) activation.BindValue("event", EventValue(event));
   if (program_.References("record")) activation.BindValue("record", RecordValue(event));
   if (program_.References("before")) {
     if (event.type == "breadcrumb.deleted") {

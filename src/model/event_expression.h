@@ -55,8 +55,4 @@ class EventExpression {
 // Evaluations that failed (or, for a condition, gave no bool), process-wide (a metric).
 uint64_t ExpressionErrors();
 
-// The variables as JSON (also the shapes docs/cel.md shows).
-boost::json::object EventVariable(const Event& event);
-boost::json::object RecordVariable(const Event& event);
-
 }  // namespace cairn::model
