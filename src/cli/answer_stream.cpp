@@ -1,5 +1,7 @@
 #include "cli/answer_stream.h"
 
+#include "cli/json_output.h"
+
 #include <cstdlib>
 
 #include "base/json_util.h"
@@ -26,11 +28,6 @@ class DeadlineStop final : public StopSignal {
   StopSignal& inner_;
   std::chrono::steady_clock::time_point deadline_;
 };
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 }  // namespace
 
 Result<json::value> InputOption(const CommandRun& run) {

@@ -56,11 +56,6 @@ std::string FirstChars(std::string_view text, size_t n) {
   return std::string(text);
 }
 
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 std::string FormatDelay(std::chrono::milliseconds delay) {
   if (delay.count() < 1000) return std::to_string(delay.count()) + " ms";
   const int64_t tenths = (delay.count() + 50) / 100;

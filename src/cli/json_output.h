@@ -3,8 +3,10 @@
 // "1e+300"), rather than Boost.JSON's "1.5E0".
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <string>
+#include <string_view>
 
 namespace cairn::cli {
 
@@ -17,5 +19,8 @@ std::string CompactJson(const boost::json::value& value);
 
 // PrettyJson, or CompactJson when `compact`.
 std::string FormatJson(const boost::json::value& value, bool compact);
+
+// The string member `key` of `object`, or "" when it is absent or not a string.
+std::string StringAt(const boost::json::object& object, std::string_view key);
 
 }  // namespace cairn::cli

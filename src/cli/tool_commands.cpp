@@ -28,11 +28,6 @@ std::string NewRequestId() {
   return id;
 }
 
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 }  // namespace
 
 CommandSpec ToolsSpec() {

@@ -9,20 +9,12 @@
 
 #include "cli/answer_stream.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "cli/url_util.h"
 #include "model/reserved.h"
 
 namespace cairn::cli {
 namespace json = boost::json;
-namespace {
-
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
-}  // namespace
-
 CommandSpec RunSpec() {
   return {"run",
           "start a workflow run; with --wait, wait for its result and print the output (exit 1 if it failed)",

@@ -41,6 +41,18 @@ inline constexpr std::string_view kStoredSelectorSchema = "subscription.selector
 // The store's report of a row it could not decode.
 inline constexpr std::string_view kSystemErrorSchema = "system.error.v1";
 
+// Whether `schema` is one of the names above (the definitions, requests, answers and records of
+// runs and sessions cairn itself writes or reads).
+inline bool IsReservedSchema(std::string_view schema) {
+  for (std::string_view name :
+       {kToolSchema, kAgentSchema, kWorkflowSchema, kToolRequestSchema, kToolResponseSchema, kWorkflowRequestSchema,
+        kWorkflowResultSchema, kWorkflowStepSchema, kUserMessageSchema, kAgentResponseSchema, kAgentSnapshotSchema,
+        kExecutionSchema, kSessionSchema, kSessionMessageSchema, kStoredSelectorSchema, kSystemErrorSchema}) {
+    if (schema == name) return true;
+  }
+  return false;
+}
+
 // The tenant of every request today (there is no authentication yet), and of cairn's own writes.
 // An array, not a string_view, so that it initialises and compares with std::string directly.
 inline constexpr char kDefaultTenant[] = "default";

@@ -14,16 +14,6 @@ namespace {
 constexpr size_t kEventsPerRead = 256;
 constexpr std::chrono::seconds kCursorSaveInterval{1};
 
-bool Reserved(std::string_view schema) {
-  for (std::string_view name :
-       {model::kToolSchema, model::kAgentSchema, model::kToolRequestSchema, model::kToolResponseSchema,
-        model::kUserMessageSchema, model::kAgentResponseSchema, model::kAgentSnapshotSchema, model::kExecutionSchema,
-        model::kSessionSchema, model::kSessionMessageSchema, model::kStoredSelectorSchema, model::kSystemErrorSchema}) {
-    if (schema == name) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 bool EmbedsSchema(const std::vector<std::string>& schemas, const std::optional<std::string>& schema_name) {
@@ -33,7 +23,7 @@ bool EmbedsSchema(const std::vector<std::string>& schemas, const std::optional<s
       continue;
     }
     // The same '*' globs as --tool-env-allow (model/tool_definition.h).
-    if (Reserved(*schema_name) ? glob == *schema_name : model::ToolEnvPatternMatches(glob, *schema_name)) return true;
+    if (model::IsReservedSchema(*schema_name) ? glob == *schema_name : model::ToolEnvPatternMatches(glob, *schema_name)) return true;
   }
   return false;
 }
