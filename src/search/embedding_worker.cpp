@@ -48,6 +48,7 @@ void EmbeddingWorker::Start() {
   {
     std::lock_guard lock(mu_);
     stopping_ = false;
+    positioned_ = false;
   }
   // Subscribed without holding mu_: the bus calls the wake-up under its own lock, and the wake-up
   // takes mu_, so taking them in the other order could deadlock.
@@ -183,6 +184,7 @@ Status EmbeddingWorker::Fill(int64_t start_seq) {
   }
   CAIRN_RETURN_IF_ERROR(Flush({}, start_seq));
   filling_ = false;
+  positioned_ = true;
   Advanced(start_seq);
   return Status::Ok();
 }
@@ -196,7 +198,8 @@ void EmbeddingWorker::Run() {
     if (cursor.ok() && bounds.ok()) {
       const bool pruned_past = *cursor && bounds->first_seq > 0 && **cursor < bounds->first_seq - 1;
       if (*cursor && !pruned_past) {
-        persisted_seq_ = **cursor;  // before the first wake-up: no one waits yet
+        persisted_seq_ = **cursor;
+        positioned_ = true;
         Advanced(**cursor);
         break;
       }
@@ -278,7 +281,7 @@ void EmbeddingWorker::Advanced(int64_t seq) {
 
 bool EmbeddingWorker::WaitCaughtUp(int64_t seq, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return advanced_.wait_for(lock, timeout, [&] { return persisted_seq_.load() >= seq && !filling_.load(); });
+  return advanced_.wait_for(lock, timeout, [&] { return positioned_.load() && persisted_seq_.load() >= seq && !filling_.load(); });
 }
 
 }  // namespace cairn::search

@@ -79,8 +79,9 @@ class EmbeddingWorker {
 
   EmbeddingStatus GetStatus() const;
 
-  // Waits until every event up to `seq` is done and stored with the cursor (vectors written,
-  // removed or skipped); false on timeout.
+  // Waits until the worker has found where to start (and filled in older records if it had to) and
+  // every event up to `seq` is done and stored with the cursor (vectors written, removed or
+  // skipped); false on timeout.
   bool WaitCaughtUp(int64_t seq, std::chrono::milliseconds timeout);
 
  private:
@@ -120,6 +121,7 @@ class EmbeddingWorker {
   std::vector<store::VectorKey> pending_removals_;
   std::chrono::steady_clock::time_point last_flush_;
   std::atomic<bool> filling_{false};
+  std::atomic<bool> positioned_{false};  // the start position is known (set by Run, reset by Start)
   std::atomic<int64_t> failed_batches_{0};
   std::unique_ptr<bus::Subscription> subscription_;
   std::thread thread_;
