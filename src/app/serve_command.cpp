@@ -41,6 +41,7 @@
 #include "server/session_handlers.h"
 #include "server/http_server.h"
 #include "server/system_handlers.h"
+#include "server/ui_handlers.h"
 #include "server/webhooks/curl_webhook_sender.h"
 #include "server/webhooks/webhook_deliverer.h"
 #include "server/webhooks/webhook_handlers.h"
@@ -362,6 +363,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddSelectorRoutes(router, *store, LimitsFrom(settings));
   server::AddWorkflowRoutes(router, *store, LimitsFrom(settings));
   server::AddSessionRoutes(router, session_service, execution_index, *event_bus, LimitsFrom(settings));
+  server::AddUiRoutes(router);
 
   server::HttpServerOptions http;
   http.host = listen->host;

@@ -1,0 +1,103 @@
+// Records: browse and search breadcrumbs; one record with its history as diffs; edit with If-Match
+// (a 412 shows the conflict: someone else changed it first).
+import { api, get, qs } from './api.js';
+import { h, clear, errorBox, table, short, when, link, field, pretty, setTitle } from './dom.js';
+import { diffView } from './diff.js';
+
+export function render(view, [id], params) {
+  return id ? renderOne(view, id) : renderList(view, params);
+}
+
+function renderList(view, params) {
+  setTitle('Records');
+  const q = h('input', { id: 'rec-q', type: 'search', size: 20, value: params.get('q') || '' });
+  const schema = h('input', { id: 'rec-schema', size: 16, value: params.get('schema_name') || '' });
+  const tag = h('input', { id: 'rec-tag', size: 14, value: params.get('tag') || '' });
+  const prefix = h('input', { id: 'rec-path', size: 14, value: params.get('path_prefix') || '' });
+  const list = h('div', { class: 'table-wrap' });
+  const more = h('div');
+  let cursor = null;
+  let rows = [];
+  async function load(append) {
+    try {
+      let data;
+      if (q.value.trim()) {
+        data = await get(`/breadcrumbs/search${qs({ q: q.value.trim(), schema_name: schema.value.trim(), tag: tag.value.trim(), limit: 50 })}`);
+        data.next_cursor = null;
+      } else {
+        data = await get(`/breadcrumbs${qs({ schema_name: schema.value.trim(), tag: tag.value.trim(), path_prefix: prefix.value.trim(), limit: 50, cursor: append ? cursor : '' })}`);
+      }
+      rows = append ? rows.concat(data.items || []) : (data.items || []);
+      cursor = data.next_cursor;
+      clear(list, table(['Title', 'Schema', 'Path', 'Tags', 'Version', 'Updated'], rows, (r) => [
+        link(`records/${encodeURIComponent(r.id)}`, r.title || short(r.id)), r.schema_name || '', r.path || '',
+        (r.tags || []).join(', '), String(r.version ?? ''), when(r.updated_at)], q.value.trim() ? 'Search results, best first' : 'Records, newest first'));
+      clear(more, cursor ? h('button', { type: 'button', class: 'secondary', onclick: () => load(true) }, 'More') : null);
+    } catch (e) { clear(list, errorBox(e)); }
+  }
+  view.append(h('h1', {}, 'Records'),
+    h('form', { class: 'inline', role: 'search', 'aria-label': 'Find records', onsubmit: (e) => { e.preventDefault(); load(false); } },
+      field('Search', q), field('Schema', schema), field('Tag', tag), field('Path prefix', prefix), h('button', { type: 'submit' }, 'Find')),
+    list, more);
+  load(false);
+}
+
+function renderOne(view, id) {
+  setTitle(`Record ${short(id)}`);
+  const head = h('div', { class: 'panel' }, 'loading…');
+  const editor = h('textarea', { id: 'rec-editor', rows: 14, spellcheck: 'false', 'aria-describedby': 'rec-edit-error' });
+  const editError = h('div', { id: 'rec-edit-error' });
+  const history = h('div', { id: 'rec-history' });
+  let version = null;
+  view.append(h('h1', {}, `Record ${short(id)}`), head,
+    h('h2', {}, 'Edit'),
+    h('form', {
+      'aria-label': 'Edit the record', onsubmit: async (e) => { e.preventDefault(); save(); },
+    }, h('label', { for: 'rec-editor' }, 'Title, tags and context (JSON); saved with If-Match on the version you loaded'), editor, editError,
+    h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'rec-save' }, 'Save'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => load() }, 'Reload'))),
+    h('h2', {}, 'History'), history);
+
+  async function save() {
+    let patch;
+    try { patch = JSON.parse(editor.value); } catch (e) {
+      editor.setAttribute('aria-invalid', 'true');
+      return clear(editError, errorBox({ message: `not JSON: ${e.message}` }));
+    }
+    editor.removeAttribute('aria-invalid');
+    try {
+      await api('PATCH', `/breadcrumbs/${encodeURIComponent(id)}`, patch, { 'If-Match': `"${version}"` });
+      clear(editError, h('p', { class: 'ok', role: 'status' }, 'saved'));
+      load(true);
+    } catch (e) {
+      if (e.status === 412) {
+        let current = '';
+        try { current = (await get(`/breadcrumbs/${encodeURIComponent(id)}/full`)).version; } catch { /* shown below */ }
+        clear(editError, h('div', { class: 'error', role: 'alert', id: 'rec-conflict' },
+          `412 conflict: you edited version ${version}, the record is now at version ${current}. Reload to see the other change, then edit again.`));
+      } else {
+        if (e.field) editor.setAttribute('aria-invalid', 'true');
+        clear(editError, errorBox(e));
+      }
+    }
+  }
+  async function load(keepMessage) {
+    try {
+      const r = await get(`/breadcrumbs/${encodeURIComponent(id)}/full`);
+      version = r.version;
+      clear(head, h('dl', { class: 'grid' }, [['Title', r.title], ['Schema', r.schema_name || '—'], ['Path', r.path || '—'],
+        ['Version', h('span', { id: 'rec-version' }, String(r.version))], ['Updated', `${when(r.updated_at)} by ${r.updated_by || ''}`],
+        ['Created', `${when(r.created_at)} by ${r.created_by || ''}`]].map(([k, v]) => h('div', { class: 'stat' }, h('dt', { class: 'label' }, k), h('dd', { class: 'value' }, v)))),
+      h('p', {}, link(`events?path=${encodeURIComponent(r.path || '')}`, 'tail its events')));
+      editor.value = pretty({ title: r.title, tags: r.tags, context: r.context });
+      if (!keepMessage) clear(editError);
+      const hist = await get(`/breadcrumbs/${encodeURIComponent(id)}/history`);
+      const versions = hist.versions || [];
+      const show = (v) => pretty({ title: v.title, tags: v.tags, context: v.context });
+      clear(history, versions.slice().reverse().map((v, i, arr) => h('details', { open: i === 0 },
+        h('summary', {}, `version ${v.version} · ${when(v.updated_at)} · ${v.updated_by || ''}`),
+        diffView(i + 1 < arr.length ? show(arr[i + 1]) : '', show(v), `changes in version ${v.version}`))));
+    } catch (e) { clear(head, errorBox(e)); }
+  }
+  load();
+}
