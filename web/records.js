@@ -49,6 +49,7 @@ function renderOne(view, id) {
   const editError = h('div', { id: 'rec-edit-error' });
   const history = h('div', { id: 'rec-history' });
   let version = null;
+  let loaded = ''; // the record as loaded, to show what someone else changed on a 412
   view.append(h('h1', {}, `Record ${short(id)}`), head,
     h('h2', {}, 'Edit'),
     h('form', {
@@ -72,9 +73,15 @@ function renderOne(view, id) {
     } catch (e) {
       if (e.status === 412) {
         let current = '';
-        try { current = (await get(`/breadcrumbs/${encodeURIComponent(id)}/full`)).version; } catch { /* shown below */ }
+        let theirs = null;
+        try {
+          const now = await get(`/breadcrumbs/${encodeURIComponent(id)}/full`);
+          current = now.version;
+          theirs = diffView(loaded, pretty({ title: now.title, tags: now.tags, context: now.context }), 'the change made meanwhile');
+        } catch { /* the message says enough */ }
         clear(editError, h('div', { class: 'error', role: 'alert', id: 'rec-conflict' },
-          `412 conflict: you edited version ${version}, the record is now at version ${current}. Reload to see the other change, then edit again.`));
+          `412 conflict: you edited version ${version}, the record is now at version ${current}. Nothing was saved. `,
+          'The change made meanwhile is below; reload, then edit again.'), theirs);
       } else {
         if (e.field) editor.setAttribute('aria-invalid', 'true');
         clear(editError, errorBox(e));
@@ -88,8 +95,9 @@ function renderOne(view, id) {
       clear(head, h('dl', { class: 'grid' }, [['Title', r.title], ['Schema', r.schema_name || '—'], ['Path', r.path || '—'],
         ['Version', h('span', { id: 'rec-version' }, String(r.version))], ['Updated', `${when(r.updated_at)} by ${r.updated_by || ''}`],
         ['Created', `${when(r.created_at)} by ${r.created_by || ''}`]].map(([k, v]) => h('div', { class: 'stat' }, h('dt', { class: 'label' }, k), h('dd', { class: 'value' }, v)))),
-      h('p', {}, link(`events?path=${encodeURIComponent(r.path || '')}`, 'tail its events')));
+      r.path ? h('p', {}, link(`events?path=${encodeURIComponent(r.path)}`, 'tail its events')) : null);
       editor.value = pretty({ title: r.title, tags: r.tags, context: r.context });
+      loaded = editor.value;
       if (!keepMessage) clear(editError);
       const hist = await get(`/breadcrumbs/${encodeURIComponent(id)}/history`);
       const versions = hist.versions || [];

@@ -51,10 +51,12 @@ TEST_F(e2e_ui, DashboardPagesInARealBrowser) {
   const std::string chromium = Chromium();
   ASSERT_FALSE(chromium.empty()) << "Debian's chromium is not installed: run scripts/install-deps";
 
-  // "slow ..." asks for a 20 s sleep (the browser cancels it); any other message gets an echo tool
-  // call, then an answer streamed in small pieces so the browser sees the tokens arrive.
+  // "slow ..." asks for a 20 s sleep (the browser cancels it); "ask me ..." asks the user a question
+  // (user_input); any other message gets an echo tool call; a tool result gets an answer streamed in
+  // small pieces, so the browser sees the tokens arrive.
   Script(json::array{
       Rule(Match({{"last_role", "user"}, {"last_content_contains", "slow"}}), session_tests::SleepCall(20000)),
+      Rule(Match({{"last_role", "user"}, {"last_content_contains", "ask me"}}), session_tests::AskUser("Which colour?")),
       Rule(Match({{"last_role", "user"}}), ToolCallsReply({{"echo", json::object{{"text", "{{last_content}}"}}}})),
       Rule(Match({{"last_role", "tool"}}), json::object{{"content", "Hello from the fixture: {{last_tool_content}}"},
                                                         {"chunk_size", 4},

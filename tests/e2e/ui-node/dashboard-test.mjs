@@ -4,9 +4,9 @@
 // tests/e2e/ui_test.cpp, which runs the real server (with the scripted LLM server) and passes:
 //
 //   CAIRN_URL         the server, "http://127.0.0.1:<port>"
-//   CAIRN_UI_AGENT    an agent whose model is scripted: "slow" → a 20 s sleep tool call; any other
-//                     user message → an echo tool call, then a streamed answer "Hello from the
-//                     fixture: <echo output>"
+//   CAIRN_UI_AGENT    an agent whose model is scripted: "slow" → a 20 s sleep tool call; "ask me" →
+//                     a user_input question "Which colour?"; any other user message → an echo tool
+//                     call; a tool result → a streamed answer "Hello from the fixture: <result>"
 //   CAIRN_UI_SHOTS    where to write screenshots (docs/ui to refresh the README's)
 //   CHROMIUM          the browser (default /usr/bin/chromium)
 //
@@ -190,6 +190,19 @@ await step('the execution of the message: tree with its tool call, conversation,
   await axe('execution');
 });
 
+await step('answer a paused user_input in the chat', async () => {
+  await go(`#/sessions/${encodeURIComponent(sessionId)}`);
+  await page.waitForFunction(() => document.querySelector('#chat-state')?.textContent === 'idle', null, { timeout: WAIT });
+  await page.fill('#chat-input', 'ask me something');
+  await page.click('#send');
+  const question = await page.waitForSelector('.msg.notification form', { timeout: WAIT });
+  check(/Which colour\?/.test(await page.textContent('.msg.notification')), 'the question is shown');
+  await page.fill('.msg.notification .answer-input', 'teal');
+  await question.$eval('button[type=submit]', (b) => b.click());
+  await page.waitForFunction(() => [...document.querySelectorAll('.msg.assistant:not(.streaming)')].some((m) => /teal/.test(m.textContent)), null, { timeout: WAIT });
+  await page.waitForFunction(() => document.querySelector('#chat-state')?.textContent === 'idle', null, { timeout: WAIT });
+});
+
 await step('cancel a slow run from the chat', async () => {
   await go(`#/sessions/${encodeURIComponent(sessionId)}`);
   await page.waitForFunction(() => document.querySelector('#chat-state')?.textContent === 'idle', null, { timeout: WAIT });
@@ -296,6 +309,8 @@ await step('records: browse, history as a diff, an edit that conflicts shows the
   await page.waitForSelector('#rec-conflict', { timeout: WAIT });
   const msg = await page.textContent('#rec-conflict');
   check(/412/.test(msg) && /version 2/.test(msg) && /version 3/.test(msg), `the conflict: ${msg}`);
+  const theirs = await page.textContent('#rec-edit-error pre.diff');
+  check(/-\s+"colour": "blue"/.test(theirs) && /\+\s+"colour": "green"/.test(theirs), `the other change as a diff: ${theirs}`);
   const now = await http('GET', `/breadcrumbs/${id}/full`);
   check(now.data.context.colour === 'green' && now.data.version === 3, 'the refused edit changed nothing');
   await shot('record');
@@ -339,7 +354,7 @@ const sampleFrames = () => page.evaluate(() => {
 });
 
 await step('events: the tail keeps up with a burst and stays bounded', async () => {
-  const N = Number(process.env.CAIRN_UI_TAIL_EVENTS || 3000);
+  const N = Number(process.env.CAIRN_UI_TAIL_EVENTS || 500); // the figures of docs/performance.md come from bench/ui
   // Live: the tail is open while N records are written as fast as the server takes them.
   await go('#/events?any_tags=tail-live-load');
   await page.click('#tail-start');
