@@ -53,6 +53,7 @@ function renderChat(view, sid) {
   const cancel = h('button', { type: 'button', class: 'danger', id: 'cancel-run', disabled: true, onclick: cancelActive }, 'Cancel run');
   const state = h('span', { class: 'muted', id: 'chat-state' }, 'connecting…');
   const active = new Set(); // the session's own runs that have not ended
+  const paused = new Set(); // runs paused when the page loaded (their question is still open)
   const seen = new Set(); // message ids shown
   const streaming = new Map(); // execution id → bubble of its streamed tokens
   const folds = new Map(); // execution id → <details> of its info messages
@@ -106,6 +107,10 @@ function renderChat(view, sid) {
     d.querySelector('summary').textContent = `run ${short(ev.execution_id)}: ${d.dataset.count} info messages`;
   }
   function question(ev) {
+    if (ev.fromHistory && !paused.has(ev.execution_id)) { // answered (or ended) before this page loaded
+      chat.append(h('div', { class: 'msg notification', 'data-execution': ev.execution_id }, h('span', { class: 'who' }, 'the agent asked'), ev.content));
+      return;
+    }
     const answer = h('input', { 'aria-label': 'Your answer', class: 'answer-input' });
     const err = h('div');
     const box = h('div', { class: 'msg notification', 'data-execution': ev.execution_id },
@@ -169,6 +174,7 @@ function renderChat(view, sid) {
       if (ev.event_type === 'execution.queued' || ev.event_type === 'execution.started') setActive(ev.execution_id, true);
       if (ENDED.has(ev.event_type)) {
         setActive(ev.execution_id, false);
+        for (const f of chat.querySelectorAll(`.msg.notification[data-execution="${CSS.escape(ev.execution_id)}"] form`)) f.remove();
         const b = streaming.get(ev.execution_id);
         if (b) { b.classList.remove('streaming'); b.querySelector('.who').textContent = `assistant (${ev.event_type.slice(10)})`; streaming.delete(ev.execution_id); }
       }
@@ -194,11 +200,14 @@ function renderChat(view, sid) {
       clear(head, badge(s.status), ' agent ', h('code', {}, s.agent_id), ' · tokens ', String((s.token_usage && s.token_usage.total) || 0),
         ' · ', link(`executions?session_id=${encodeURIComponent(sid)}`, 'executions'));
       const runs = await get(`/executions${qs({ session_id: sid, kind: 'agent', limit: 50 })}`);
-      for (const r of runs.items || []) if (['pending', 'running', 'paused'].includes(r.status)) setActive(r.id, true);
+      for (const r of runs.items || []) {
+        if (['pending', 'running', 'paused'].includes(r.status)) setActive(r.id, true);
+        if (r.status === 'paused') paused.add(r.id);
+      }
       const msgs = await get(`/sessions/${encodeURIComponent(sid)}/messages?limit=1000`);
       for (const m of msgs.items || []) {
         show({ message_id: m.id, execution_id: m.agent_execution_id, parent_execution_id: null, role: m.role, content: m.content,
-          metadata: m.metadata || {}, event_type: (m.metadata && m.metadata.event_type) || 'message.created', timestamp: m.created_at });
+          metadata: m.metadata || {}, event_type: (m.metadata && m.metadata.event_type) || 'message.created', timestamp: m.created_at, fromHistory: true });
       }
     } catch (e) { head.append(errorBox(e)); }
     ready = true;

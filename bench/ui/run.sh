@@ -10,7 +10,8 @@
 # Needs chromium and tests/e2e/ui-node's packages (scripts/install-deps).
 #
 # Target: at 1,000 events/s the page receives every event, ends less than 1 s behind the last
-# write, and never goes 250 ms without drawing a frame.
+# write, and never goes 250 ms without drawing a frame. A control phase (the same writes, the page
+# following a tag nobody writes) gives the frame gaps the loaded machine causes by itself.
 #
 # Environment (all optional):
 #   UI_BENCH_RATES="1000 2000 4000"   write rates of the live phases (records/s)
@@ -88,6 +89,8 @@ fails=0
   echo "target: at 1000 records/s the page gets every event, < 1000 ms behind the last write, no frame gap >= 250 ms"
   echo
   row "phase" "written/s" "page got" "lag ms" "gap ms" "gaps>100" "bare got" "lag ms" "result"
+  row "control" "$(val control write_rate)" "$(val control page.received)" "" "$(val control page.max_frame_gap_ms)" \
+      "$(val control page.frames_over_100ms)" "" "" "(the page follows nothing: the machine's own frame gaps)"
   for rate in $RATES; do
     n=live-$rate
     result=""

@@ -9,6 +9,9 @@
 //          clients follow `any_tags=<tag of the run>`. Reported: the rate reached, what each client
 //          received, each one's lag behind the last write, and the page's longest gap between two
 //          animation frames (a frozen page shows as a long gap) and frames over 100 ms.
+// control  first, at the first rate: the same writes, but the page follows a tag nobody writes: its
+//          frame gaps then come from the machine (the server, the writer, other load), not from
+//          events — the baseline of the live phases' frame gaps.
 // replay   --replay N records written first, then both clients read them from their seq (as fast
 //          as the server sends): each one's events/s, and their ratio (page / bare client).
 // One JSON line per phase on stdout; progress on stderr.
@@ -128,6 +131,18 @@ async function openPage(query) {
 const pageState = () => page.evaluate(() => ({ received: window.cairnTail.received, maxGap: window.gaps.max, long: window.gaps.long }));
 
 let run = 0;
+{
+  const rate = Number(args.rates.split(/\s+/).filter(Boolean)[0]);
+  const n = rate * args.seconds;
+  await openPage(`any_tags=tailbench-${process.pid}-nobody`);
+  log(`control ${rate}/s: ${n} records the page does not follow`);
+  const [t0, t1] = await write(`tailbench-${process.pid}-control`, n, rate);
+  const s = await pageState();
+  console.log(JSON.stringify({
+    phase: 'control', rate_target: rate, written: n, write_rate: Math.round((n * 1000) / (t1 - t0)),
+    page: { received: s.received, max_frame_gap_ms: Math.round(s.maxGap), frames_over_100ms: s.long },
+  }));
+}
 for (const rate of args.rates.split(/\s+/).filter(Boolean).map(Number)) {
   const tag = `tailbench-${process.pid}-${++run}`;
   const n = rate * args.seconds;

@@ -201,6 +201,9 @@ await step('answer a paused user_input in the chat', async () => {
   await question.$eval('button[type=submit]', (b) => b.click());
   await page.waitForFunction(() => [...document.querySelectorAll('.msg.assistant:not(.streaming)')].some((m) => /teal/.test(m.textContent)), null, { timeout: WAIT });
   await page.waitForFunction(() => document.querySelector('#chat-state')?.textContent === 'idle', null, { timeout: WAIT });
+  await page.reload();
+  await page.waitForSelector('.msg.notification', { timeout: WAIT });
+  check(await page.locator('.msg.notification form').count() === 0, 'an answered question offers no answer form after a reload');
 });
 
 await step('cancel a slow run from the chat', async () => {
