@@ -3,7 +3,7 @@
 # Each file is embedded as is and gzip-compressed (level 9), with its ETag (the first 20 hex digits
 # of the SHA-256 of its bytes) and content type, behind the table web/web_assets.h declares. Only
 # CMake runs here: building and running the server needs no Node.
-cmake_minimum_required(VERSION 3.20)
+cmake_minimum_required(VERSION 3.21)  # file(COPY_FILE ... ONLY_IF_DIFFERENT)
 
 function(cairn_c_array var path)
   file(READ "${path}" hex HEX)

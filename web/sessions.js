@@ -175,6 +175,7 @@ function renderChat(view, sid) {
       if (ENDED.has(ev.event_type)) {
         setActive(ev.execution_id, false);
         for (const f of chat.querySelectorAll(`.msg.notification[data-execution="${CSS.escape(ev.execution_id)}"] form`)) f.remove();
+        if (ready) loadHead().catch(() => { /* the header keeps its last reading */ });
         const b = streaming.get(ev.execution_id);
         if (b) { b.classList.remove('streaming'); b.querySelector('.who').textContent = `assistant (${ev.event_type.slice(10)})`; streaming.delete(ev.execution_id); }
       }
@@ -192,13 +193,17 @@ function renderChat(view, sid) {
   es.onopen = () => { state.textContent = active.size ? state.textContent : 'idle'; };
   es.onerror = () => { state.textContent = 'reconnecting…'; };
 
+  // The session's header (status, tokens), read again whenever one of its runs ends.
+  async function loadHead() {
+    const s = await get(`/sessions/${encodeURIComponent(sid)}`);
+    setTitle(`Session ${s.title}`);
+    document.getElementById('session-title').textContent = s.title || short(sid);
+    clear(head, badge(s.status), ' agent ', h('code', {}, s.agent_id), ' · tokens ', h('span', { id: 'session-tokens' }, String((s.token_usage && s.token_usage.total) || 0)),
+      ' · ', link(`executions?session_id=${encodeURIComponent(sid)}`, 'executions'));
+  }
   (async () => {
     try {
-      const s = await get(`/sessions/${encodeURIComponent(sid)}`);
-      setTitle(`Session ${s.title}`);
-      document.getElementById('session-title').textContent = s.title || short(sid);
-      clear(head, badge(s.status), ' agent ', h('code', {}, s.agent_id), ' · tokens ', String((s.token_usage && s.token_usage.total) || 0),
-        ' · ', link(`executions?session_id=${encodeURIComponent(sid)}`, 'executions'));
+      await loadHead();
       const runs = await get(`/executions${qs({ session_id: sid, kind: 'agent', limit: 50 })}`);
       for (const r of runs.items || []) {
         if (['pending', 'running', 'paused'].includes(r.status)) setActive(r.id, true);

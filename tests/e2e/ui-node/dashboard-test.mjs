@@ -169,6 +169,7 @@ await step('a session: send a message, watch the answer stream, tool calls inlin
   helloExecution = await final.getAttribute('data-execution');
   check(helloExecution, 'the answer names its execution');
   await page.waitForFunction(() => document.querySelector('#chat-state')?.textContent === 'idle', null, { timeout: WAIT });
+  await page.waitForFunction(() => Number(document.querySelector('#session-tokens')?.textContent) > 0, null, { timeout: WAIT });
   await shot('session');
   await axe('session');
 });
