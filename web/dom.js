@@ -83,6 +83,25 @@ export function table(headers, rows, cells, caption) {
       : h('tr', {}, h('td', { colspan: headers.length, class: 'muted' }, 'nothing here yet'))));
 }
 
+// A table filled a page at a time: load(false) starts again, load(true) (the "More" button) adds
+// the next page. fetchPage(cursor) resolves {items, next_cursor}; caption may be a function.
+export function pagedTable(headers, cells, caption, fetchPage) {
+  const list = h('div', { class: 'table-wrap' });
+  const more = h('div');
+  let cursor = null;
+  let rows = [];
+  async function load(append) {
+    try {
+      const data = await fetchPage(append ? cursor : '');
+      rows = append ? rows.concat(data.items || []) : (data.items || []);
+      cursor = data.next_cursor;
+      clear(list, table(headers, rows, cells, typeof caption === 'function' ? caption() : caption));
+      clear(more, cursor ? h('button', { type: 'button', class: 'secondary', onclick: () => load(true) }, 'More') : null);
+    } catch (e) { clear(list, errorBox(e)); }
+  }
+  return { node: h('div', {}, list, more), load };
+}
+
 export function setTitle(text) {
   document.title = `${text} · cairn`;
 }

@@ -3,7 +3,7 @@
 // cancel / resume. The tree and the conversation routes may be missing on older servers: the page
 // then shows what it can (direct children; the conversation from the newest snapshot).
 import { api, get, qs, ApiError } from './api.js';
-import { h, clear, errorBox, table, badge, short, when, runDuration, link, field, pretty, setTitle } from './dom.js';
+import { h, clear, errorBox, pagedTable, badge, short, when, runDuration, link, field, pretty, setTitle } from './dom.js';
 import { diffView } from './diff.js';
 
 const ACTIVE = new Set(['pending', 'running', 'paused']);
@@ -22,28 +22,18 @@ function renderList(view, params) {
   status.value = params.get('status') || '';
   executor.value = params.get('executor') || '';
   session.value = params.get('session_id') || '';
-  const list = h('div', { class: 'table-wrap' });
-  const more = h('div');
-  let cursor = null;
-  let rows = [];
-  async function load(append) {
-    try {
-      const data = await get(`/executions${qs({ kind: kind.value, status: status.value, executor: executor.value.trim(),
-        session_id: session.value.trim(), limit: 50, cursor: append ? cursor : '' })}`);
-      rows = append ? rows.concat(data.items || []) : (data.items || []);
-      cursor = data.next_cursor;
-      clear(list, table(['Execution', 'Kind', 'Executor', 'Status', 'Session', 'Started', 'Duration', 'Tokens'], rows, (x) => [
-        link(`executions/${encodeURIComponent(x.id)}`, short(x.id)), x.kind, x.executor, badge(x.status),
-        x.session_id ? link(`sessions/${encodeURIComponent(x.session_id)}`, short(x.session_id)) : '',
-        when(x.started_at || x.created_at), runDuration(x), String((x.token_usage && x.token_usage.total) || 0)], 'Executions, newest first'));
-      clear(more, cursor ? h('button', { type: 'button', class: 'secondary', onclick: () => load(true) }, 'More') : null);
-    } catch (e) { clear(list, errorBox(e)); }
-  }
+  const paged = pagedTable(['Execution', 'Kind', 'Executor', 'Status', 'Session', 'Started', 'Duration', 'Tokens'], (x) => [
+    link(`executions/${encodeURIComponent(x.id)}`, short(x.id)), x.kind, x.executor, badge(x.status),
+    x.session_id ? link(`sessions/${encodeURIComponent(x.session_id)}`, short(x.session_id)) : '',
+    when(x.started_at || x.created_at), runDuration(x), String((x.token_usage && x.token_usage.total) || 0)], 'Executions, newest first',
+  (cursor) => get(`/executions${qs({ kind: kind.value, status: status.value, executor: executor.value.trim(),
+    session_id: session.value.trim(), limit: 50, cursor })}`));
+  const load = paged.load;
   view.append(h('h1', {}, 'Executions'),
     h('form', { class: 'inline', 'aria-label': 'Filter executions', onsubmit: (e) => { e.preventDefault(); load(false); } },
       field('Kind', kind), field('Status', status), field('Executor', executor), field('Session', session),
       h('button', { type: 'submit' }, 'Filter')),
-    list, more);
+    paged.node);
   load(false);
 }
 

@@ -1,7 +1,7 @@
 // Records: browse and search breadcrumbs; one record with its history as diffs; edit with If-Match
 // (a 412 shows the conflict: someone else changed it first).
 import { api, get, qs } from './api.js';
-import { h, clear, errorBox, table, short, when, link, field, pretty, setTitle } from './dom.js';
+import { h, clear, errorBox, pagedTable, short, when, link, field, pretty, setTitle } from './dom.js';
 import { diffView } from './diff.js';
 
 export function render(view, [id], params) {
@@ -14,31 +14,22 @@ function renderList(view, params) {
   const schema = h('input', { id: 'rec-schema', size: 16, value: params.get('schema_name') || '' });
   const tag = h('input', { id: 'rec-tag', size: 14, value: params.get('tag') || '' });
   const prefix = h('input', { id: 'rec-path', size: 14, value: params.get('path_prefix') || '' });
-  const list = h('div', { class: 'table-wrap' });
-  const more = h('div');
-  let cursor = null;
-  let rows = [];
-  async function load(append) {
-    try {
-      let data;
-      if (q.value.trim()) {
-        data = await get(`/breadcrumbs/search${qs({ q: q.value.trim(), schema_name: schema.value.trim(), tag: tag.value.trim(), limit: 50 })}`);
-        data.next_cursor = null;
-      } else {
-        data = await get(`/breadcrumbs${qs({ schema_name: schema.value.trim(), tag: tag.value.trim(), path_prefix: prefix.value.trim(), limit: 50, cursor: append ? cursor : '' })}`);
-      }
-      rows = append ? rows.concat(data.items || []) : (data.items || []);
-      cursor = data.next_cursor;
-      clear(list, table(['Title', 'Schema', 'Path', 'Tags', 'Version', 'Updated'], rows, (r) => [
-        link(`records/${encodeURIComponent(r.id)}`, r.title || short(r.id)), r.schema_name || '', r.path || '',
-        (r.tags || []).join(', '), String(r.version ?? ''), when(r.updated_at)], q.value.trim() ? 'Search results, best first' : 'Records, newest first'));
-      clear(more, cursor ? h('button', { type: 'button', class: 'secondary', onclick: () => load(true) }, 'More') : null);
-    } catch (e) { clear(list, errorBox(e)); }
-  }
+  const searching = () => q.value.trim() !== '';
+  const paged = pagedTable(['Title', 'Schema', 'Path', 'Tags', 'Version', 'Updated'], (r) => [
+    link(`records/${encodeURIComponent(r.id)}`, r.title || short(r.id)), r.schema_name || '', r.path || '',
+    (r.tags || []).join(', '), String(r.version ?? ''), when(r.updated_at)], () => (searching() ? 'Search results, best first' : 'Records, newest first'),
+  async (cursor) => {
+    if (!searching()) {
+      return get(`/breadcrumbs${qs({ schema_name: schema.value.trim(), tag: tag.value.trim(), path_prefix: prefix.value.trim(), limit: 50, cursor })}`);
+    }
+    const found = await get(`/breadcrumbs/search${qs({ q: q.value.trim(), schema_name: schema.value.trim(), tag: tag.value.trim(), limit: 50 })}`);
+    return { items: found.items, next_cursor: null }; // search answers one page
+  });
+  const load = paged.load;
   view.append(h('h1', {}, 'Records'),
     h('form', { class: 'inline', role: 'search', 'aria-label': 'Find records', onsubmit: (e) => { e.preventDefault(); load(false); } },
       field('Search', q), field('Schema', schema), field('Tag', tag), field('Path prefix', prefix), h('button', { type: 'submit' }, 'Find')),
-    list, more);
+    paged.node);
   load(false);
 }
 
