@@ -207,6 +207,19 @@ await step('answer a paused user_input in the chat', async () => {
   check(await page.locator('.msg.notification form').count() === 0, 'an answered question offers no answer form after a reload');
 });
 
+await step('resume a paused run from its execution view', async () => {
+  await page.fill('#chat-input', 'ask me again');
+  await page.click('#send');
+  // The second question of the chat: the first one was answered.
+  await page.waitForFunction(() => document.querySelectorAll('.msg.notification form').length === 1, null, { timeout: WAIT });
+  const eid = await page.locator('.msg.notification:has(form)').getAttribute('data-execution');
+  await go(`#/executions/${encodeURIComponent(eid)}`);
+  await page.waitForFunction(() => /paused/.test(document.querySelector('#exec-status-value')?.textContent || ''), null, { timeout: WAIT });
+  await page.click('#exec-resume');
+  await page.waitForFunction(() => /completed/.test(document.querySelector('#exec-status-value')?.textContent || ''), null, { timeout: WAIT });
+  check(await page.locator('#exec-resume').count() === 0, 'no resume button once it ended');
+});
+
 await step('cancel a slow run from the chat', async () => {
   await go(`#/sessions/${encodeURIComponent(sessionId)}`);
   await page.waitForFunction(() => document.querySelector('#chat-state')?.textContent === 'idle', null, { timeout: WAIT });
