@@ -11,6 +11,8 @@ FUZZ_TARGETS ?=
 FUZZ_SEED ?=
 FUZZ_RUNS ?=
 WERROR    ?= $(if $(CI),ON,OFF)
+# A Node.js newer than the system's, when scripts/install-deps had to fetch one (see there).
+export PATH := $(CURDIR)/build/node/bin:$(PATH)
 
 .PHONY: run test tsan bench fuzz deps deps-runtime deps-bench build build-test build-tsan build-fuzz clean format
 
