@@ -80,7 +80,8 @@ $(BENCHDIR)/build.ninja: | deps-bench
 # Runs the benchmarks against same-run baselines (see docs/performance.md): the HTTP API against
 # raw SQLite and GET /health, then event streaming against nats-server, the tool round trip,
 # agents against LangGraph JS, the sessions facade against the bare agent path, CEL evaluation
-# against cel-js, workflows against LangGraph JS, and the dashboard's live tail against a bare SSE client.
+# against cel-js, workflows against LangGraph JS, nested agents (an orchestrator and 8
+# sub-agents) against LangGraph JS, and the dashboard's live tail against a bare SSE client.
 bench: deps-bench $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
@@ -91,6 +92,7 @@ bench: deps-bench $(BENCHDIR)/build.ninja
 	bench/cel/run.sh $(BENCHDIR)
 	bench/workflows/run.sh $(BENCHDIR)
 	bench/ui/run.sh $(BENCHDIR)
+	bench/nested/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build

@@ -6,6 +6,7 @@
 
 #include "base/json_util.h"
 #include "base/time_format.h"
+#include "exec/agents/conversation.h"
 #include "exec/execution_record.h"
 
 namespace cairn::exec {
@@ -45,6 +46,31 @@ json::object Node(const json::object& record) {
     node[key] = v ? *v : json::value(nullptr);
   }
   return node;
+}
+
+// The tasks of the tree of `root`, by the execution that handed them out (oldest first).
+Result<std::map<std::string, json::array>> TasksOfTree(store::Store& store, const std::string& owner_id,
+                                                       const std::string& root, size_t limit) {
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(model::kAgentTaskSchema);
+  query.all_tags = {"root:" + root};
+  query.include_context = true;
+  query.order = model::SortOrder::kOldestFirst;
+  query.limit = limit;
+  CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(owner_id, query));
+  std::map<std::string, json::array> out;
+  for (const auto& crumb : page.items) {
+    if (!crumb.context.is_object()) continue;
+    const json::object& c = crumb.context.as_object();
+    json::object task;
+    for (const char* key : {"name", "assignee", "status", "instruction", "result", "execution_id"}) {
+      const json::value* v = c.if_contains(key);
+      task[key] = v ? *v : json::value(nullptr);
+    }
+    task["id"] = crumb.id;
+    out[StringMember(c, "parent_execution_id")].push_back(std::move(task));
+  }
+  return out;
 }
 
 }  // namespace
@@ -116,6 +142,11 @@ Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std
     all[StringMember(view, "id")] = std::move(view);
   }
   for (auto& record : runs_.InFlight(owner_id, root)) all.try_emplace(StringMember(record, "id"), std::move(record));
+  CAIRN_ASSIGN_OR_RETURN(auto tasks, TasksOfTree(store_, owner_id, root, kMaxTreeNodes));
+  auto with_tasks = [&](json::object& node, const std::string& node_id) {
+    auto found = tasks.find(node_id);
+    if (found != tasks.end()) node["tasks"] = found->second;
+  };
   std::multimap<std::string, const json::object*> by_parent;
   for (const auto& [child_id, record] : all) by_parent.emplace(StringMember(record, "parent_execution_id"), &record);
 
@@ -138,14 +169,21 @@ Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std
         break;
       }
       json::object node = Node(*kid);
+      with_tasks(node, kid_id);
       node["children"] = self(self, kid_id);
       out.push_back(std::move(node));
     }
     return out;
   };
+  with_tasks(top, id);
   top["children"] = children_of(children_of, id);
   top["truncated"] = truncated;
   return top;
+}
+
+Result<json::object> ExecutionIndex::Messages(const std::string& owner_id, const std::string& id) {
+  CAIRN_RETURN_IF_ERROR(Get(owner_id, id).status());
+  return ExecutionConversation(store_, owner_id, id);
 }
 
 Result<json::object> ExecutionIndex::Cancel(const std::string& owner_id, const std::string& id) {

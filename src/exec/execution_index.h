@@ -45,8 +45,13 @@ class ExecutionIndex {
 
   // The execution with its descendants: {..., children: [{id, kind, executor, status, depth,
   // parent_execution_id, started_at, completed_at, duration_ms, token_usage, error, children}]},
-  // oldest child first.
+  // oldest child first. Each agent node (and the top) also lists `tasks`: the agent.task.v1
+  // records it handed out ({name, assignee, status, instruction, result, execution_id}).
   Result<boost::json::object> Tree(const std::string& owner_id, const std::string& id);
+
+  // An agent execution's conversation from its snapshots (agents/conversation.h); kNotFound when
+  // there is no such execution.
+  Result<boost::json::object> Messages(const std::string& owner_id, const std::string& id);
 
   // Cancels a run in flight that is not a session run, and its descendants in flight.
   Result<boost::json::object> Cancel(const std::string& owner_id, const std::string& id);

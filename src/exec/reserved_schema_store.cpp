@@ -86,7 +86,7 @@ namespace {
 bool IsSystemRecordSchema(const std::optional<std::string>& schema) {
   return schema && (*schema == model::kExecutionSchema || *schema == model::kAgentSnapshotSchema ||
                     *schema == model::kSessionSchema || *schema == model::kSessionMessageSchema ||
-                    *schema == model::kWorkflowStepSchema);
+                    *schema == model::kWorkflowStepSchema || *schema == model::kAgentTaskSchema);
 }
 
 Status CheckSystemWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {

@@ -34,7 +34,19 @@ Result<std::optional<json::object>> ResponseWaiter::FindStored(store::Store& sto
 }
 
 ResponseWaiter::ResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id, ResponseKind kind)
-    : store_(store), bus_(bus), owner_id_(std::move(owner_id)), kind_(kind), after_seq_(bus.LastSeq()) {
+    : ResponseWaiter(store, bus, std::move(owner_id), std::vector<ResponseKind>{kind}) {}
+
+const ResponseKind* ResponseWaiter::KindOf(const model::Event& event) const {
+  if (event.owner_id != owner_id_ || !event.schema_name) return nullptr;
+  for (const auto& kind : kinds_) {
+    if (*event.schema_name == kind.schema) return &kind;
+  }
+  return nullptr;
+}
+
+ResponseWaiter::ResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id,
+                               std::vector<ResponseKind> kinds)
+    : store_(store), bus_(bus), owner_id_(std::move(owner_id)), kinds_(std::move(kinds)), after_seq_(bus.LastSeq()) {
   // Woken by the answers it waits for only (not every answer of the tenant); the wait looks at
   // the bus at least every 50 ms anyway.
   subscription_ = bus_.SubscribeWhen(
@@ -44,7 +56,7 @@ ResponseWaiter::ResponseWaiter(store::Store& store, bus::EventBus& bus, std::str
         cv_.notify_all();
       },
       [this](const model::Event& event) {
-        if (event.owner_id != owner_id_ || !event.schema_name || *event.schema_name != kind_.schema) return false;
+        if (!KindOf(event)) return false;
         std::string id = Member(event.context, "request_id");
         std::lock_guard lock(awaited_mu_);
         return awaited_.count(id) != 0;
@@ -61,10 +73,10 @@ Result<std::set<std::string>> ResponseWaiter::Wait(
     awaited_.clear();
     for (const auto& [id, source] : ids) awaited_.insert(id);
   }
-  auto take = [&](const json::value& context) {
+  auto take = [&](const json::value& context, const ResponseKind& kind) {
     std::string id = Member(context, "request_id");
     auto asked = ids.find(id);
-    if (asked == ids.end() || Member(context, kind_.source_field) != asked->second) return;
+    if (asked == ids.end() || Member(context, kind.source_field) != asked->second) return;
     ids.erase(asked);
     {
       std::lock_guard lock(awaited_mu_);
@@ -74,8 +86,13 @@ Result<std::set<std::string>> ResponseWaiter::Wait(
   };
   if (look_in_store) {
     for (const auto& [id, tool] : std::map<std::string, std::string>(ids)) {
-      CAIRN_ASSIGN_OR_RETURN(auto found, FindStored(store_, owner_id_, id, tool, kind_));
-      if (found) take(*found);
+      for (const auto& kind : kinds_) {
+        CAIRN_ASSIGN_OR_RETURN(auto found, FindStored(store_, owner_id_, id, tool, kind));
+        if (found) {
+          take(*found, kind);
+          break;
+        }
+      }
     }
   }
   while (!ids.empty()) {
@@ -84,10 +101,8 @@ Result<std::set<std::string>> ResponseWaiter::Wait(
       if (events.empty()) break;
       for (const auto& event : events) {
         after_seq_ = event->seq;
-        if (event->owner_id == owner_id_ && event->type == "breadcrumb.created" && event->schema_name &&
-            *event->schema_name == kind_.schema && event->context.is_object()) {
-          take(event->context);
-        }
+        const ResponseKind* kind = KindOf(*event);
+        if (kind && event->type == "breadcrumb.created" && event->context.is_object()) take(event->context, *kind);
       }
     }
     if (ids.empty() || cancelled || (also_cancelled && *also_cancelled) || std::chrono::steady_clock::now() >= deadline) {

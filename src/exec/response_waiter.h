@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "bus/event_bus.h"
 #include "model/reserved.h"
@@ -39,6 +40,9 @@ inline constexpr ResponseKind kAgentResponses{model::kAgentResponseSchema, "agen
 class ResponseWaiter {
  public:
   ResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id, ResponseKind kind = kToolResponses);
+  // Waits for answers of any of `kinds` (an agent's tool responses and its sub-agents' answers);
+  // a request id is answered by whichever kind names it first.
+  ResponseWaiter(store::Store& store, bus::EventBus& bus, std::string owner_id, std::vector<ResponseKind> kinds);
   ResponseWaiter(const ResponseWaiter&) = delete;
   ResponseWaiter& operator=(const ResponseWaiter&) = delete;
 
@@ -61,7 +65,8 @@ class ResponseWaiter {
   store::Store& store_;
   bus::EventBus& bus_;
   std::string owner_id_;
-  ResponseKind kind_;
+  std::vector<ResponseKind> kinds_;
+  const ResponseKind* KindOf(const model::Event& event) const;
   int64_t after_seq_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -94,6 +94,17 @@ Status ParseField(AgentDefinition& def, std::string_view key, const json::value&
     CAIRN_ASSIGN_OR_RETURN(def.tool_timeout_ms, RequireInt(value, field, 1, kMaxTimeoutMs));
   } else if (key == "concurrency") {
     CAIRN_ASSIGN_OR_RETURN(def.concurrency, RequireInt(value, field, 1, 64));
+  } else if (key == "agents") {
+    CAIRN_ASSIGN_OR_RETURN(def.agents, RequireStrings(value, field, false));
+    for (size_t i = 0; i < def.agents.size(); ++i) {
+      if (!IsValidDefinitionName(def.agents[i])) {
+        return Status::Validation(field + "[" + std::to_string(i) + "]", "must be an agent id (1 to 64 of A-Z a-z 0-9 _ -)");
+      }
+    }
+  } else if (key == "max_delegation_depth") {
+    CAIRN_ASSIGN_OR_RETURN(def.max_delegation_depth, RequireInt(value, field, 1, 10));
+  } else if (key == "max_children") {
+    CAIRN_ASSIGN_OR_RETURN(def.max_children, RequireInt(value, field, 1, 256));
   } else {
     return Status::Validation(field, "unknown field");
   }
@@ -119,6 +130,10 @@ Result<AgentDefinition> ParseAgentDefinition(const json::value& context, const L
     }
   }
   if (!has_id) return Status::Validation("context.agent_id", "is required");
+  for (const auto& agent : def.agents) {
+    // Its own writes never trigger an executor: a task to itself would never run.
+    if (agent == def.agent_id) return Status::Validation("context.agents", "an agent cannot delegate to itself");
+  }
   CAIRN_ASSIGN_OR_RETURN(def.subscriptions,
                          DefinitionSubscriptions(std::move(def.subscriptions), has_selectors, DefaultTrigger(def.agent_id)));
   return def;

@@ -17,7 +17,11 @@
 //   "output": {"schema_name": "ticket.triage.v1", "tags": ["triage"], "schema": {...}},
 //   "timeout_ms": 300000,                  // a whole execution, 1..3,600,000
 //   "tool_timeout_ms": 120000,             // waiting for one tool response, 1..3,600,000
-//   "concurrency": 8                       // executions at once, 1..64
+//   "concurrency": 8,                      // executions at once, 1..64
+//   "agents": ["researcher", "writer"],    // agents it may hand tasks to with the built-in
+//                                          // `delegate` tool (docs/agents.md "Sub-agents"); default none
+//   "max_delegation_depth": 3,             // deepest execution depth a delegated task may run at, 1..10
+//   "max_children": 16                     // delegated tasks per execution, 1..256
 // }
 // Unknown fields are refused, so a typo never goes unnoticed.
 #pragma once
@@ -57,6 +61,9 @@ struct AgentDefinition {
   int64_t timeout_ms = 300000;
   int64_t tool_timeout_ms = 120000;
   int64_t concurrency = 8;
+  std::vector<std::string> agents;  // agent ids `delegate` may name
+  int64_t max_delegation_depth = 3;
+  int64_t max_children = 16;
 };
 
 // Parses and checks an agent.def.v1 context; errors name the field as "context.<field>".

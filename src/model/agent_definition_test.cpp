@@ -34,7 +34,7 @@ TEST(AgentDefinitionTest, EveryField) {
       "agent_id": "triage", "description": "d", "model": "openrouter/x/y", "temperature": 0.5,
       "system_prompt": "s", "tools": ["echo"], "max_iterations": 3, "max_tokens": 100,
       "max_tokens_per_execution": 1000, "stream": false, "timeout_ms": 5000, "tool_timeout_ms": 400,
-      "concurrency": 2,
+      "concurrency": 2, "agents": ["researcher", "writer"], "max_delegation_depth": 2, "max_children": 4,
       "output": {"schema_name": "t.v1", "tags": ["x"], "schema": {"type": "object"}},
       "subscriptions": {"selectors": [{"schema_name": "ticket.v1"}]}})"),
                                   Limits{});
@@ -46,6 +46,9 @@ TEST(AgentDefinitionTest, EveryField) {
   ASSERT_TRUE(def->output);
   EXPECT_EQ(def->output->schema_name, "t.v1");
   EXPECT_EQ(def->subscriptions[0].selector.schema_name, "ticket.v1");
+  EXPECT_EQ(def->agents, (std::vector<std::string>{"researcher", "writer"}));
+  EXPECT_EQ(def->max_delegation_depth, 2);
+  EXPECT_EQ(def->max_children, 4);
 }
 
 TEST(AgentDefinitionTest, MistakesAreNamed) {
@@ -67,6 +70,10 @@ TEST(AgentDefinitionTest, MistakesAreNamed) {
       {R"({"agent_id": "a", "subscriptions": {"selectors": [{"schema_name": "x.v1", "role": "context"}]}})",
        "context.subscriptions.selectors"},
       {R"({"agent_id": "a", "colour": "red"})", "context.colour"},
+      {R"({"agent_id": "a", "agents": ["b", "not ok"]})", "context.agents[1]"},
+      {R"({"agent_id": "a", "agents": ["b", "a"]})", "context.agents"},
+      {R"({"agent_id": "a", "max_delegation_depth": 0})", "context.max_delegation_depth"},
+      {R"({"agent_id": "a", "max_children": 257})", "context.max_children"},
   };
   for (const auto& c : cases) {
     auto parsed = ParseAgentDefinition(json::parse(c.json), Limits{});

@@ -29,6 +29,8 @@ inline constexpr std::string_view kWorkflowStepSchema = "workflow.step.v1";
 inline constexpr std::string_view kUserMessageSchema = "user.message.v1";
 inline constexpr std::string_view kAgentResponseSchema = "agent.response.v1";
 inline constexpr std::string_view kAgentSnapshotSchema = "agent.snapshot.v1";
+// A task an agent handed to a sub-agent (docs/agents.md "Sub-agents"), at executions/<parent>/tasks/<id>.
+inline constexpr std::string_view kAgentTaskSchema = "agent.task.v1";
 
 // Runs and sessions (docs/sessions.md): the record of every run, a session and its messages.
 inline constexpr std::string_view kExecutionSchema = "agent.execution.v1";
@@ -46,7 +48,7 @@ inline constexpr std::string_view kSystemErrorSchema = "system.error.v1";
 inline bool IsReservedSchema(std::string_view schema) {
   for (std::string_view name :
        {kToolSchema, kAgentSchema, kWorkflowSchema, kToolRequestSchema, kToolResponseSchema, kWorkflowRequestSchema,
-        kWorkflowResultSchema, kWorkflowStepSchema, kUserMessageSchema, kAgentResponseSchema, kAgentSnapshotSchema,
+        kWorkflowResultSchema, kWorkflowStepSchema, kUserMessageSchema, kAgentResponseSchema, kAgentSnapshotSchema, kAgentTaskSchema,
         kExecutionSchema, kSessionSchema, kSessionMessageSchema, kStoredSelectorSchema, kSystemErrorSchema}) {
     if (schema == name) return true;
   }

@@ -182,11 +182,43 @@ std::optional<json::object> DescendantPayload(const std::string& session_id, con
                       {"timestamp", event.at}};
 }
 
+// A sub-agent's step (its snapshot): the reply it recorded, with the tool calls it asked for.
+std::optional<json::object> SubAgentStepPayload(const std::string& session_id, const model::Event& event) {
+  const json::value* parent = Field(event.context, "parent_execution_id");
+  if (!parent || !parent->is_string() || parent->get_string().empty()) return std::nullopt;
+  const json::value* state = Field(event.context, "state");
+  const json::value* messages = state ? Field(*state, "messages") : nullptr;
+  json::value content = nullptr;
+  json::value tool_calls = json::array{};
+  if (messages && messages->is_array() && !messages->as_array().empty()) {
+    const json::value& last = messages->as_array().back();
+    content = ValueOr(Field(last, "content"), nullptr);
+    if (const json::value* calls = Field(last, "tool_calls"); calls && calls->is_array()) tool_calls = *calls;
+  }
+  json::object metadata{{"agent_id", ValueOr(Field(event.context, "agent_id"), nullptr)},
+                        {"step", ValueOr(Field(event.context, "step_number"), nullptr)},
+                        {"is_final", ValueOr(Field(event.context, "is_final"), false)},
+                        {"tool_calls", std::move(tool_calls)}};
+  return json::object{{"session_id", session_id},
+                      {"message_id", ""},
+                      {"execution_id", ValueOr(Field(event.context, "agent_execution_id"), nullptr)},
+                      {"parent_execution_id", *parent},
+                      {"agent_id", metadata.at("agent_id")},
+                      {"event_type", "agent.step"},
+                      {"role", "assistant"},
+                      {"content", std::move(content)},
+                      {"metadata", std::move(metadata)},
+                      {"timestamp", event.at}};
+}
+
 }  // namespace
 
 std::optional<json::object> SessionMessagePayload(const std::string& session_id, const model::Event& event) {
   if (event.type == "breadcrumb.created" && event.schema_name == exec::kExecutionSchema) {
     return DescendantPayload(session_id, event);
+  }
+  if (event.type == "breadcrumb.created" && event.schema_name == model::kAgentSnapshotSchema) {
+    return SubAgentStepPayload(session_id, event);
   }
   if (event.type != "breadcrumb.created" || event.schema_name != sessions::kMessageSchema) return std::nullopt;
   const json::value* role = Field(event.context, "role");
@@ -219,7 +251,8 @@ json::object SessionTokenPayload(const std::string& session_id, const bus::Ephem
   return json::object{{"session_id", session_id},
                       {"message_id", ""},
                       {"execution_id", data("execution_id")},
-                      {"parent_execution_id", nullptr},
+                      {"parent_execution_id", data("parent_execution_id")},
+                      {"agent_id", data("agent_id")},
                       {"event_type", model::kAgentTokenEventType},
                       {"role", "assistant"},
                       {"content", ValueOr(event.data.if_contains("delta"), "")},
@@ -236,7 +269,8 @@ std::shared_ptr<SseSpec> SessionStreamSpec(const std::string& owner_id, const st
   // the messages among the session's events and the ends of the runs descending from the
   // session's runs (the session and its own runs carry the tag too; their changes are told by
   // the messages written with them).
-  spec->selector.all_tags = {"session:" + session_id};
+  // Sub-agents' steps carry session-activity:<id> (their records are not the session's).
+  spec->selector.any_tags = {"session:" + session_id, "session-activity:" + session_id};
   spec->selector.types = {"breadcrumb.created", std::string(model::kAgentTokenEventType)};
   spec->stored_view = [session_id](const model::Event& event) { return SessionMessagePayload(session_id, event); };
   spec->ephemeral_view = [session_id](const bus::EphemeralEvent& event) -> std::optional<json::object> {
@@ -345,6 +379,13 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, exec::E
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::object tree, index.Tree(caller.owner_id, req.path_params[0]));
     return ObjectResponse(200, tree);
+  });
+
+  router.Add("GET", "/executions/{id}/messages", Dispatch::kWorker, [&index](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_ASSIGN_OR_RETURN(json::object messages, index.Messages(caller.owner_id, req.path_params[0]));
+    return ObjectResponse(200, messages);
   });
 
   router.Add("POST", "/executions/{id}/cancel", Dispatch::kWorker,

@@ -224,6 +224,7 @@ TEST(SessionPayloadTest, AToken) {
                                                             {"message_id", ""},
                                                             {"execution_id", "x1"},
                                                             {"parent_execution_id", nullptr},
+                                                            {"agent_id", "a"},
                                                             {"event_type", "agent.token"},
                                                             {"role", "assistant"},
                                                             {"content", "Hel"},
@@ -231,11 +232,35 @@ TEST(SessionPayloadTest, AToken) {
                                                             {"timestamp", kStart + 5}}));
 }
 
+TEST(SessionPayloadTest, ASubAgentsTokenAndStepNameItsParent) {
+  bus::EphemeralEvent token;
+  token.type = "agent.token";
+  token.data = {{"execution_id", "x2"}, {"parent_execution_id", "x1"}, {"agent_id", "researcher"}, {"step", 1}, {"delta", "a"}};
+  json::object payload = SessionTokenPayload("s1", token);
+  EXPECT_EQ(payload.at("parent_execution_id"), "x1");
+  EXPECT_EQ(payload.at("agent_id"), "researcher");
+
+  json::object snapshot{{"agent_execution_id", "x2"}, {"parent_execution_id", "x1"}, {"agent_id", "researcher"},
+                        {"step_number", 1}, {"is_final", false},
+                        {"state", {{"messages", json::array{json::object{{"role", "assistant"}, {"content", nullptr},
+                                                                          {"tool_calls", json::array{json::object{{"id", "c1"}}}}}}}}}};
+  auto step = SessionMessagePayload("s1", MessageEvent(snapshot, "agent.snapshot.v1"));
+  ASSERT_TRUE(step.has_value());
+  EXPECT_EQ(step->at("event_type"), "agent.step");
+  EXPECT_EQ(step->at("execution_id"), "x2");
+  EXPECT_EQ(step->at("parent_execution_id"), "x1");
+  EXPECT_EQ(step->at("agent_id"), "researcher");
+  EXPECT_EQ(step->at("metadata").as_object().at("tool_calls").as_array().size(), 1u);
+  // A root run's snapshots are told by its session messages, not as steps.
+  snapshot["parent_execution_id"] = nullptr;
+  EXPECT_FALSE(SessionMessagePayload("s1", MessageEvent(snapshot, "agent.snapshot.v1")).has_value());
+}
+
 TEST(SessionPayloadTest, TheStreamSpec) {
   auto spec = SessionStreamSpec("acme", "s1", 12);
   EXPECT_EQ(spec->owner_id, "acme");
   EXPECT_EQ(spec->after_seq, 12);
-  EXPECT_EQ(spec->selector.all_tags, (std::vector<std::string>{"session:s1"}));
+  EXPECT_EQ(spec->selector.any_tags, (std::vector<std::string>{"session:s1", "session-activity:s1"}));
   EXPECT_FALSE(spec->selector.schema_name.has_value());  // it would keep the tokens out
   EXPECT_TRUE(model::SelectsStoredEvents(spec->selector));
   EXPECT_TRUE(model::SelectsEphemeralEvents(spec->selector));
@@ -544,7 +569,7 @@ TEST_F(SessionRoutesTest, TheEventStreamResumesLikeEventsStream) {
   ASSERT_NE(live.stream, nullptr) << live.Dump();
   EXPECT_EQ(live.stream->after_seq, 200);  // the newest event
   EXPECT_EQ(live.stream->owner_id, "default");
-  EXPECT_EQ(live.stream->selector.all_tags, (std::vector<std::string>{"session:" + id}));
+  EXPECT_EQ(live.stream->selector.any_tags, (std::vector<std::string>{"session:" + id, "session-activity:" + id}));
   EXPECT_EQ(Call("GET", "/sessions/" + id + "/events", "", {{"since", "150"}}).stream->after_seq, 150);
   EXPECT_EQ(Call("GET", "/sessions/" + id + "/events", "", {{"since", "99"}}).stream->after_seq, 99);
   EXPECT_EQ(Call("GET", "/sessions/" + id + "/events", "", {{"since", "120"}}, {{"last-event-id", "180"}}).stream->after_seq,

@@ -415,6 +415,7 @@ TEST_F(SseEphemeralTest, TheSessionStreamSendsTokensAsSessionPayloadsWithoutId) 
                                          {"message_id", ""},
                                          {"execution_id", "x1"},
                                          {"parent_execution_id", nullptr},
+                                         {"agent_id", "a1"},
                                          {"event_type", "agent.token"},
                                          {"role", "assistant"},
                                          {"content", "Hel"},

@@ -7,6 +7,7 @@
 
 #include "base/json_util.h"
 #include "base/log.h"
+#include "exec/agents/delegation.h"
 #include "exec/agents/prompt.h"
 #include "exec/response_waiter.h"
 #include "exec/execution_record.h"
@@ -21,6 +22,8 @@ namespace {
 constexpr int64_t kRepeatLimit = 3;
 constexpr size_t kMaxToolCallsPerStep = 16;  // more in one reply are answered with an error
 constexpr size_t kMaxModelJsonDepth = 64;     // tool-call arguments and structured answers
+// The call_counts entry counting delegate calls that handed out a task (no tool is named "").
+constexpr std::string_view kDelegationsKey = "\ndelegations";
 
 std::string ErrorText(const std::string& code, const std::string& message) {
   return json::serialize(json::object{{"error", json::object{{"code", code}, {"message", message}}}});
@@ -168,6 +171,8 @@ std::vector<std::string> AgentRun::SessionTags() const {
   for (const auto& tag : request_.trigger_event.tags) {
     if (tag.rfind("session:", 0) == 0) tags.push_back(tag);
   }
+  // A sub-agent's trigger is not the session's, but its tree works for the session.
+  if (tags.empty() && !request_.lineage.session_id.empty()) tags.push_back("session:" + request_.lineage.session_id);
   return tags;
 }
 
@@ -185,6 +190,7 @@ std::vector<llm::ToolSpec> AgentRun::LoadTools() {
     if (!tool.ok()) continue;
     specs.push_back(llm::ToolSpec{tool->name, tool->description, tool->input_schema});
   }
+  if (!def_.agents.empty()) specs.push_back(DelegateToolSpec(deps_.store, request_.trigger_event.owner_id, def_));
   if (options_.user_input) {
     specs.push_back(llm::ToolSpec{
         std::string(kUserInputTool), "Ask the user a question and wait for the answer.",
@@ -222,8 +228,12 @@ Result<llm::ChatResponse> AgentRun::CallModel(const ModelTarget& target, const s
       event->tags = tags;
       event->at = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count();
-      event->data = json::object{{"execution_id", execution_id_}, {"agent_id", def_.agent_id}, {"step", step},
-                                 {"request_id", request_id}, {"delta", delta}};
+      event->data = json::object{{"execution_id", execution_id_},
+                                 {"parent_execution_id", ParentOrNull()},
+                                 {"agent_id", def_.agent_id},
+                                 {"step", step},
+                                 {"request_id", request_id},
+                                 {"delta", delta}};
       event->after_seq = after_seq;
       deps_.tokens->Publish(std::move(event));
     };
@@ -245,9 +255,14 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
   snapshot.title = "agent " + def_.agent_id + " step " + std::to_string(next.step);
   snapshot.path = "snapshots/" + execution_id_ + "/" + sequence;
   snapshot.tags = {"snapshot", "execution:" + execution_id_, "agent:" + def_.agent_id};
+  // A sub-agent's steps are shown on its session's channel (server/session_handlers.h).
+  if (!request_.lineage.parent_execution_id.empty()) {
+    for (const auto& tag : SessionTags()) snapshot.tags.push_back("session-activity:" + tag.substr(8));
+  }
   snapshot.trace = ChildTrace(request_.trigger_event);
   snapshot.context = json::object{
       {"agent_execution_id", execution_id_},
+      {"parent_execution_id", ParentOrNull()},
       {"execution_path", ExecutionRecordPath(execution_id_)},
       {"parent_snapshot_id", state_.last_snapshot_id.empty() ? json::value(nullptr) : json::value(state_.last_snapshot_id)},
       {"agent_id", def_.agent_id},
@@ -303,6 +318,8 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
   message.has_content = !message.content.empty();
   std::vector<model::BreadcrumbDraft> requests;
   std::string repeated;
+  // Delegations so far: kept with the call counts, so a resumed run counts the same.
+  int64_t& delegated = state_.call_counts[std::string(kDelegationsKey)];
   for (size_t i = 0; i < message.tool_calls.size(); ++i) {
     llm::ToolCallRequest& call = message.tool_calls[i];
     if (call.id.empty()) call.id = "call_" + std::to_string(state_.step) + "_" + std::to_string(i);
@@ -319,7 +336,21 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
     Result<json::value> input = call.arguments.empty() ? Result<json::value>(json::value(json::object{}))
                                                        : ParseJson(call.arguments, kMaxModelJsonDepth);
     bool user_input = options_.user_input && call.name == kUserInputTool;
-    if (!user_input && std::find(def_.tools.begin(), def_.tools.end(), call.name) == def_.tools.end()) {
+    if (IsDelegation(call)) {
+      std::string code;
+      Result<DelegateCall> checked = input.ok() ? CheckDelegateCall(*input, def_, request_.lineage.depth, delegated, &code)
+                                                : Result<DelegateCall>(input.status());
+      if (checked.ok()) ++delegated;
+      if (!checked.ok()) {
+        pending.result = ErrorText(code.empty() ? "invalid_arguments" : code, checked.status().message());
+      } else {
+        pending.request_id = execution_id_ + "-" + std::to_string(state_.step) + "-" + std::to_string(i);
+        for (auto& draft : DelegationDrafts(*checked, TaskId(state_.step, i), pending.request_id, def_.agent_id,
+                                            execution_id_, request_.lineage, ChildTrace(request_.trigger_event))) {
+          requests.push_back(std::move(draft));
+        }
+      }
+    } else if (!user_input && std::find(def_.tools.begin(), def_.tools.end(), call.name) == def_.tools.end()) {
       std::string offered;
       for (const auto& name : def_.tools) offered += (offered.empty() ? "" : ", ") + name;
       pending.result = ErrorText("unknown_tool", "there is no tool named '" + call.name + "' for this agent" +
@@ -362,7 +393,7 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
     for (auto& op : Observe(AgentEvent::Type::kStepCompleted, nullptr, step_usage_)) events.push_back(std::move(op));
   }
   // The waiter notes the bus position before the requests exist, so no answer can slip past it.
-  waiter_ = std::make_unique<ResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
+  waiter_ = NewWaiter();
   if (Status saved = WriteSnapshot(std::move(requests), std::move(events)); !saved.ok()) {
     return Error("internal", "saving a snapshot failed: " + saved.message());
   }
@@ -377,7 +408,8 @@ Result<bool> AgentRun::CollectToolResults() {
     if (options_.user_input && p.call.name == kUserInputTool) {
       awaits_user = true;
     } else {
-      waiting.emplace(p.request_id, p.call.name);
+      // A sub-agent answers as itself (agent.response.v1's agent_id).
+      waiting.emplace(p.request_id, IsDelegation(p.call) ? DelegatedAgent(p.call.arguments) : p.call.name);
     }
   }
   auto answered = [&](std::vector<store::WriteOp> events, const PendingCall& call) {
@@ -402,7 +434,7 @@ Result<bool> AgentRun::CollectToolResults() {
   if (!waiting.empty()) {
     // A resumed run may wait for requests written before the crash: their answers may be stored.
     bool look_in_store = !waiter_;
-    if (!waiter_) waiter_ = std::make_unique<ResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
+    if (!waiter_) waiter_ = NewWaiter();
     Status saving = Status::Ok();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(def_.tool_timeout_ms);
     CAIRN_ASSIGN_OR_RETURN(
@@ -411,8 +443,18 @@ Result<bool> AgentRun::CollectToolResults() {
                       [&](const std::string& id, const json::object& response) {
                         for (auto& p : state_.pending) {
                           if (p.request_id != id) continue;
-                          p.result = ToolResultText(response);
-                          if (saving.ok()) saving = WriteSnapshot({}, answered({}, p));
+                          if (!IsDelegation(p.call)) {
+                            p.result = ToolResultText(response);
+                            if (saving.ok()) saving = WriteSnapshot({}, answered({}, p));
+                            continue;
+                          }
+                          p.result = DelegateResultText(response);
+                          auto task_end = TaskEnd(p, response);
+                          if (!task_end.ok()) {
+                            if (saving.ok()) saving = task_end.status();
+                            continue;
+                          }
+                          if (saving.ok()) saving = WriteSnapshot({}, answered(std::move(task_end).value(), p));
                         }
                       }));
     CAIRN_RETURN_IF_ERROR(saving);
@@ -434,6 +476,41 @@ Result<bool> AgentRun::CollectToolResults() {
   }
   state_.pending.clear();
   return true;
+}
+
+json::value AgentRun::ParentOrNull() const {
+  const std::string& parent = request_.lineage.parent_execution_id;
+  return parent.empty() ? json::value(nullptr) : json::value(parent);
+}
+
+bool AgentRun::IsDelegation(const llm::ToolCallRequest& call) const {
+  return !def_.agents.empty() && call.name == kDelegateTool;
+}
+
+std::unique_ptr<ResponseWaiter> AgentRun::NewWaiter() const {
+  if (def_.agents.empty()) return std::make_unique<ResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id);
+  return std::make_unique<ResponseWaiter>(deps_.store, deps_.bus, request_.trigger_event.owner_id,
+                                          std::vector<ResponseKind>{kToolResponses, kAgentResponses});
+}
+
+Result<std::vector<store::WriteOp>> AgentRun::TaskEnd(const PendingCall& call, const json::object& response) {
+  // The sub-agent's tokens count against this run's budget: the tree shares it.
+  const json::value* usage = response.if_contains("usage");
+  if (usage && usage->is_object()) {
+    auto at = [&](std::string_view key) {
+      const json::value* v = usage->as_object().if_contains(key);
+      return v && v->is_int64() ? v->as_int64() : 0;
+    };
+    state_.usage.prompt += at("prompt");
+    state_.usage.completion += at("completion");
+    state_.usage.total += at("total");
+  }
+  std::string task_id = call.request_id.substr(std::min(call.request_id.size(), execution_id_.size() + 1));
+  CAIRN_ASSIGN_OR_RETURN(auto update, TaskEndUpdate(deps_.store, request_.trigger_event.owner_id, execution_id_,
+                                                    task_id, response, *call.result));
+  std::vector<store::WriteOp> ops;
+  if (update) ops.push_back(std::move(*update));
+  return ops;
 }
 
 AgentOutcome AgentRun::Paused() {

@@ -85,13 +85,20 @@ class AgentRun {
   // user_input question is not answered yet (the run pauses).
   Result<bool> CollectToolResults();
   AgentOutcome Paused();
+  // Delegation (delegation.h): whether `call` is one, the waiter for tool and sub-agent answers,
+  // and the task record's end (plus the child's tokens).
+  bool IsDelegation(const llm::ToolCallRequest& call) const;
+  std::unique_ptr<ResponseWaiter> NewWaiter() const;
+  Result<std::vector<store::WriteOp>> TaskEnd(const PendingCall& call, const boost::json::object& response);
   // Writes a snapshot (a delta of the messages, or the full state every kFullSnapshotEvery), the
   // tool requests of the step and the observer's `extra` writes in one transaction.
   Status WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std::vector<store::WriteOp> extra = {},
                        bool is_final = false);
   std::vector<store::WriteOp> Observe(AgentEvent::Type type, const PendingCall* call = nullptr, llm::Usage usage = {});
   std::vector<llm::ToolSpec> LoadTools();
+  // The session tags of the trigger, or of the tree's session (a sub-agent's).
   std::vector<std::string> SessionTags() const;
+  boost::json::value ParentOrNull() const;  // the parent execution id, or null
   AgentOutcome Error(std::string code, std::string message);
   AgentOutcome Stopped(std::string reason, std::string message);
 

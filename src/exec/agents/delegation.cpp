@@ -1,0 +1,165 @@
+#include "exec/agents/delegation.h"
+
+#include <boost/json/serialize.hpp>
+
+#include "base/json_util.h"
+#include "exec/execution_record.h"
+
+namespace cairn::exec {
+namespace json = boost::json;
+namespace {
+
+constexpr size_t kMaxTaskBytes = 64 * 1024;
+constexpr size_t kMaxArgumentsDepth = 64;
+
+std::string StringAt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : "";
+}
+
+// The description of agent `id` from its definition, "" when there is none.
+std::string DescriptionOf(store::Store& store, const std::string& owner_id, const std::string& id) {
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(model::kAgentSchema);
+  query.path = model::AgentPath(id);
+  query.include_context = true;
+  query.limit = 1;
+  auto found = store.List(owner_id, query);
+  if (!found.ok() || found->items.empty() || !found->items.front().context.is_object()) return "";
+  return StringAt(found->items.front().context.as_object(), "description");
+}
+
+}  // namespace
+
+llm::ToolSpec DelegateToolSpec(store::Store& store, const std::string& owner_id, const model::AgentDefinition& def) {
+  json::array ids;
+  std::string listed;
+  for (const auto& id : def.agents) {
+    ids.emplace_back(id);
+    std::string description = DescriptionOf(store, owner_id, id);
+    listed += "\n- " + id + (description.empty() ? "" : ": " + description);
+  }
+  json::object schema{
+      {"type", "object"},
+      {"properties",
+       json::object{{"agent", json::object{{"type", "string"}, {"enum", ids}, {"description", "the sub-agent to hand the task to"}}},
+                    {"task", json::object{{"type", "string"}, {"description", "the instruction for the sub-agent"}}},
+                    {"input", json::object{{"description", "optional JSON data the sub-agent needs"}}}}},
+      {"required", json::array{"agent", "task"}}};
+  return llm::ToolSpec{std::string(kDelegateTool),
+                       "Hand a task to a sub-agent and get its answer. Several delegate calls in one reply run in "
+                       "parallel. The agents:" + listed,
+                       std::move(schema)};
+}
+
+Result<DelegateCall> CheckDelegateCall(const json::value& arguments, const model::AgentDefinition& def, int64_t depth,
+                                       int64_t delegated_before, std::string* code) {
+  auto refuse = [&](const char* c, std::string message) {
+    *code = c;
+    return Status::InvalidArgument(std::move(message));
+  };
+  if (!arguments.is_object()) return refuse("invalid_arguments", "delegate takes an object {agent, task, input}");
+  const json::object& args = arguments.as_object();
+  DelegateCall call;
+  call.agent = StringAt(args, "agent");
+  if (std::find(def.agents.begin(), def.agents.end(), call.agent) == def.agents.end()) {
+    std::string allowed;
+    for (const auto& id : def.agents) allowed += (allowed.empty() ? "" : ", ") + id;
+    return refuse("unknown_agent", "'agent' must be one of: " + allowed);
+  }
+  call.task = StringAt(args, "task");
+  if (call.task.empty() || call.task.size() > kMaxTaskBytes) {
+    return refuse("invalid_arguments", "'task' must be a non-empty string of at most 65536 bytes");
+  }
+  if (const json::value* input = args.if_contains("input")) call.input = *input;
+  if (depth + 1 > def.max_delegation_depth) {
+    return refuse("depth_exceeded", "delegation is limited to depth " + std::to_string(def.max_delegation_depth) +
+                                        " (max_delegation_depth) and this agent runs at depth " + std::to_string(depth) +
+                                        ": do the task yourself or answer without it");
+  }
+  if (delegated_before >= def.max_children) {
+    return refuse("too_many_children", "this execution already handed out " + std::to_string(delegated_before) +
+                                           " tasks, its limit (max_children)");
+  }
+  return call;
+}
+
+std::string DelegatedAgent(const std::string& arguments) {
+  auto parsed = ParseJson(arguments, kMaxArgumentsDepth);
+  return parsed.ok() && parsed->is_object() ? StringAt(parsed->as_object(), "agent") : "";
+}
+
+std::string TaskId(int64_t step, size_t index) { return std::to_string(step) + "-" + std::to_string(index); }
+
+std::string TaskPath(const std::string& parent_execution_id, const std::string& task_id) {
+  return ExecutionRecordPath(parent_execution_id) + "/tasks/" + task_id;
+}
+
+std::vector<model::BreadcrumbDraft> DelegationDrafts(const DelegateCall& call, const std::string& task_id,
+                                                     const std::string& request_id, const std::string& delegator,
+                                                     const std::string& parent_execution_id, const Lineage& lineage,
+                                                     const model::Trace& trace) {
+  model::BreadcrumbDraft task;
+  task.schema_name = std::string(model::kAgentTaskSchema);
+  task.title = "task for " + call.agent;
+  task.path = TaskPath(parent_execution_id, task_id);
+  task.tags = {"task", "assignee:" + call.agent, "agent:" + delegator, "parent:" + parent_execution_id,
+               "root:" + (lineage.root_execution_id.empty() ? parent_execution_id : lineage.root_execution_id)};
+  task.context = json::object{{"name", task_id},
+                              {"instruction", call.task},
+                              {"assignee", call.agent},
+                              {"status", "running"},
+                              {"result", nullptr},
+                              {"parent_execution_id", parent_execution_id},
+                              {"execution_id", nullptr},
+                              {"request_id", request_id},
+                              {"input", call.input}};
+  task.trace = trace;
+
+  model::BreadcrumbDraft message;
+  message.schema_name = std::string(model::kUserMessageSchema);
+  message.title = "task " + task_id + " for " + call.agent;
+  message.tags = {"request:" + request_id, "delegated", "agent:" + delegator, "execution:" + parent_execution_id};
+  std::string content = call.task;
+  if (!call.input.is_null()) content += "\n\nInput (JSON): " + json::serialize(call.input);
+  json::object context{{"agent_id", call.agent}, {"content", std::move(content)}, {"request_id", request_id}};
+  AddRequesterLineage(context, parent_execution_id, lineage);
+  message.context = std::move(context);
+  message.trace = trace;
+  return {std::move(task), std::move(message)};
+}
+
+std::string DelegateResultText(const json::object& response) {
+  if (StringAt(response, "status") == "success") return StringAt(response, "message");
+  const json::value* error = response.if_contains("error");
+  return json::serialize(json::object{{"error", error ? *error : json::value("the sub-agent failed")}});
+}
+
+Result<std::optional<store::WriteOp>> TaskEndUpdate(store::Store& store, const std::string& owner_id,
+                                                    const std::string& parent_execution_id, const std::string& task_id,
+                                                    const json::object& response, const std::string& result_text) {
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(model::kAgentTaskSchema);
+  query.path = TaskPath(parent_execution_id, task_id);
+  query.include_context = true;
+  query.limit = 1;
+  CAIRN_ASSIGN_OR_RETURN(store::Page found, store.List(owner_id, query));
+  if (found.items.empty() || !found.items.front().context.is_object()) return std::optional<store::WriteOp>();
+  const model::Breadcrumb& task = found.items.front();
+  json::object context = task.context.as_object();
+  std::string status = "completed";
+  if (StringAt(response, "status") != "success") {
+    const json::value* error = response.if_contains("error");
+    bool cancelled = error && error->is_object() && StringAt(error->as_object(), "code") == "cancelled";
+    status = cancelled ? "cancelled" : "failed";
+  }
+  context["status"] = status;
+  context["result"] = result_text;
+  std::string child = StringAt(response, "execution_id");
+  context["execution_id"] = child.empty() ? json::value(nullptr) : json::value(child);
+  model::BreadcrumbPatch patch;
+  patch.context.Set(std::move(context));
+  return std::optional<store::WriteOp>(store::WriteOp::Update(task.id, std::move(patch), task.version));
+}
+
+}  // namespace cairn::exec

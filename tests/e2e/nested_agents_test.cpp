@@ -1,0 +1,372 @@
+// Nested agents end to end (docs/agents.md "Sub-agents"): an orchestrator hands tasks to
+// sub-agents with the built-in `delegate` tool; each sub-agent runs as a child execution, its
+// answer comes back as the tool result, and agent.task.v1 records at
+// executions/<parent>/tasks/<task> follow each task. The models are the scripted fixture server:
+// each agent's system prompt carries a marker the rules match on.
+#include <thread>
+
+#include "session_support.h"
+
+namespace cairn::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+
+json::object Delegate(const std::string& agent, const std::string& task) {
+  return json::object{{"agent", agent}, {"task", task}};
+}
+
+class e2e_nested_agents : public SessionTest {
+ protected:
+  void Agent(const std::string& id, const std::string& marker, json::object more = {}) {
+    more["agent_id"] = id;
+    more["system_prompt"] = "You are " + marker + ".";
+    if (!more.contains("stream")) more["stream"] = false;
+    DefineAgent(more);
+  }
+  // The agent.task.v1 records of execution `parent`, oldest first.
+  std::vector<json::object> Tasks(const std::string& parent) {
+    auto tasks = ListAll("schema_name=agent.task.v1&path_prefix=executions/" + parent + "/tasks&include_context=true");
+    std::reverse(tasks.begin(), tasks.end());
+    return tasks;
+  }
+  json::object Execution(const std::string& id) {
+    Response r = client().Get("/executions/" + id);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return ObjectOf(r);
+  }
+  // Whether `done()` holds before the deadline, asked every 20 ms: for what has no event to wait
+  // on (the fixture's request log, records read back through the API).
+  template <typename F>
+  bool Eventually(F done, std::chrono::milliseconds timeout = kToolWait) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(20ms);
+    }
+    return true;
+  }
+  // Waits until the fixture has received `n` chat requests naming `marker`.
+  bool AwaitRequests(const std::string& marker, size_t n) {
+    return Eventually([&] { return RequestsOf(marker).size() >= n; });
+  }
+  json::object Tree(const std::string& id) { return ObjectOf(client().Get("/executions/" + id + "/tree")); }
+  // The one execution of `agent` in flight or recorded.
+  std::string ExecutionOf(const std::string& agent) {
+    auto runs = ListPages("/executions?kind=agent&executor=" + agent);
+    EXPECT_EQ(runs.size(), 1u);
+    return runs.empty() ? "" : StringAt(runs[0], "id");
+  }
+  // The chat requests whose system prompt names `marker`.
+  std::vector<json::object> RequestsOf(const std::string& marker) {
+    std::vector<json::object> out;
+    for (auto& request : LlmRequests()) {
+      const json::array& messages = MessagesOf(request);
+      if (!messages.empty() && StringAt(messages.front().as_object(), "content").find(marker) != std::string::npos) {
+        out.push_back(request);
+      }
+    }
+    return out;
+  }
+};
+
+TEST_F(e2e_nested_agents, ParallelDelegationToTwoAgentTypesFeedsResultsBack) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("researcher", "find the facts")},
+                               {"delegate", Delegate("writer", "write the draft")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("final answer")),
+          Rule(Match({{"any_content_contains", "RESEARCHER"}}), Text("facts: 42")),
+          Rule(Match({{"any_content_contains", "WRITER"}}), Text("draft: hello"))});
+  Agent("researcher", "RESEARCHER", json::object{{"description", "Finds facts."}});
+  Agent("writer", "WRITER", json::object{{"description", "Writes drafts."}});
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"researcher", "writer"}}});
+
+  json::object answer = AwaitAnswer(Say("plan the article", "boss"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  EXPECT_EQ(StringAt(ContextOf(answer), "message"), "final answer");
+  std::string root = StringAt(ContextOf(answer), "execution_id");
+
+  // The model saw the delegate tool naming both agents and what they are for.
+  auto boss = RequestsOf("ORCHESTRATOR");
+  ASSERT_EQ(boss.size(), 2u);
+  const json::object& tool = boss[0].at("tools").as_array().at(0).as_object().at("function").as_object();
+  EXPECT_EQ(StringAt(tool, "name"), "delegate");
+  EXPECT_NE(StringAt(tool, "description").find("researcher: Finds facts."), std::string::npos) << JsonText(tool);
+  EXPECT_NE(StringAt(tool, "description").find("writer: Writes drafts."), std::string::npos);
+  // Both answers came back as tool messages, each for its own call.
+  auto results = ToolMessagesOf(boss[1]);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(StringAt(results[0], "content"), "facts: 42");
+  EXPECT_EQ(StringAt(results[1], "content"), "draft: hello");
+
+  // Two tasks, completed, each naming the child execution that did it.
+  auto tasks = Tasks(root);
+  ASSERT_EQ(tasks.size(), 2u);
+  std::set<std::string> assignees;
+  for (const auto& task : tasks) {
+    const json::object& t = ContextOf(task);
+    assignees.insert(StringAt(t, "assignee"));
+    EXPECT_EQ(StringAt(t, "status"), "completed") << JsonText(task);
+    EXPECT_EQ(StringAt(t, "parent_execution_id"), root);
+    EXPECT_EQ(StringAt(task, "created_by"), "agent:boss");
+    json::object child = Execution(StringAt(t, "execution_id"));
+    EXPECT_EQ(StringAt(child, "parent_execution_id"), root) << JsonText(child);
+    EXPECT_EQ(StringAt(child, "root_execution_id"), root);
+    EXPECT_EQ(IntAt(child, "depth"), 1);
+    EXPECT_EQ(StringAt(child, "executor"), StringAt(t, "assignee"));
+    EXPECT_EQ(StringAt(child, "status"), "completed");
+  }
+  EXPECT_EQ(assignees, (std::set<std::string>{"researcher", "writer"}));
+  EXPECT_EQ(StringAt(ContextOf(tasks[0]), "result"), "facts: 42");
+
+  // The tree shows the sub-agents under the orchestrator, with its tasks.
+  Response tree = client().Get("/executions/" + root + "/tree");
+  ASSERT_EQ(tree.status, 200) << tree.body;
+  json::object top = ObjectOf(tree);
+  ASSERT_EQ(top.at("tasks").as_array().size(), 2u) << tree.body;
+  const json::array& children = top.at("children").as_array();
+  ASSERT_EQ(children.size(), 2u) << tree.body;
+  std::set<std::string> child_ids, task_children;
+  for (const auto& child : children) child_ids.insert(StringAt(child.as_object(), "id"));
+  for (const auto& task : top.at("tasks").as_array()) task_children.insert(StringAt(task.as_object(), "execution_id"));
+  EXPECT_EQ(child_ids, task_children);
+
+  // Each run's conversation, from its snapshots: the calls and the results matched by id.
+  Response conversation = client().Get("/executions/" + root + "/messages");
+  ASSERT_EQ(conversation.status, 200) << conversation.body;
+  json::object conversation_body = ObjectOf(conversation);
+  const json::array& said = conversation_body.at("messages").as_array();
+  std::vector<std::string> roles;
+  for (const auto& m : said) roles.push_back(StringAt(m.as_object(), "role"));
+  EXPECT_EQ(roles, (std::vector<std::string>{"system", "user", "assistant", "tool", "tool", "assistant"}));
+  if (roles.size() == 6) {
+    const json::array& calls = said[2].as_object().at("tool_calls").as_array();
+    ASSERT_EQ(calls.size(), 2u);
+    EXPECT_EQ(StringAt(said[3].as_object(), "tool_call_id"), StringAt(calls[0].as_object(), "id"));
+    EXPECT_EQ(StringAt(said[4].as_object(), "content"), "draft: hello");
+  }
+  Response child_conversation = client().Get("/executions/" + StringAt(ContextOf(tasks[0]), "execution_id") + "/messages");
+  ASSERT_EQ(child_conversation.status, 200) << child_conversation.body;
+  json::object child_body = ObjectOf(child_conversation);
+  EXPECT_EQ(StringAt(child_body, "agent_id"), "researcher");
+  EXPECT_EQ(StringAt(child_body.at("messages").as_array().back().as_object(), "content"), "facts: 42");
+  EXPECT_TRUE(IsError(client().Get("/executions/nope/messages"), 404, "not_found"));
+
+  // In parallel: both sub-agents were asked in one write, before either answered.
+  auto messages = ListAll("schema_name=user.message.v1&tag=delegated&include_context=true");
+  ASSERT_EQ(messages.size(), 2u);
+  int64_t asked = std::max(MicrosAt(messages[0], "created_at"), MicrosAt(messages[1], "created_at"));
+  for (const char* agent : {"researcher", "writer"}) {
+    auto responses = ListAll(std::string("schema_name=agent.response.v1&tag=agent:") + agent);
+    ASSERT_EQ(responses.size(), 1u);
+    EXPECT_LT(asked, MicrosAt(responses[0], "created_at"));
+  }
+}
+
+TEST_F(e2e_nested_agents, AFailingSubAgentIsAnErrorResultNotAFailedOrchestrator) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("broken", "try this")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}),
+               Text("recovered after {{last_tool_content}}")),
+          Rule(Match({{"any_content_contains", "BROKEN"}}),
+               json::object{{"status", 401}, {"body", json::object{{"error", json::object{{"message", "bad key"}}}}}})});
+  Agent("broken", "BROKEN");
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"broken"}}});
+
+  json::object answer = AwaitAnswer(Say("go", "boss"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  std::string message = StringAt(ContextOf(answer), "message");
+  EXPECT_EQ(message.rfind("recovered after {\"error\"", 0), 0u) << message;
+  EXPECT_NE(message.find("llm_error"), std::string::npos) << message;
+
+  auto tasks = Tasks(StringAt(ContextOf(answer), "execution_id"));
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(StringAt(ContextOf(tasks[0]), "status"), "failed");
+  json::object child = Execution(StringAt(ContextOf(tasks[0]), "execution_id"));
+  EXPECT_EQ(StringAt(child, "status"), "failed");
+}
+
+TEST_F(e2e_nested_agents, TheDepthGuardAnswersTheModelAndEndsACycle) {
+  // ping and pong delegate to each other; at depth 2 (max_delegation_depth 2) a further delegate
+  // call is answered with an error, which the model then passes up.
+  Script({Rule(Match({{"any_content_contains", "PING"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("pong", "go deeper")}})),
+          Rule(Match({{"any_content_contains", "PONG"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("ping", "go deeper")}})),
+          Rule(Match({{"last_role", "tool"}}), Text("up: {{last_tool_content}}"))});
+  Agent("ping", "PING", json::object{{"agents", json::array{"pong"}}, {"max_delegation_depth", 2}});
+  Agent("pong", "PONG", json::object{{"agents", json::array{"ping"}}, {"max_delegation_depth", 2}});
+
+  json::object answer = AwaitAnswer(Say("start", "ping"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  std::string message = StringAt(ContextOf(answer), "message");
+  EXPECT_EQ(message.rfind("up: up: up: {\"error\"", 0), 0u) << message;
+  EXPECT_NE(message.find("depth_exceeded"), std::string::npos) << message;
+  // Three runs (ping, pong, ping at depth 2), two tasks: the refused call wrote nothing.
+  EXPECT_EQ(ListAll("schema_name=agent.task.v1").size(), 2u);
+  EXPECT_EQ(ListAll("schema_name=user.message.v1&tag=delegated").size(), 2u);
+  EXPECT_EQ(LlmRequests().size(), 6u);
+}
+
+TEST_F(e2e_nested_agents, CancellingTheRootCancelsTheRunningSubAgentsPromptly) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("slow", "take your time")},
+                               {"delegate", Delegate("slow", "take longer")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("never")),
+          Rule(Match({{"any_content_contains", "SLOW"}}), json::object{{"content", "late"}, {"delay_ms", 60000}})});
+  Agent("slow", "SLOW");
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"slow"}}});
+  std::string message = Say("go", "boss");
+  ASSERT_TRUE(AwaitRequests("SLOW", 2)) << "the sub-agents never asked their model";
+  std::string root = ExecutionOf("boss");
+  ASSERT_EQ(ListPages("/executions?kind=agent&executor=slow&status=running").size(), 2u);
+
+  auto cancelled_at = std::chrono::steady_clock::now();
+  Response cancelled = client().Post("/executions/" + root + "/cancel", "");
+  ASSERT_EQ(cancelled.status, 200) << cancelled.Describe();
+  json::object answer = AwaitAnswer(message);
+  EXPECT_EQ(StringAt(ContextOf(answer), "status"), "error") << JsonText(answer);
+  EXPECT_TRUE(Eventually([&] { return ListPages("/executions?parent=" + root + "&status=cancelled").size() == 2; }))
+      << JsonText(Tree(root));
+  // Both sub-agents ended long before their model's 60 s reply, and say why.
+  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, 30s);
+  auto children = ListPages("/executions?parent=" + root);
+  ASSERT_EQ(children.size(), 2u);
+  for (const auto& child : children) EXPECT_EQ(StringAt(child, "status"), "cancelled") << JsonText(child);
+  EXPECT_EQ(StringAt(Execution(root), "status"), "cancelled");
+  EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 1u) << "the orchestrator is not asked again after the cancel";
+}
+
+TEST_F(e2e_nested_agents, TheSessionChannelCarriesTheSubAgentsEventsInOrder) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("researcher", "look it up")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("final")),
+          Rule(Match({{"any_content_contains", "RESEARCHER"}, {"last_role", "user"}}),
+               ToolCallsReply({{"echo", json::object{{"text", "lookup"}}}})),
+          Rule(Match({{"any_content_contains", "RESEARCHER"}, {"last_role", "tool"}}), Text("found it"))});
+  Agent("researcher", "RESEARCHER", json::object{{"tools", json::array{"echo"}}, {"stream", true}});
+  SessionAgent("boss", json::object{{"system_prompt", "You are ORCHESTRATOR."},
+                                    {"tools", json::array{}},
+                                    {"agents", json::array{"researcher"}}});
+  std::string sid = NewSessionId("boss");
+  SessionStream stream(server(), sid);
+  ASSERT_TRUE(stream.Open()) << stream.Describe();
+  Posted p = Send(sid, "plan it");
+  ASSERT_TRUE(stream.AwaitType("execution.completed", p.execution_id)) << stream.Describe();
+
+  // The sub-agent's frames name it, its execution and its parent (the session's run).
+  std::vector<SessionEvent> all = stream.Events(true);
+  std::vector<SessionEvent> child;
+  std::string child_id;
+  for (const auto& e : all) {
+    if (StringAt(e.data, "parent_execution_id") != p.execution_id) continue;
+    if (e.event_type == "agent.step" || e.event_type == "agent.token") child_id = e.execution_id;
+    child.push_back(e);
+  }
+  ASSERT_FALSE(child_id.empty()) << DescribeEvents(all);
+  std::vector<SessionEvent> steps;
+  std::string streamed;
+  int step_index = -1, end_index = -1, root_end = -1;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const SessionEvent& e = all[i];
+    if (e.execution_id == child_id && e.event_type == "agent.step") {
+      EXPECT_EQ(StringAt(e.data, "agent_id"), "researcher") << e.Describe();
+      steps.push_back(e);
+      step_index = static_cast<int>(i);
+    } else if (e.execution_id == child_id && e.event_type == "agent.token") {
+      EXPECT_EQ(StringAt(e.data, "agent_id"), "researcher") << e.Describe();
+      EXPECT_EQ(StringAt(e.data, "parent_execution_id"), p.execution_id);
+      streamed += e.content;
+    } else if (e.execution_id == child_id && e.event_type == "execution.completed") {
+      end_index = static_cast<int>(i);
+    } else if (e.execution_id == p.execution_id && e.event_type == "execution.completed") {
+      root_end = static_cast<int>(i);
+    }
+  }
+  ASSERT_GE(steps.size(), 2u) << DescribeEvents(all);
+  // First the reply asking for echo, last the final answer; then the child's end, then the root's.
+  const json::array& calls = steps.front().metadata.at("tool_calls").as_array();
+  ASSERT_EQ(calls.size(), 1u) << steps.front().Describe();
+  EXPECT_NE(JsonText(calls[0]).find("echo"), std::string::npos);
+  EXPECT_EQ(steps.back().content, "found it");
+  EXPECT_TRUE(session_tests::IsTrueAt(steps.back().metadata, "is_final"));
+  EXPECT_EQ(streamed, "found it");
+  EXPECT_LT(step_index, end_index) << DescribeEvents(all);
+  EXPECT_LT(end_index, root_end) << DescribeEvents(all);
+  for (size_t i = 1; i < steps.size(); ++i) EXPECT_GT(steps[i].seq, steps[i - 1].seq);
+}
+
+class e2e_nested_agents_recovery : public e2e_nested_agents {
+ protected:
+  std::vector<std::string> ServerArgs() const override {
+    auto args = e2e_nested_agents::ServerArgs();
+    args.insert(args.end(), {"--sync", "normal"});
+    return args;
+  }
+};
+
+TEST_F(e2e_nested_agents_recovery, KillMidTreeCompletesOnceWithoutRepeatingFinishedWork) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("quick", "be quick")}, {"delegate", Delegate("slow", "be slow")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("all done")),
+          Rule(Match({{"any_content_contains", "QUICK"}}), Text("quick done")),
+          Rule(Match({{"any_content_contains", "SLOW"}}), json::object{{"content", "slow done"}, {"delay_ms", 1500}})});
+  Agent("quick", "QUICK");
+  Agent("slow", "SLOW");
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"quick", "slow"}}});
+  std::string message = Say("go", "boss");
+  // One sub-agent has answered, the other waits for its model: crash now.
+  tools().AwaitEvent("agent.response.v1", [](const json::object& e) { return HasTag(e, "agent:quick"); });
+  ASSERT_TRUE(AwaitRequests("SLOW", 1));
+  server().Kill9();
+  ASSERT_TRUE(server().Start()) << server().error();
+  ReconnectTools();
+
+  json::object answer = AwaitAnswer(message);
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  EXPECT_EQ(StringAt(ContextOf(answer), "message"), "all done");
+  // The orchestrator's first reply and the finished sub-agent were not asked again.
+  auto boss = RequestsOf("ORCHESTRATOR");
+  ASSERT_EQ(boss.size(), 2u);
+  EXPECT_EQ(RequestsOf("QUICK").size(), 1u);
+  auto results = ToolMessagesOf(boss[1]);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(StringAt(results[0], "content"), "quick done");
+  EXPECT_EQ(StringAt(results[1], "content"), "slow done");
+  // Each request was written once and answered once.
+  EXPECT_EQ(ListAll("schema_name=user.message.v1&tag=delegated").size(), 2u);
+  EXPECT_EQ(ListAll("schema_name=agent.response.v1&tag=agent:quick").size(), 1u);
+  EXPECT_EQ(ListAll("schema_name=agent.response.v1&tag=agent:slow").size(), 1u);
+  EXPECT_EQ(ListAll("schema_name=agent.response.v1&tag=agent:boss").size(), 1u);
+  auto tasks = Tasks(StringAt(ContextOf(answer), "execution_id"));
+  ASSERT_EQ(tasks.size(), 2u);
+  for (const auto& task : tasks) EXPECT_EQ(StringAt(ContextOf(task), "status"), "completed") << JsonText(task);
+}
+
+TEST_F(e2e_nested_agents, BadDelegateCallsAreAnsweredWithErrorsTheModelReads) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("stranger", "x")},
+                               {"delegate", json::object{{"agent", "helper"}}},
+                               {"delegate", Delegate("helper", "fine")},
+                               {"delegate", Delegate("helper", "one too many")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("done")),
+          Rule(Match({{"any_content_contains", "HELPER"}}), Text("helped"))});
+  Agent("helper", "HELPER");
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"helper"}}, {"max_children", 1}});
+  json::object answer = AwaitAnswer(Say("go", "boss"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  auto results = ToolMessagesOf(RequestsOf("ORCHESTRATOR").at(1));
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_NE(StringAt(results[0], "content").find("unknown_agent"), std::string::npos) << JsonText(results[0]);
+  EXPECT_NE(StringAt(results[1], "content").find("invalid_arguments"), std::string::npos) << JsonText(results[1]);
+  EXPECT_EQ(StringAt(results[2], "content"), "helped");
+  EXPECT_NE(StringAt(results[3], "content").find("too_many_children"), std::string::npos) << JsonText(results[3]);
+  EXPECT_EQ(ListAll("schema_name=agent.task.v1").size(), 1u);
+
+  // Clients cannot write task records: they are cairn's.
+  Response forged = client().Post("/breadcrumbs", R"({"title":"t","schema_name":"agent.task.v1","context":{}})");
+  EXPECT_TRUE(IsClientError(forged)) << forged.body;
+}
+
+}  // namespace
+}  // namespace cairn::e2e
