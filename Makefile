@@ -88,6 +88,7 @@ bench: deps-bench $(BENCHDIR)/build.ninja
 	bench/sessions/run.sh $(BENCHDIR)
 	bench/cel/run.sh $(BENCHDIR)
 	bench/workflows/run.sh $(BENCHDIR)
+	bench/auth/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build

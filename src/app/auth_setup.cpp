@@ -76,6 +76,10 @@ Result<AuthSetup> MakeAuth(const Settings& settings, const std::string& listen_h
   CAIRN_ASSIGN_OR_RETURN(auto codec, MakeJwtCodec(settings));
   setup.authenticator = std::make_unique<auth::Authenticator>(*setup.keys, std::move(codec), clock,
                                                               settings.GetInt("token_ttl_s"));
+  setup.principal_rate = std::make_unique<auth::RateLimiter>(settings.GetInt("rate_limit_principal_per_minute"),
+                                                             settings.GetInt("rate_limit_burst"), clock);
+  setup.tenant_rate = std::make_unique<auth::RateLimiter>(settings.GetInt("rate_limit_tenant_per_minute"),
+                                                          settings.GetInt("rate_limit_burst"), clock);
   return setup;
 }
 

@@ -8,6 +8,7 @@
 
 #include "auth/authenticator.h"
 #include "auth/key_registry.h"
+#include "auth/rate_limiter.h"
 #include "base/clock.h"
 #include "base/settings.h"
 #include "store/store.h"
@@ -18,6 +19,9 @@ struct AuthSetup {
   std::unique_ptr<auth::KeyRegistry> keys;
   std::unique_ptr<auth::Authenticator> authenticator;
   bool enabled = false;  // --auth=on: the server authenticates every request
+  // Requests per principal and per tenant (rate_limit_*); checked with --auth=on only.
+  std::unique_ptr<auth::RateLimiter> principal_rate;
+  std::unique_ptr<auth::RateLimiter> tenant_rate;
 };
 
 // Refuses (kInvalidArgument) --auth=none on a non-loopback `listen_host` unless

@@ -382,7 +382,11 @@ int RunServe(const std::vector<std::string>& args) {
   http.sse_max_queued_frames = static_cast<size_t>(settings.GetInt("sse_max_queued_frames"));
   http.sse_stall_timeout_ms = settings.GetInt("sse_stall_timeout_ms");
   http.event_context_max_bytes = static_cast<size_t>(settings.GetInt("event_context_max_bytes"));
-  if (auth->enabled) http.authenticator = auth->authenticator.get();
+  if (auth->enabled) {
+    http.guards.authenticator = auth->authenticator.get();
+    if (auth->principal_rate->enabled()) http.guards.principal_rate = auth->principal_rate.get();
+    if (auth->tenant_rate->enabled()) http.guards.tenant_rate = auth->tenant_rate.get();
+  }
   server::HttpServer server(http, router, metrics, event_bus.get(), &token_hub);
   auto port = server.Listen();
   if (!port.ok()) return Fail(port.status());

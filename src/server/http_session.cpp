@@ -179,8 +179,8 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
   }
   request.path_params = std::move(match.params);
   const Route* route = match.route;
-  if (Status allowed = AuthenticateRequest(request, route->access, ctx_.options.authenticator); !allowed.ok()) {
-    return Send(ErrorResponse(allowed), keep_alive, route, true);
+  if (auto refusal = AuthenticateRequest(request, route->access, ctx_.options.guards)) {
+    return Send(std::move(*refusal), keep_alive, route, true);
   }
   if (route->dispatch == Dispatch::kInline) return Send(Invoke(*route, request), keep_alive, route, true);
   boost::asio::post(ctx_.workers, [self = shared_from_this(), route, request = std::move(request), keep_alive] {

@@ -160,6 +160,39 @@ TEST_F(e2e_auth, EventStreamsTakeTheTokenAsAQueryParameter) {
 }
 
 
+class e2e_rate_limits : public AuthServerTest {
+ protected:
+  std::vector<std::string> ServerArgs() const override {
+    auto args = AuthServerTest::ServerArgs();
+    for (const char* arg : {"--rate-limit-principal-per-minute", "1", "--rate-limit-tenant-per-minute", "1",
+                            "--rate-limit-burst", "3"}) {
+      args.push_back(arg);
+    }
+    return args;
+  }
+};
+
+// A bucket of 3 refilled once a minute: the fourth request within the minute is refused, by the
+// principal's bucket and then by the tenant's, which all its principals share.
+TEST_F(e2e_rate_limits, BucketsPerPrincipalAndTenantAnswer429WithRetryAfter) {
+  ASSERT_EQ(client().Post("/tenants", R"({"id":"acme"})", Bearer(kBootstrapKey)).status, 201);
+  std::string ann = KeyFor("acme", "ann", {"reader"});
+  std::string bob = KeyFor("acme", "bob", {"reader"});
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(client().Get("/breadcrumbs", Bearer(ann)).status, 200) << i;
+  Response limited = client().Get("/breadcrumbs", Bearer(ann));
+  EXPECT_TRUE(IsError(limited, 429, "too_many_requests")) << limited.Describe();
+  EXPECT_NE(limited.body.find("principal ann"), std::string::npos) << limited.Describe();
+  ASSERT_TRUE(limited.Header("retry-after"));
+  EXPECT_GE(std::stoi(*limited.Header("retry-after")), 1);
+  EXPECT_LE(std::stoi(*limited.Header("retry-after")), 60);
+  Response shared = client().Get("/breadcrumbs", Bearer(bob));
+  EXPECT_TRUE(IsError(shared, 429, "too_many_requests")) << shared.Describe();
+  EXPECT_NE(shared.body.find("tenant acme"), std::string::npos) << shared.Describe();
+  // Unknown credentials are refused before any bucket (401, not 429); public routes have none.
+  EXPECT_EQ(client().Get("/breadcrumbs", Bearer("ck_wrong")).status, 401);
+  EXPECT_EQ(client().Get("/health").status, 200);
+}
+
 TEST(e2e_auth_modes, NoAuthIsRefusedOffLoopbackUnlessInsecure) {
   ServerProcess refused({"--listen", "0.0.0.0:0"});
   EXPECT_FALSE(refused.Start());
