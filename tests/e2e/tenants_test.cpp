@@ -101,6 +101,40 @@ TEST_F(e2e_tenants, RoutesShowATenantNothingOfAnother) {
   EXPECT_EQ(by_id.status(), 404) << by_id.Describe();
 }
 
+// A tool defined in one tenant answers that tenant's requests and never another's (docs/auth.md:
+// executors follow the tenant of their definition while the server runs).
+TEST_F(e2e_tenants, ATenantsToolAnswersOnlyThatTenant) {
+  auto token_of = [&](const Headers& as) {
+    return StringAt(ObjectOf(client().Post("/auth/token", JsonText(json::object{{"key", as[0].second.substr(7)}}))), "token");
+  };
+  auto stream_of = [&](const Headers& as) {
+    return std::make_unique<SseClient>(server().url() + "/events/stream?schema_name=tool.response.v1&since=0&access_token=" +
+                                       UrlEncode(token_of(as)));
+  };
+  CreateOk(json::object{{"title", "tool mirror"}, {"schema_name", "tool.v1"},
+                        {"context", {{"name", "mirror"}, {"runtime", "builtin"}, {"builtin", "echo"}}}},
+           acme_);
+  auto acme_stream = stream_of(acme_);
+  auto globex_stream = stream_of(globex_);
+  acme_stream->Start();
+  globex_stream->Start();
+  ASSERT_TRUE(acme_stream->WaitForOpen(10s)) << acme_stream->Describe();
+  ASSERT_TRUE(globex_stream->WaitForOpen(10s)) << globex_stream->Describe();
+  auto request = [&](const Headers& as, int x) {
+    return StringAt(CreateOk(json::object{{"title", "call"}, {"schema_name", "tool.request.v1"},
+                                          {"context", {{"tool", "mirror"}, {"input", {{"x", x}}}}}},
+                             as),
+                    "id");
+  };
+  request(globex_, 1);  // first: had acme's executor taken it, its answer would come first
+  std::string acme_request = request(acme_, 2);
+  ASSERT_TRUE(acme_stream->WaitForEvents(1, 30s)) << acme_stream->Describe();
+  auto answer = acme_stream->Events()[0].Json().as_object();
+  EXPECT_EQ(StringAt(answer, "type"), "breadcrumb.created");
+  EXPECT_NE(JsonText(answer).find(acme_request), std::string::npos) << JsonText(answer);
+  EXPECT_EQ(globex_stream->Events().size(), 0u) << globex_stream->Describe();
+}
+
 TEST_F(e2e_tenants, TokensCarryTheirTenant) {
   std::string id = StringAt(CreateOk(json::object{{"title", "acme only"}}, acme_), "id");
   auth::TokenClaims claims{"gus", "globex", {auth::Role::kAdmin}, false, 0, NowSeconds() + 600};
