@@ -93,6 +93,7 @@ bench: deps-bench $(BENCHDIR)/build.ninja
 	bench/workflows/run.sh $(BENCHDIR)
 	bench/ui/run.sh $(BENCHDIR)
 	bench/nested/run.sh $(BENCHDIR)
+	bench/auth/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build

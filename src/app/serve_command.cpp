@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 
+#include "app/auth_setup.h"
 #include "app/llm_setup.h"
 #include "app/serve_settings.h"
 #include "base/clock.h"
@@ -34,6 +35,7 @@
 #include "exec/tools/tool_supervisor.h"
 #include "model/reserved.h"
 #include "net/outbound_policy.h"
+#include "server/auth_handlers.h"
 #include "server/breadcrumb_handlers.h"
 #include "server/event_handlers.h"
 #include "server/selector_handlers.h"
@@ -348,8 +350,11 @@ int RunServe(const std::vector<std::string>& args) {
   }
 
 
+  auto auth = MakeAuth(settings, listen->host, *store, clock);
+  if (!auth.ok()) return Fail(auth.status());
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
+  server::AddAuthRoutes(router, *auth->authenticator, LimitsFrom(settings));
   server::AddSearchRoutes(router, searcher, embedding_worker.get(), LimitsFrom(settings));  // before /breadcrumbs/{id}
   server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
   server::AddEventRoutes(router, *event_bus, *store, LimitsFrom(settings));
@@ -379,6 +384,11 @@ int RunServe(const std::vector<std::string>& args) {
   http.sse_max_queued_frames = static_cast<size_t>(settings.GetInt("sse_max_queued_frames"));
   http.sse_stall_timeout_ms = settings.GetInt("sse_stall_timeout_ms");
   http.event_context_max_bytes = static_cast<size_t>(settings.GetInt("event_context_max_bytes"));
+  if (auth->enabled) {
+    http.guards.authenticator = auth->authenticator.get();
+    if (auth->principal_rate->enabled()) http.guards.principal_rate = auth->principal_rate.get();
+    if (auth->tenant_rate->enabled()) http.guards.tenant_rate = auth->tenant_rate.get();
+  }
   server::HttpServer server(http, router, metrics, event_bus.get(), &token_hub);
   auto port = server.Listen();
   if (!port.ok()) return Fail(port.status());

@@ -64,6 +64,15 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"embed_schemas", K::kString, "*", "Comma-separated schema names whose records get vectors ('*' matches any run of characters; \"*\" includes records without a schema). Reserved schemas (runs, sessions, definitions, ...) only when named exactly."},
       {"embed_batch_size", K::kInt, "32", "Records embedded per request to the embedder.", 1, 256},
       {"embed_timeout_ms", K::kInt, "60000", "Time limit of one request to a remote embedder.", 100, kMaxInt},
+      {"auth", K::kString, "none", "none: whoever reaches the port may do everything (allowed on loopback only, unless insecure_no_auth); on: every request needs an API key or token (docs/auth.md)."},
+      {"insecure_no_auth", K::kBool, "false", "Allow auth=none on an address other than loopback (anyone who reaches it may read and write everything)."},
+      {"bootstrap_admin_key", K::kString, "", "An API key (at least 32 characters) that is a system admin (creates tenants and their keys) and an admin of the default tenant; never stored."},
+      {"jwt_secret", K::kString, "", "The HS256 secret of the tokens of POST /auth/token (at least 32 bytes); empty: a random one kept in <data_dir>/jwt.key."},
+      {"jwt_private_key_file", K::kString, "", "A PEM private key (RSA of 2048+ bits: RS256; Ed25519: EdDSA) that signs the tokens instead of jwt_secret."},
+      {"token_ttl_s", K::kInt, "900", "Lifetime of a token from POST /auth/token, in seconds.", 1, 86400},
+      {"rate_limit_principal_per_minute", K::kInt, "0", "Requests a minute each principal may make (token bucket; 429 with Retry-After beyond); 0: no limit. With auth=on only.", 0, kMaxInt},
+      {"rate_limit_tenant_per_minute", K::kInt, "0", "Requests a minute all principals of one tenant may make together; 0: no limit. With auth=on only.", 0, kMaxInt},
+      {"rate_limit_burst", K::kInt, "60", "Requests a principal (or tenant) may make at once before its per-minute rate applies.", 1, kMaxInt},
       {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs, old idempotency keys and events past retention are removed.", 100, kMaxInt},
   };
 }

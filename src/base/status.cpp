@@ -18,6 +18,8 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kGone: return "gone";
     case StatusCode::kUnavailable: return "unavailable";
     case StatusCode::kInsufficientStorage: return "insufficient_storage";
+    case StatusCode::kUnauthenticated: return "unauthenticated";
+    case StatusCode::kPermissionDenied: return "permission_denied";
     case StatusCode::kInternal: return "internal";
   }
   return "internal";

@@ -28,6 +28,8 @@ enum class StatusCode {
   kUnavailable,           // shutting down or a dependency is down
   kInsufficientStorage,   // the disk is full: writes fail until space returns, reads go on
   kInternal,
+  kUnauthenticated,       // no credentials, or credentials that are malformed, expired or forged
+  kPermissionDenied,      // authenticated, but the principal lacks the role or access needed
 };
 
 // The stable snake_case name of a code, used as the `code` of JSON errors.
@@ -52,6 +54,8 @@ class [[nodiscard]] Status {
   static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
   static Status InsufficientStorage(std::string msg) { return {StatusCode::kInsufficientStorage, std::move(msg)}; }
   static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
+  static Status Unauthenticated(std::string msg) { return {StatusCode::kUnauthenticated, std::move(msg)}; }
+  static Status PermissionDenied(std::string msg) { return {StatusCode::kPermissionDenied, std::move(msg)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

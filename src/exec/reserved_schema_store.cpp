@@ -183,6 +183,7 @@ Status CheckAnswerable(const model::WriteContext& ctx, const model::BreadcrumbDr
 // runs a command) or agents. Definitions come from users and the system only.
 Status CheckDefinitionWriter(const model::WriteContext& ctx, const std::optional<std::string>& schema) {
   if (!IsDefinitionSchema(schema)) return Status::Ok();
+  if (!ctx.may_define) return Status::PermissionDenied(*schema + " records are definitions: writing one needs role developer");
   if (IsExecutorActor(ctx.actor)) {
     return Status::Validation("schema_name", *schema + " records cannot be written by an executor (" + ctx.actor + ")");
   }

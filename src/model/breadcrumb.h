@@ -94,6 +94,9 @@ struct WriteContext {
   // Set only by cairn's own writers (executors, the sessions facade and worker), never from a
   // request: the records of runs and sessions (exec/reserved_schema_store.h) need it.
   bool system = false;
+  // Whether the writer may write definitions (tool.v1, agent.def.v1, workflow.def.v1): false for an
+  // authenticated principal below role developer (exec/reserved_schema_store.h refuses it).
+  bool may_define = true;
 };
 
 // One version of a breadcrumb as kept in its history.

@@ -76,6 +76,8 @@ int HttpStatusFor(StatusCode code) {
     case StatusCode::kUnavailable: return 503;
     case StatusCode::kInsufficientStorage: return 507;
     case StatusCode::kInternal: return 500;
+    case StatusCode::kUnauthenticated: return 401;
+    case StatusCode::kPermissionDenied: return 403;
   }
   return 500;
 }
@@ -90,6 +92,7 @@ HttpResponse ErrorResponse(const Status& status) {
   if (status.code() == StatusCode::kResourceExhausted || status.code() == StatusCode::kUnavailable) {
     response.headers.emplace_back("Retry-After", "1");
   }
+  if (status.code() == StatusCode::kUnauthenticated) response.headers.emplace_back("WWW-Authenticate", "Bearer");
   return response;
 }
 

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "server/request_auth.h"
 #include "base/metrics.h"
 #include "base/status.h"
 #include "bus/ephemeral_hub.h"
@@ -43,6 +44,8 @@ struct HttpServerOptions {
   size_t sse_max_queued_frames = 1024;
   int64_t sse_stall_timeout_ms = 30'000;
   size_t event_context_max_bytes = 64 * 1024;
+  // Authentication and rate limits of every request (server/request_auth.h); all off by default.
+  RequestGuards guards;
 };
 
 class HttpServer {

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "server/error_response.h"
 #include "server/http_framing.h"
+#include "server/request_auth.h"
 #include "server/sse_stream.h"
 
 namespace cairn::server {
@@ -178,6 +179,9 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
   }
   request.path_params = std::move(match.params);
   const Route* route = match.route;
+  if (auto refusal = AuthenticateRequest(request, route->access, ctx_.options.guards)) {
+    return Send(std::move(*refusal), keep_alive, route, true);
+  }
   if (route->dispatch == Dispatch::kInline) return Send(Invoke(*route, request), keep_alive, route, true);
   boost::asio::post(ctx_.workers, [self = shared_from_this(), route, request = std::move(request), keep_alive] {
     HttpResponse response = Invoke(*route, request);

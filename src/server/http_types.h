@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "auth/principal.h"
+
 namespace cairn::server {
 
 // Query parameters, percent-decoded, in the order received (names may repeat).
@@ -23,6 +25,8 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
   std::string body;
   std::vector<std::string> path_params;  // values of {placeholders}, in order
+  // Who sent it (server/request_auth.h); null with --auth=none and on public routes.
+  std::shared_ptr<const auth::Principal> principal;
 
   // The first header named `name` (lower case), if any.
   std::optional<std::string_view> Header(std::string_view name) const;

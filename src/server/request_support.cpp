@@ -72,9 +72,17 @@ Result<boost::json::value> ParseJsonBody(const HttpRequest& request, const model
 
 Result<model::WriteContext> WriteContextFrom(const HttpRequest& request) {
   model::WriteContext ctx;
+  if (request.principal) {
+    ctx.owner_id = request.principal->tenant;
+    ctx.actor = request.principal->id;
+    ctx.may_define = request.principal->Has(auth::Role::kDeveloper);
+  }
   if (auto actor = request.Header("x-cairn-actor")) {
     if (actor->empty() || actor->size() > 128 || !PrintableAscii(*actor)) {
       return Status::InvalidArgument("X-Cairn-Actor must be 1 to 128 printable ASCII characters");
+    }
+    if (request.principal && !request.principal->Has(auth::Role::kAdmin)) {
+      return Status::PermissionDenied("X-Cairn-Actor (acting for someone) needs role admin");
     }
     ctx.actor = std::string(*actor);
   }

@@ -21,8 +21,11 @@ namespace cairn::server {
 // limits.max_json_depth (kInvalidArgument).
 Result<boost::json::value> ParseJsonBody(const HttpRequest& request, const model::Limits& limits);
 
-// The tenant and actor of a request: owner "default"; actor from X-Cairn-Actor (default
-// "anonymous"; 1-128 printable ASCII characters, else kInvalidArgument).
+// The tenant and actor of a request: with a principal (--auth=on), its tenant and id, and
+// may_define when it is a developer; X-Cairn-Actor then only for admins acting for someone
+// (kPermissionDenied otherwise). Without one (--auth=none): owner "default", actor from
+// X-Cairn-Actor (default "anonymous"). X-Cairn-Actor: 1-128 printable ASCII characters, else
+// kInvalidArgument.
 Result<model::WriteContext> WriteContextFrom(const HttpRequest& request);
 
 // If-Match as a version: absent or `*` → nullopt (no version check); `3`, `"3"` or `W/"3"` → 3;

@@ -34,7 +34,8 @@ bool MatchSegments(const Route& route, const std::vector<std::string>& segments,
 }  // namespace
 
 void Router::Add(std::string method, std::string pattern, Dispatch dispatch, Handler handler) {
-  Route route{std::move(method), pattern, dispatch, std::move(handler), Split(pattern)};
+  RouteAccess access = AccessFor(method, pattern);
+  Route route{std::move(method), pattern, dispatch, std::move(handler), Split(pattern), access};
   routes_.push_back(std::move(route));
 }
 

@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "server/http_types.h"
+#include "server/route_access.h"
 
 namespace cairn::server {
 
@@ -26,6 +27,7 @@ struct Route {
   Dispatch dispatch = Dispatch::kWorker;
   Handler handler;
   std::vector<std::string> segments;
+  RouteAccess access;  // from AccessFor(method, pattern)
 };
 
 class Router {

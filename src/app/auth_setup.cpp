@@ -1,0 +1,86 @@
+#include "app/auth_setup.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "auth/jwt.h"
+#include "base/log.h"
+
+namespace cairn::app {
+namespace {
+
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The HS256 secret kept in the data dir: written once (0600, O_EXCL), then read at every start.
+Result<std::string> DataDirSecret(const std::string& data_dir) {
+  std::string path = (std::filesystem::path(data_dir) / "jwt.key").string();
+  if (std::filesystem::exists(path)) return ReadFile(path);
+  CAIRN_ASSIGN_OR_RETURN(std::string bytes, auth::RandomBytes(32));
+  std::string secret = auth::Base64UrlEncode(bytes);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Internal("cannot create " + path);
+  bool written = ::write(fd, secret.data(), secret.size()) == static_cast<ssize_t>(secret.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written) return Status::Internal("cannot write " + path);
+  return secret;
+}
+
+Result<std::unique_ptr<auth::JwtCodec>> MakeJwtCodec(const Settings& settings) {
+  if (const std::string& file = settings.GetString("jwt_private_key_file"); !file.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(std::string pem, ReadFile(file));
+    return auth::JwtCodec::FromPrivateKeyPem(pem);
+  }
+  if (const std::string& secret = settings.GetString("jwt_secret"); !secret.empty()) return auth::JwtCodec::Hs256(secret);
+  CAIRN_ASSIGN_OR_RETURN(std::string secret, DataDirSecret(settings.GetString("data_dir")));
+  return auth::JwtCodec::Hs256(secret);
+}
+
+}  // namespace
+
+Result<AuthSetup> MakeAuth(const Settings& settings, const std::string& listen_host, store::Store& store,
+                           const Clock& clock) {
+  AuthSetup setup;
+  const std::string& mode = settings.GetString("auth");
+  if (mode != "none" && mode != "on") return Status::InvalidArgument("--auth must be none or on, got '" + mode + "'");
+  setup.enabled = mode == "on";
+  if (!setup.enabled && !IsLoopback(listen_host)) {
+    if (!settings.GetBool("insecure_no_auth")) {
+      return Status::InvalidArgument("--auth=none trusts whoever reaches the port, so it listens on loopback only; "
+                                     "use --auth=on (with CAIRN_BOOTSTRAP_ADMIN_KEY) to listen on " + listen_host +
+                                     ", or --insecure-no-auth to accept the risk");
+    }
+    CAIRN_LOG_WARN("--insecure-no-auth: anyone who reaches {} may read and write everything", listen_host);
+  }
+  setup.keys = std::make_unique<auth::KeyRegistry>(store);
+  CAIRN_RETURN_IF_ERROR(setup.keys->Load());
+  if (const std::string& key = settings.GetString("bootstrap_admin_key"); !key.empty()) {
+    CAIRN_RETURN_IF_ERROR(setup.keys->SetBootstrapKey(key));
+  } else if (setup.enabled && setup.keys->Tenants().size() <= 1) {
+    CAIRN_LOG_WARN("--auth=on without CAIRN_BOOTSTRAP_ADMIN_KEY: no one can create tenants or keys");
+  }
+  CAIRN_ASSIGN_OR_RETURN(auto codec, MakeJwtCodec(settings));
+  setup.authenticator = std::make_unique<auth::Authenticator>(*setup.keys, std::move(codec), clock,
+                                                              settings.GetInt("token_ttl_s"));
+  setup.principal_rate = std::make_unique<auth::RateLimiter>(settings.GetInt("rate_limit_principal_per_minute"),
+                                                             settings.GetInt("rate_limit_burst"), clock);
+  setup.tenant_rate = std::make_unique<auth::RateLimiter>(settings.GetInt("rate_limit_tenant_per_minute"),
+                                                          settings.GetInt("rate_limit_burst"), clock);
+  return setup;
+}
+
+}  // namespace cairn::app

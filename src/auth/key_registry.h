@@ -1,0 +1,73 @@
+// KeyRegistry: the tenants and API keys, kept as records of cairn's own "_system" owner (schemas
+// auth.tenant.v1 and auth.key.v1; no tenant can be named so, hence no client reads them) and
+// held in memory for the lookup of every request.
+//
+// A key is "ck_" + 43 base64url characters (32 random bytes); it is returned once by CreateKey
+// and stored only as its SHA-256 (a random 256-bit key needs no slow hash). The bootstrap key (a
+// setting, never stored) authenticates a system admin who is an admin of the default tenant.
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "auth/principal.h"
+#include "base/status.h"
+#include "store/store.h"
+
+namespace cairn::auth {
+
+// The owner of the auth records: not a valid tenant id (ValidateTenantId).
+inline constexpr char kSystemOwner[] = "_system";
+inline constexpr std::string_view kTenantSchema = "auth.tenant.v1";
+inline constexpr std::string_view kKeySchema = "auth.key.v1";
+
+struct TenantInfo {
+  std::string id;
+  std::string name;
+  int64_t created_at = 0;  // microseconds
+};
+
+struct IssuedKey {
+  std::string key;  // shown once
+  std::string key_id;
+  Principal principal;
+};
+
+class KeyRegistry {
+ public:
+  explicit KeyRegistry(store::Store& store);
+
+  // Reads every tenant and key from the store; the default tenant always exists.
+  Status Load();
+
+  // Makes `key` (at least 32 characters, else kInvalidArgument) the bootstrap admin's.
+  Status SetBootstrapKey(const std::string& key);
+
+  // The principal of `key`; kUnauthenticated for an unknown one.
+  Result<Principal> Authenticate(std::string_view key) const;
+
+  // kValidation for a bad id or name, kConflict when the tenant exists.
+  Result<TenantInfo> CreateTenant(const std::string& id, const std::string& name, const std::string& actor);
+  std::vector<TenantInfo> Tenants() const;
+  bool TenantExists(const std::string& id) const;
+
+  // kNotFound for an unknown tenant; kValidation for a bad principal id.
+  Result<IssuedKey> CreateKey(const std::string& tenant, const std::string& principal, std::vector<Role> roles,
+                              const std::string& actor);
+
+ private:
+  store::Store& store_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, TenantInfo> tenants_;
+  std::unordered_map<std::string, Principal> keys_;  // SHA-256 (hex) of the key → principal
+  std::string bootstrap_hash_;
+};
+
+// `bytes` random bytes from the OS's CSPRNG (OpenSSL RAND_bytes); kInternal if it fails.
+Result<std::string> RandomBytes(size_t bytes);
+
+}  // namespace cairn::auth

@@ -1,0 +1,95 @@
+#include "auth/key_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json/serialize.hpp>
+
+#include "auth/authenticator.h"
+#include "support/sqlite_store.h"
+
+namespace cairn::auth {
+namespace {
+
+class KeyRegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(store_.Open(clock_)); }
+  ManualClock clock_{1'800'000'000'000'000};
+  test_support::TempSqliteStore store_{"cairn-auth-test"};
+};
+
+TEST_F(KeyRegistryTest, KeysAuthenticateTheirPrincipalAndSurviveAReload) {
+  KeyRegistry keys(*store_);
+  ASSERT_TRUE(keys.Load().ok());
+  ASSERT_TRUE(keys.CreateTenant("acme", "Acme", "root").ok());
+  auto issued = keys.CreateKey("acme", "alice", {Role::kUser}, "root");
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  EXPECT_EQ(issued->key.substr(0, 3), "ck_");
+  auto principal = keys.Authenticate(issued->key);
+  ASSERT_TRUE(principal.ok());
+  EXPECT_EQ(principal->tenant, "acme");
+  EXPECT_EQ(principal->id, "alice");
+  EXPECT_TRUE(principal->Has(Role::kReader));
+  EXPECT_FALSE(principal->Has(Role::kDeveloper));
+
+  // Only the hash is stored.
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(kKeySchema);
+  query.include_context = true;
+  auto stored = store_->List(kSystemOwner, query);
+  ASSERT_TRUE(stored.ok());
+  ASSERT_EQ(stored->items.size(), 1u);
+  EXPECT_EQ(boost::json::serialize(stored->items[0].context).find(issued->key), std::string::npos);
+
+  KeyRegistry reloaded(*store_);
+  ASSERT_TRUE(reloaded.Load().ok());
+  EXPECT_TRUE(reloaded.TenantExists("acme"));
+  EXPECT_EQ(reloaded.Authenticate(issued->key)->id, "alice");
+  EXPECT_EQ(reloaded.Authenticate(issued->key + "x").status().code(), StatusCode::kUnauthenticated);
+}
+
+TEST_F(KeyRegistryTest, RefusesBadTenantsAndPrincipals) {
+  KeyRegistry keys(*store_);
+  ASSERT_TRUE(keys.Load().ok());
+  EXPECT_EQ(keys.CreateTenant("_system", "x", "root").status().code(), StatusCode::kValidation);
+  EXPECT_EQ(keys.CreateTenant("Upper", "x", "root").status().code(), StatusCode::kValidation);
+  EXPECT_EQ(keys.CreateTenant("ok", "", "root").status().field(), "name");
+  EXPECT_EQ(keys.CreateTenant("default", "again", "root").status().code(), StatusCode::kConflict);
+  EXPECT_EQ(keys.CreateKey("nowhere", "bob", {Role::kUser}, "root").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(keys.CreateKey("default", "has space", {Role::kUser}, "root").status().field(), "principal");
+  EXPECT_EQ(ParseRoles({"owner"}).status().field(), "roles[0]");
+  EXPECT_EQ(ParseRoles({}).status().field(), "roles");
+}
+
+TEST_F(KeyRegistryTest, BootstrapKeyIsASystemAdminOfTheDefaultTenant) {
+  KeyRegistry keys(*store_);
+  EXPECT_EQ(keys.SetBootstrapKey("short").code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(keys.SetBootstrapKey(std::string(40, 'b')).ok());
+  auto admin = keys.Authenticate(std::string(40, 'b'));
+  ASSERT_TRUE(admin.ok());
+  EXPECT_TRUE(admin->system_admin);
+  EXPECT_EQ(admin->tenant, "default");
+}
+
+TEST_F(KeyRegistryTest, TokensCarryThePrincipalUntilTheyExpire) {
+  KeyRegistry keys(*store_);
+  ASSERT_TRUE(keys.Load().ok());
+  auto issued = keys.CreateKey("default", "carol", {Role::kDeveloper}, "root");
+  ASSERT_TRUE(issued.ok());
+  Authenticator auth(keys, std::move(JwtCodec::Hs256(std::string(32, 's'))).value(), clock_, 60);
+  auto token = auth.IssueToken(issued->key);
+  ASSERT_TRUE(token.ok());
+  auto principal = auth.Authenticate("Bearer " + token->token, std::nullopt);
+  ASSERT_TRUE(principal.ok()) << principal.status().ToString();
+  EXPECT_EQ(principal->id, "carol");
+  EXPECT_TRUE(principal->Has(Role::kDeveloper));
+  EXPECT_TRUE(auth.Authenticate(std::nullopt, token->token).ok());
+  EXPECT_TRUE(auth.Authenticate("Bearer " + issued->key, std::nullopt).ok());
+  EXPECT_EQ(auth.Authenticate(std::nullopt, std::nullopt).status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(auth.Authenticate("Basic abc", std::nullopt).status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(auth.IssueToken("ck_nope").status().code(), StatusCode::kUnauthenticated);
+  clock_.Advance(61'000'000);
+  EXPECT_EQ(auth.Authenticate("Bearer " + token->token, std::nullopt).status().message(), "token expired");
+}
+
+}  // namespace
+}  // namespace cairn::auth

@@ -1,0 +1,100 @@
+#include "server/auth_handlers.h"
+
+#include <boost/json/serialize.hpp>
+
+#include "model/definition_fields.h"
+#include "server/request_support.h"
+
+namespace cairn::server {
+namespace json = boost::json;
+namespace {
+
+Result<const json::object*> BodyObject(const json::value& body, std::initializer_list<std::string_view> allowed) {
+  if (!body.is_object()) return Status::Validation("body", "must be a JSON object");
+  for (const auto& [key, value] : body.as_object()) {
+    if (std::find(allowed.begin(), allowed.end(), std::string_view(key)) == allowed.end()) {
+      return Status::Validation(std::string(key), "unknown field");
+    }
+  }
+  return &body.as_object();
+}
+
+Result<std::string> RequiredString(const json::object& body, const std::string& field, size_t max_bytes) {
+  const auto* value = body.if_contains(field);
+  if (!value) return Status::Validation(field, "is required");
+  return model::RequireString(*value, field, max_bytes);
+}
+
+std::string ActorOf(const HttpRequest& req) { return req.principal ? req.principal->id : "anonymous"; }
+
+json::object TenantView(const auth::TenantInfo& tenant) { return {{"id", tenant.id}, {"name", tenant.name}}; }
+
+}  // namespace
+
+void AddAuthRoutes(Router& router, const auth::Authenticator& authenticator, const model::Limits& limits) {
+  router.Add("POST", "/auth/token", Dispatch::kInline, [&authenticator, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    std::string key;
+    if (!req.body.empty()) {
+      CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
+      CAIRN_ASSIGN_OR_RETURN(const json::object* fields, BodyObject(body, {"key"}));
+      CAIRN_ASSIGN_OR_RETURN(key, RequiredString(*fields, "key", 256));
+    } else if (auto header = req.Header("authorization"); header && header->starts_with("Bearer ")) {
+      key = std::string(header->substr(7));
+    } else {
+      return Status::Unauthenticated("send the API key as {\"key\": ...} or Authorization: Bearer <API key>");
+    }
+    CAIRN_ASSIGN_OR_RETURN(auth::IssuedToken issued, authenticator.IssueToken(key));
+    return HttpResponse::Json(200, json::serialize(json::object{{"token", issued.token},
+                                                                {"token_type", "Bearer"},
+                                                                {"algorithm", issued.algorithm},
+                                                                {"expires_in", issued.expires_in}}));
+  });
+
+  router.Add("POST", "/tenants", Dispatch::kWorker, [&authenticator, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(const json::object* fields, BodyObject(body, {"id", "name"}));
+    CAIRN_ASSIGN_OR_RETURN(std::string id, RequiredString(*fields, "id", 64));
+    std::string name = id;
+    if (fields->contains("name")) {
+      CAIRN_ASSIGN_OR_RETURN(name, RequiredString(*fields, "name", 256));
+    }
+    CAIRN_ASSIGN_OR_RETURN(auth::TenantInfo tenant, authenticator.keys().CreateTenant(id, name, ActorOf(req)));
+    HttpResponse response = HttpResponse::Json(201, json::serialize(TenantView(tenant)));
+    response.headers.emplace_back("Location", "/tenants/" + tenant.id);
+    return response;
+  });
+
+  router.Add("GET", "/tenants", Dispatch::kInline, [&authenticator](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    json::array items;
+    for (const auto& tenant : authenticator.keys().Tenants()) items.emplace_back(TenantView(tenant));
+    return HttpResponse::Json(200, json::serialize(json::object{{"items", std::move(items)}}));
+  });
+
+  router.Add("POST", "/tenants/{tenant}/keys", Dispatch::kWorker, [&authenticator, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    const std::string& tenant = req.path_params[0];
+    if (req.principal && !req.principal->system_admin && req.principal->tenant != tenant) {
+      return Status::PermissionDenied("keys of tenant " + tenant + " are created by its admins or a system admin");
+    }
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(const json::object* fields, BodyObject(body, {"principal", "roles"}));
+    CAIRN_ASSIGN_OR_RETURN(std::string principal, RequiredString(*fields, "principal", 128));
+    const auto* roles_value = fields->if_contains("roles");
+    if (!roles_value) return Status::Validation("roles", "is required");
+    CAIRN_ASSIGN_OR_RETURN(std::vector<std::string> names, model::RequireStrings(*roles_value, "roles", true));
+    CAIRN_ASSIGN_OR_RETURN(std::vector<auth::Role> roles, auth::ParseRoles(names));
+    CAIRN_ASSIGN_OR_RETURN(auth::IssuedKey issued, authenticator.keys().CreateKey(tenant, principal, roles, ActorOf(req)));
+    json::array role_names;
+    for (auth::Role role : issued.principal.roles) role_names.emplace_back(auth::RoleName(role));
+    return HttpResponse::Json(201, json::serialize(json::object{{"key", issued.key},
+                                                                {"key_id", issued.key_id},
+                                                                {"tenant", tenant},
+                                                                {"principal", principal},
+                                                                {"roles", std::move(role_names)}}));
+  });
+}
+
+}  // namespace cairn::server

@@ -1,0 +1,18 @@
+// Routes of authentication and tenants (docs/auth.md):
+//   POST /auth/token               {"key"} or Authorization: Bearer <API key> → {token, token_type, expires_in}
+//   POST /tenants, GET /tenants    create and list tenants (system admins)
+//   POST /tenants/{tenant}/keys    {"principal", "roles"} → {"key", ...}, the key shown once
+//                                  (a system admin, or an admin of that tenant)
+// With --auth=none there are no principals: whoever reaches the loopback port may do all of it.
+#pragma once
+
+#include "auth/authenticator.h"
+#include "model/limits.h"
+#include "server/router.h"
+
+namespace cairn::server {
+
+// `authenticator` must outlive the router.
+void AddAuthRoutes(Router& router, const auth::Authenticator& authenticator, const model::Limits& limits);
+
+}  // namespace cairn::server

@@ -1,0 +1,62 @@
+#include "server/request_auth.h"
+
+#include <algorithm>
+
+#include "server/error_response.h"
+
+namespace cairn::server {
+namespace {
+
+Status Authenticate(HttpRequest& request, const RouteAccess& access, const auth::Authenticator* authenticator) {
+  std::optional<std::string> access_token;
+  auto token_param = [](const auto& param) { return param.first == "access_token"; };
+  if (auto found = std::find_if(request.query.begin(), request.query.end(), token_param); found != request.query.end()) {
+    if (std::count_if(request.query.begin(), request.query.end(), token_param) > 1) {
+      return Status::Unauthenticated("access_token given more than once");
+    }
+    access_token = found->second;
+    request.query.erase(found);
+  }
+  if (!authenticator) return Status::Ok();
+  auto authorization = request.Header("authorization");
+  if (access.kind == RouteAccess::Kind::kPublic && !authorization && !access_token) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(auth::Principal principal, authenticator->Authenticate(authorization, access_token));
+  if (access.kind == RouteAccess::Kind::kSystemAdmin && !principal.system_admin) {
+    return Status::PermissionDenied("this route needs a system admin (the bootstrap admin key)");
+  }
+  if (access.kind == RouteAccess::Kind::kRole && !principal.Has(access.role)) {
+    return Status::PermissionDenied("this route needs role " + std::string(auth::RoleName(access.role)) + "; " +
+                                    principal.id + " has not");
+  }
+  request.principal = std::make_shared<const auth::Principal>(std::move(principal));
+  return Status::Ok();
+}
+
+HttpResponse TooManyRequests(const std::string& whose, int64_t retry_after) {
+  HttpResponse response = ErrorResponse(Status::ResourceExhausted("rate limit of " + whose + " reached; retry after " +
+                                                                  std::to_string(retry_after) + " s"));
+  for (auto& [name, value] : response.headers) {
+    if (name == "Retry-After") value = std::to_string(retry_after);
+  }
+  return response;
+}
+
+}  // namespace
+
+std::optional<HttpResponse> AuthenticateRequest(HttpRequest& request, const RouteAccess& access,
+                                                const RequestGuards& guards) {
+  if (Status allowed = Authenticate(request, access, guards.authenticator); !allowed.ok()) return ErrorResponse(allowed);
+  if (!request.principal) return std::nullopt;
+  const auth::Principal& principal = *request.principal;
+  if (guards.principal_rate) {
+    if (auto wait = guards.principal_rate->Take(principal.tenant + "/" + principal.id)) {
+      return TooManyRequests("principal " + principal.id, *wait);
+    }
+  }
+  if (guards.tenant_rate) {
+    if (auto wait = guards.tenant_rate->Take(principal.tenant)) return TooManyRequests("tenant " + principal.tenant, *wait);
+  }
+  return std::nullopt;
+}
+
+}  // namespace cairn::server

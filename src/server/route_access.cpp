@@ -1,0 +1,28 @@
+#include "server/route_access.h"
+
+namespace cairn::server {
+namespace {
+
+bool Under(std::string_view pattern, std::string_view prefix) {
+  return pattern == prefix || (pattern.starts_with(prefix) && pattern[prefix.size()] == '/');
+}
+
+}  // namespace
+
+RouteAccess AccessFor(std::string_view method, std::string_view pattern) {
+  using K = RouteAccess::Kind;
+  using auth::Role;
+  bool read = method == "GET" || method == "HEAD";
+  // The dashboard's files hold no data (the page signs in and calls the API with its key), so a
+  // browser can load the sign-in page.
+  if ((read && (pattern == "/health" || pattern == "/rcrt/health" || Under(pattern, "/ui"))) ||
+      (method == "POST" && pattern == "/auth/token")) {
+    return {K::kPublic, Role::kReader};
+  }
+  if (pattern == "/tenants") return {K::kSystemAdmin, Role::kAdmin};
+  if (Under(pattern, "/tenants") || pattern == "/metrics" || Under(pattern, "/secrets")) return {K::kRole, Role::kAdmin};
+  if (Under(pattern, "/webhooks") || Under(pattern, "/dlq")) return {K::kRole, Role::kDeveloper};
+  return {K::kRole, read ? Role::kReader : Role::kUser};
+}
+
+}  // namespace cairn::server
