@@ -34,6 +34,8 @@
 #include "exec/tools/tool_supervisor.h"
 #include "model/reserved.h"
 #include "net/outbound_policy.h"
+#include "server/mcp_handlers.h"
+#include "exec/mcp/mcp_manager.h"
 #include "server/breadcrumb_handlers.h"
 #include "server/event_handlers.h"
 #include "server/selector_handlers.h"
@@ -308,6 +310,16 @@ int RunServe(const std::vector<std::string>& args) {
   builtin_options.limits = LimitsFrom(settings);
   builtin_options.process.user = tool_user;
   for (const std::string& warning : exec::ProcessSandboxWarnings(builtin_options.process)) CAIRN_LOG_WARN("{}", warning);
+  // MCP servers' tools run where executors run: this process connects to the servers.
+  std::shared_ptr<exec::mcp::McpManager> mcp_manager;
+  if (settings.GetBool("run_executors")) {
+    exec::mcp::McpManagerOptions mcp_options;
+    mcp_options.process = builtin_options.process;
+    mcp_options.limits = LimitsFrom(settings);
+    mcp_options.outbound_policy = outbound_policy;
+    mcp_manager = std::make_shared<exec::mcp::McpManager>(*store, *event_bus, mcp_options);
+    builtin_options.mcp = mcp_manager;
+  }
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
   exec::AgentSupervisor agents(cursor_store, executor_host,
@@ -330,6 +342,9 @@ int RunServe(const std::vector<std::string>& args) {
     return Fail(started);
   }
   if (Status started = workflows.Start(settings.GetBool("run_executors")); !started.ok()) return Fail(started);
+  if (mcp_manager) {
+    if (Status started = mcp_manager->Start(); !started.ok()) return Fail(started);
+  }
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
   sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
@@ -362,6 +377,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddSelectorRoutes(router, *store, LimitsFrom(settings));
   server::AddWorkflowRoutes(router, *store, LimitsFrom(settings));
   server::AddSessionRoutes(router, session_service, execution_index, *event_bus, LimitsFrom(settings));
+  server::AddMcpRoutes(router, server::McpRouteDeps{mcp_manager.get(), store.get(), event_bus.get()});
 
   server::HttpServerOptions http;
   http.host = listen->host;
@@ -396,6 +412,7 @@ int RunServe(const std::vector<std::string>& args) {
   sweeper.Stop();
   session_worker.Stop();  // runs in flight stay running; they continue after the next start
   agents.Stop();
+  if (mcp_manager) mcp_manager->Stop();  // stdio servers end; calls in flight answer unavailable
   tools.Stop();
   executor_host.Stop();  // runs in flight are cancelled; they run again after the next start
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
