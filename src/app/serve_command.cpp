@@ -317,6 +317,7 @@ int RunServe(const std::vector<std::string>& args) {
     mcp_options.process = builtin_options.process;
     mcp_options.limits = LimitsFrom(settings);
     mcp_options.outbound_policy = outbound_policy;
+    mcp_options.progress = &token_hub;
     mcp_manager = std::make_shared<exec::mcp::McpManager>(*store, *event_bus, mcp_options);
     builtin_options.mcp = mcp_manager;
   }

@@ -7,8 +7,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 #include <iostream>
-#include <random>
 
+#include "base/random_id.h"
 #include "cli/answer_stream.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
@@ -21,15 +21,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr size_t kMaxLineBytes = 16 << 20;
-
-std::string NewId(const char* prefix) {
-  std::random_device device;
-  std::mt19937_64 rng(device());
-  static const char* kHex = "0123456789abcdef";
-  std::string id = prefix;
-  for (int i = 0; i < 24; ++i) id += kHex[rng() % 16];
-  return id;
-}
 
 // The MCP tools against the server's HTTP API, waiting for answers on its event stream.
 class HttpBackend final : public mcp_server::CairnBackend {
@@ -44,7 +35,7 @@ class HttpBackend final : public mcp_server::CairnBackend {
   }
 
   Result<json::object> CallTool(const std::string& tool, const json::value& input, std::chrono::seconds timeout) override {
-    const std::string request_id = NewId("mcp-");
+    const std::string request_id = RandomId("mcp-");
     QueryString query;
     query.Add("schema_name", std::string(model::kToolResponseSchema));
     query.Add("tag", "request:" + request_id);

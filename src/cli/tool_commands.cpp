@@ -7,8 +7,8 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
-#include <random>
 
+#include "base/random_id.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/url_util.h"
@@ -17,18 +17,6 @@
 
 namespace cairn::cli {
 namespace json = boost::json;
-namespace {
-
-std::string NewRequestId() {
-  std::random_device device;
-  std::mt19937_64 rng(device());
-  static const char* kHex = "0123456789abcdef";
-  std::string id = "cli-";
-  for (int i = 0; i < 24; ++i) id += kHex[rng() % 16];
-  return id;
-}
-
-}  // namespace
 
 CommandSpec ToolsSpec() {
   return {"tools", "list the tools (tool.v1 definitions) with their descriptions and input schemas", "[--json]",
@@ -82,7 +70,7 @@ int RunCall(CommandRun& run) {
   if (!input.ok()) return run.UsageError(input.status().message());
   auto wait_seconds = WaitSeconds(run, "wait", 30);
   if (!wait_seconds.ok()) return run.UsageError(wait_seconds.status().message());
-  const std::string request_id = NewRequestId();
+  const std::string request_id = RandomId("cli-");
   QueryString query;
   query.Add("schema_name", std::string(model::kToolResponseSchema));
   query.Add("tag", "request:" + request_id);

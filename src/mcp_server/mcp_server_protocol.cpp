@@ -3,9 +3,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <cctype>
-#include <random>
 
 #include "base/json_util.h"
+#include "base/random_id.h"
 
 namespace cairn::mcp_server {
 namespace json = boost::json;
@@ -91,15 +91,6 @@ json::object Success(const json::value& value) {
 
 json::object ToolError(const std::string& message) {
   return json::object{{"content", json::array{json::object{{"type", "text"}, {"text", message}}}}, {"isError", true}};
-}
-
-std::string NewSessionId() {
-  std::random_device device;
-  std::mt19937_64 rng(device());
-  static const char* kHex = "0123456789abcdef";
-  std::string id = "mcp-";
-  for (int i = 0; i < 24; ++i) id += kHex[rng() % 16];
-  return id;
 }
 
 json::object RpcError(const json::value& id, int code, const std::string& message) {
@@ -292,7 +283,7 @@ Result<json::value> McpServerProtocol::CallTool(const std::string& name, const j
   if (name == "send_message") {
     CAIRN_ASSIGN_OR_RETURN(std::string text, StringArg(args, "message", true));
     CAIRN_ASSIGN_OR_RETURN(std::string session, StringArg(args, "session_id", false));
-    if (session.empty()) session = NewSessionId();
+    if (session.empty()) session = RandomId("mcp-");
     CAIRN_ASSIGN_OR_RETURN(std::string agent, StringArg(args, "agent_id", false));
     CAIRN_ASSIGN_OR_RETURN(int64_t wait, IntArg(args, "timeout_seconds", kDefaultWaitSeconds, 1, kMaxWaitSeconds));
     CAIRN_ASSIGN_OR_RETURN(json::object answer, backend_.SendMessage(session, agent, text, std::chrono::seconds(wait)));

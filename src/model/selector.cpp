@@ -13,7 +13,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view kEventTypes[] = {"breadcrumb.created", "breadcrumb.updated", "breadcrumb.deleted"};
-constexpr std::string_view kEphemeralTypes[] = {kAgentTokenEventType};
+constexpr std::string_view kEphemeralTypes[] = {kAgentTokenEventType, kToolProgressEventType};
 
 using AddFn = std::function<Status(const std::string& field, std::string item)>;
 

@@ -3,6 +3,7 @@
 // records and answer tool.request.v1 through the normal tool pipeline. server-everything over
 // stdio and Streamable HTTP, server-filesystem over stdio, and a scripted SDK server
 // (scripted-stdio.mjs) for what those lack: cancellation, crashes, errors, list changes, images.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -64,6 +65,13 @@ class e2e_mcp : public ToolTest {
     return tools().AwaitResponse(tools().Request(tool, input));
   }
 
+  // Calls `tool`, which must succeed; the text of its output.
+  std::string SuccessText(const std::string& tool, const json::value& input) {
+    json::object answer = Call(tool, input);
+    EXPECT_EQ(StatusOf(answer), "success") << JsonText(answer);
+    return TextOf(answer);
+  }
+
   std::string TextOf(const json::object& response) {
     json::value output = OutputOf(response);
     return output.is_object() ? StringAt(output.as_object(), "text") : "";
@@ -115,22 +123,23 @@ TEST_F(e2e_mcp, StdioServerToolsBecomeToolsAndAnswerThroughThePipeline) {
   EXPECT_EQ(StringAt(def, "mcp_tool"), "echo");
   EXPECT_TRUE(HasTag(tool, "mcp:everything"));
 
-  json::object answer = Call("everything__echo", json::object{{"message", "hello mcp"}});
-  EXPECT_EQ(StatusOf(answer), "success") << JsonText(answer);
-  EXPECT_EQ(TextOf(answer), "Echo: hello mcp");
-
-  answer = Call("everything__get-sum", json::object{{"a", 2}, {"b", 40}});
-  EXPECT_EQ(StatusOf(answer), "success") << JsonText(answer);
-  EXPECT_NE(TextOf(answer).find("42"), std::string::npos) << JsonText(answer);
+  EXPECT_EQ(SuccessText("everything__echo", json::object{{"message", "hello mcp"}}), "Echo: hello mcp");
+  EXPECT_NE(SuccessText("everything__get-sum", json::object{{"a", 2}, {"b", 40}}).find("42"), std::string::npos);
 
   // The input schema came from the server: a wrong type is refused before the server is called.
-  answer = Call("everything__get-sum", json::object{{"a", "two"}, {"b", 40}});
+  json::object answer = Call("everything__get-sum", json::object{{"a", "two"}, {"b", 40}});
   EXPECT_EQ(StatusOf(answer), "error");
   EXPECT_EQ(ErrorCodeOf(answer), "invalid_input") << JsonText(answer);
 
   json::object state = ServerState("everything");
   EXPECT_EQ(StringAt(state, "state"), "ready") << JsonText(state);
   EXPECT_EQ(StringAt(state, "protocol_version"), "2025-11-25");
+
+  // `cairn mcp list` shows the server, its state and its tools.
+  auto listed = test_support::RunProcess({CairnBinary(), "mcp", "list", "--server", server().url()});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("everything (stdio): ready, protocol 2025-11-25"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("  everything__get-sum\n"), std::string::npos) << listed.out;
 }
 
 TEST_F(e2e_mcp, StreamableHttpServer) {
@@ -141,13 +150,11 @@ TEST_F(e2e_mcp, StreamableHttpServer) {
   Register({{"name", "remote"}, {"transport", "http"}, {"url", "http://127.0.0.1:" + std::to_string(port) + "/mcp"},
             {"headers", json::object{{"X-Test", "yes"}}}});
   ASSERT_FALSE(AwaitTool("remote__echo").empty()) << JsonText(Servers());
-  json::object answer = Call("remote__echo", json::object{{"message", "over http"}});
-  EXPECT_EQ(StatusOf(answer), "success") << JsonText(answer);
-  EXPECT_EQ(TextOf(answer), "Echo: over http");
+  EXPECT_EQ(SuccessText("remote__echo", json::object{{"message", "over http"}}), "Echo: over http");
   // A long-running operation streams progress in the answer's event stream before the result.
-  answer = Call("remote__trigger-long-running-operation", json::object{{"duration", 0.3}, {"steps", 3}});
-  EXPECT_EQ(StatusOf(answer), "success") << JsonText(answer);
-  EXPECT_NE(TextOf(answer).find("completed"), std::string::npos) << JsonText(answer);
+  EXPECT_NE(SuccessText("remote__trigger-long-running-operation", json::object{{"duration", 0.3}, {"steps", 3}})
+                .find("completed"),
+            std::string::npos);
 }
 
 TEST_F(e2e_mcp, FilesystemServer) {
@@ -183,11 +190,27 @@ TEST_F(e2e_mcp, ErrorsImagesAndStructuredContent) {
   EXPECT_EQ(StringAt(content[1].as_object(), "mimeType"), "image/png");
 }
 
-TEST_F(e2e_mcp, CancelReachesTheServer) {
+TEST_F(e2e_mcp, ProgressIsStreamedAndCancelReachesTheServer) {
   const std::string log = server().data_dir() + "/cancelled.log";
   RegisterScripted(log);
   ASSERT_FALSE(AwaitTool("scripted__wait").empty()) << JsonText(Servers());
-  std::string request_id = tools().Request("scripted__wait", json::object{});
+  // Progress notifications reach event streams as ephemeral tool.progress events.
+  SseClient progress(server().url() + "/events/stream?types=tool.progress&tag=request:wait-1");
+  progress.Start();
+  ASSERT_TRUE(progress.WaitForOpen(kToolWait)) << progress.Describe();
+  std::string request_id = tools().Request("scripted__wait", json::object{}, {{"request_id", "wait-1"}});
+  auto progress_frames = [](const std::vector<SseFrame>& frames) {
+    return std::count_if(frames.begin(), frames.end(), [](const SseFrame& f) { return f.Type() == "tool.progress"; });
+  };
+  ASSERT_TRUE(progress.WaitFor([&](const std::vector<SseFrame>& frames) { return progress_frames(frames) >= 2; }, kToolWait))
+      << progress.Describe();
+  for (const SseFrame& frame : progress.Frames()) {
+    if (frame.Type() != "tool.progress") continue;
+    const json::object data = frame.Json().as_object();
+    EXPECT_EQ(StringAt(data, "request_id"), "wait-1");
+    EXPECT_EQ(StringAt(data, "tool"), "scripted__wait");
+    EXPECT_EQ(StringAt(data, "message").rfind("step ", 0), 0u) << frame.Describe();
+  }
   // A run in flight has no event of its own: poll the running view (with a deadline) until it shows.
   std::string execution_id;
   const auto shown_by = std::chrono::steady_clock::now() + kToolWait;

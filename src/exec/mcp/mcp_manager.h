@@ -13,6 +13,9 @@
 // - Stdio servers run in the process tools' sandbox (exec/tools/process_sandbox.h: the tool user,
 //   a directory of their own as HOME, the environment of process tools, memory and process limits);
 //   HTTP servers are reached through src/net under the outbound address policy.
+// - A call's notifications/progress are published as ephemeral `tool.progress` events (never
+//   stored; docs/mcp.md) with the request's tags plus request:<request_id>, so a stream that
+//   names the type sees them: {request_id, tool, progress, total?, message?}.
 #pragma once
 
 #include <boost/json/object.hpp>
@@ -24,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "bus/ephemeral_hub.h"
 #include "bus/event_bus.h"
 #include "exec/tools/builtin_tools.h"
 #include "exec/tools/tool.h"
@@ -40,6 +44,8 @@ struct McpManagerOptions {
   std::shared_ptr<const net::OutboundPolicy> outbound_policy;  // where HTTP servers may be
   size_t max_message_bytes = 16 << 20;  // one message from a server
   size_t max_tools = 1000;              // per server
+  // Where a call's notifications/progress go, as ephemeral `tool.progress` events (may be null).
+  bus::EphemeralHub* progress = nullptr;
 };
 
 // What `cairn mcp list` (GET /mcp/servers) shows of a server.

@@ -1,12 +1,13 @@
 #include "exec/mcp/mcp_server_runner.h"
 
 #include <algorithm>
-#include <boost/json/serialize.hpp>
 
 #include "base/log.h"
 #include "exec/mcp/http_transport.h"
 #include "exec/mcp/stdio_transport.h"
 #include "exec/mcp/tool_materializer.h"
+#include "exec/tools/tool_executor.h"
+#include "model/selector.h"
 #include "exec/tools/process_sandbox.h"
 
 namespace cairn::exec::mcp {
@@ -200,9 +201,28 @@ Result<json::value> McpServerRunner::Call(const std::string& tool, const ToolCal
                                  (state_.error.empty() ? "" : ": " + state_.error) + ")");
     }
   }
-  auto progress = [this, &tool](const json::object& update) {
-    CAIRN_LOG_DEBUG("MCP server {} tool {} progress: {}", definition_.name, tool, json::serialize(update));
-  };
+  ProgressCallback progress;
+  if (options_.progress != nullptr) {
+    std::vector<std::string> tags = call.trigger.tags;
+    const std::string request_id = RequestIdOf(call.trigger);
+    tags.push_back("request:" + request_id);
+    const std::string tool_name = model::McpToolName(definition_.name, tool);
+    progress = [this, tags, request_id, tool_name, &call](const json::object& update) {
+      auto event = std::make_shared<bus::EphemeralEvent>();
+      event->type = std::string(model::kToolProgressEventType);
+      event->owner_id = call.trigger.owner_id;
+      event->tags = tags;
+      event->at = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+      json::object data{{"request_id", request_id}, {"tool", tool_name}};
+      for (const char* field : {"progress", "total", "message"}) {
+        if (const json::value* v = update.if_contains(field)) data[field] = *v;
+      }
+      event->data = std::move(data);
+      event->after_seq = call.trigger.seq;  // never before the request on any stream
+      options_.progress->Publish(std::move(event));
+    };
+  }
   CAIRN_ASSIGN_OR_RETURN(json::object result, client->CallTool(tool, call.input, call.timeout, &call.cancelled, progress));
   return MapCallResult(result);
 }
