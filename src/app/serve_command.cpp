@@ -413,9 +413,11 @@ int RunServe(const std::vector<std::string>& args) {
   sweeper.Stop();
   session_worker.Stop();  // runs in flight stay running; they continue after the next start
   agents.Stop();
-  if (mcp_manager) mcp_manager->Stop();  // stdio servers end; calls in flight answer unavailable
   tools.Stop();
   executor_host.Stop();  // runs in flight are cancelled; they run again after the next start
+  // After the host: a call in flight was cancelled with its run (and runs again after the next
+  // start) rather than answered "unavailable" by a connection closing under it.
+  if (mcp_manager) mcp_manager->Stop();
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
   if (embedding_worker) embedding_worker->Stop();  // likewise
   event_bus->Stop();  // no wake-ups into the stopped server's streams
