@@ -152,6 +152,8 @@ TEST_F(e2e_mcp, StreamableHttpServer) {
   ASSERT_FALSE(AwaitTool("remote__echo").empty()) << JsonText(Servers());
   EXPECT_EQ(SuccessText("remote__echo", json::object{{"message", "over http"}}), "Echo: over http");
   // A long-running operation streams progress in the answer's event stream before the result.
+  // (Each tool's record is written on its own: wait for this one's too.)
+  ASSERT_FALSE(AwaitTool("remote__trigger-long-running-operation").empty());
   EXPECT_NE(SuccessText("remote__trigger-long-running-operation", json::object{{"duration", 0.3}, {"steps", 3}})
                 .find("completed"),
             std::string::npos);
