@@ -36,20 +36,7 @@ class HttpBackend final : public mcp_server::CairnBackend {
 
   Result<json::object> CallTool(const std::string& tool, const json::value& input, std::chrono::seconds timeout) override {
     const std::string request_id = RandomId("mcp-");
-    QueryString query;
-    query.Add("schema_name", std::string(model::kToolResponseSchema));
-    query.Add("tag", "request:" + request_id);
-    AnswerWait wait;
-    wait.stream_query = query.Build();
-    wait.wait_seconds = timeout.count();
-    wait.write = [&]() -> Status {
-      json::object body{{"title", "call " + tool},
-                        {"schema_name", model::kToolRequestSchema},
-                        {"context", json::object{{"tool", tool}, {"input", input}, {"request_id", request_id}}}};
-      return run_.api().Call("POST", "/breadcrumbs", json::value(std::move(body))).status();
-    };
-    wait.match = [](const json::object&) { return true; };
-    CAIRN_ASSIGN_OR_RETURN(AnswerOutcome outcome, AwaitAnswer(run_, wait));
+    CAIRN_ASSIGN_OR_RETURN(AnswerOutcome outcome, CallToolAndWait(run_, tool, input, request_id, timeout.count()));
     if (!outcome.answer) return Status::Unavailable("no response from " + tool + " within " + std::to_string(timeout.count()) + " s");
     return *outcome.answer;
   }

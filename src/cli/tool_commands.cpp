@@ -71,20 +71,7 @@ int RunCall(CommandRun& run) {
   auto wait_seconds = WaitSeconds(run, "wait", 30);
   if (!wait_seconds.ok()) return run.UsageError(wait_seconds.status().message());
   const std::string request_id = RandomId("cli-");
-  QueryString query;
-  query.Add("schema_name", std::string(model::kToolResponseSchema));
-  query.Add("tag", "request:" + request_id);
-  AnswerWait wait;
-  wait.stream_query = query.Build();
-  wait.wait_seconds = *wait_seconds;
-  wait.write = [&]() -> Status {
-    json::object body{{"title", "call " + tool},
-                      {"schema_name", model::kToolRequestSchema},
-                      {"context", json::object{{"tool", tool}, {"input", *input}, {"request_id", request_id}}}};
-    return run.api().Call("POST", "/breadcrumbs", json::value(std::move(body))).status();
-  };
-  wait.match = [](const json::object&) { return true; };
-  auto answer = AwaitAnswer(run, wait);
+  auto answer = CallToolAndWait(run, tool, *input, request_id, *wait_seconds);
   if (!answer.ok()) return run.Failure(answer.status());
   if (!answer->answer) {
     if (answer->interrupted) return kExitFailure;
