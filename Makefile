@@ -81,7 +81,8 @@ $(BENCHDIR)/build.ninja: | deps-bench
 # raw SQLite and GET /health, then event streaming against nats-server, the tool round trip,
 # agents against LangGraph JS, the sessions facade against the bare agent path, CEL evaluation
 # against cel-js, workflows against LangGraph JS, nested agents (an orchestrator and 8
-# sub-agents) against LangGraph JS, and the dashboard's live tail against a bare SSE client.
+# sub-agents) against LangGraph JS, the dashboard's live tail against a bare SSE client, and MCP
+# tool calls against the MCP SDK's own client.
 bench: deps-bench $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
@@ -94,6 +95,7 @@ bench: deps-bench $(BENCHDIR)/build.ninja
 	bench/ui/run.sh $(BENCHDIR)
 	bench/nested/run.sh $(BENCHDIR)
 	bench/auth/run.sh $(BENCHDIR)
+	bench/mcp/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build

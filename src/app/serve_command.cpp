@@ -36,6 +36,8 @@
 #include "model/reserved.h"
 #include "net/outbound_policy.h"
 #include "server/auth_handlers.h"
+#include "server/mcp_handlers.h"
+#include "exec/mcp/mcp_manager.h"
 #include "server/breadcrumb_handlers.h"
 #include "server/event_handlers.h"
 #include "server/selector_handlers.h"
@@ -311,6 +313,17 @@ int RunServe(const std::vector<std::string>& args) {
   builtin_options.limits = LimitsFrom(settings);
   builtin_options.process.user = tool_user;
   for (const std::string& warning : exec::ProcessSandboxWarnings(builtin_options.process)) CAIRN_LOG_WARN("{}", warning);
+  // MCP servers' tools run where executors run: this process connects to the servers.
+  std::shared_ptr<exec::mcp::McpManager> mcp_manager;
+  if (settings.GetBool("run_executors")) {
+    exec::mcp::McpManagerOptions mcp_options;
+    mcp_options.process = builtin_options.process;
+    mcp_options.limits = LimitsFrom(settings);
+    mcp_options.outbound_policy = outbound_policy;
+    mcp_options.progress = &token_hub;
+    mcp_manager = std::make_shared<exec::mcp::McpManager>(*store, *event_bus, mcp_options);
+    builtin_options.mcp = mcp_manager;
+  }
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
   exec::AgentSupervisor agents(cursor_store, executor_host,
@@ -333,6 +346,9 @@ int RunServe(const std::vector<std::string>& args) {
     return Fail(started);
   }
   if (Status started = workflows.Start(settings.GetBool("run_executors")); !started.ok()) return Fail(started);
+  if (mcp_manager) {
+    if (Status started = mcp_manager->Start(); !started.ok()) return Fail(started);
+  }
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
   sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
@@ -369,6 +385,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddWorkflowRoutes(router, *store, LimitsFrom(settings));
   server::AddSessionRoutes(router, session_service, execution_index, *event_bus, LimitsFrom(settings));
   server::AddUiRoutes(router);
+  server::AddMcpRoutes(router, server::McpRouteDeps{mcp_manager.get(), store.get(), event_bus.get()});
 
   server::HttpServerOptions http;
   http.host = listen->host;
@@ -410,6 +427,9 @@ int RunServe(const std::vector<std::string>& args) {
   agents.Stop();
   tools.Stop();
   executor_host.Stop();  // runs in flight are cancelled; they run again after the next start
+  // After the host: a call in flight was cancelled with its run (and runs again after the next
+  // start) rather than answered "unavailable" by a connection closing under it.
+  if (mcp_manager) mcp_manager->Stop();
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
   if (embedding_worker) embedding_worker->Stop();  // likewise
   event_bus->Stop();  // no wake-ups into the stopped server's streams

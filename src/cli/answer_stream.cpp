@@ -5,6 +5,8 @@
 #include <cstdlib>
 
 #include "base/json_util.h"
+#include "cli/url_util.h"
+#include "model/reserved.h"
 #include "net/sse_parser.h"
 
 namespace cairn::cli {
@@ -63,6 +65,25 @@ Result<int64_t> WaitSeconds(const CommandRun& run, const std::string& name, int6
     return Status::InvalidArgument("--" + name + " must be a number of seconds from 1 to 86400, got '" + *text + "'");
   }
   return seconds;
+}
+
+Result<AnswerOutcome> CallToolAndWait(CommandRun& run, const std::string& tool, const boost::json::value& input,
+                                      const std::string& request_id, int64_t wait_seconds) {
+  QueryString query;
+  query.Add("schema_name", std::string(model::kToolResponseSchema));
+  query.Add("tag", "request:" + request_id);
+  AnswerWait wait;
+  wait.stream_query = query.Build();
+  wait.wait_seconds = wait_seconds;
+  wait.write = [&]() -> Status {
+    boost::json::object body{
+        {"title", "call " + tool},
+        {"schema_name", model::kToolRequestSchema},
+        {"context", boost::json::object{{"tool", tool}, {"input", input}, {"request_id", request_id}}}};
+    return run.api().Call("POST", "/breadcrumbs", boost::json::value(std::move(body))).status();
+  };
+  wait.match = [](const boost::json::object&) { return true; };
+  return AwaitAnswer(run, wait);
 }
 
 Result<AnswerOutcome> AwaitAnswer(CommandRun& run, const AnswerWait& wait) {

@@ -31,6 +31,11 @@ struct AnswerOutcome {
 // Errors: writing the request, or the stream (refused, broken).
 Result<AnswerOutcome> AwaitAnswer(CommandRun& run, const AnswerWait& wait);
 
+// Writes a tool.request.v1 for `tool` with `input` under `request_id` and waits up to
+// `wait_seconds` for its tool.response.v1 (`call`, `mcp serve`'s call_tool).
+Result<AnswerOutcome> CallToolAndWait(CommandRun& run, const std::string& tool, const boost::json::value& input,
+                                      const std::string& request_id, int64_t wait_seconds);
+
 // The --input option as JSON ({} when absent); a usage error message when it does not parse.
 Result<boost::json::value> InputOption(const CommandRun& run);
 

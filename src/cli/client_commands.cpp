@@ -26,7 +26,7 @@ constexpr CommandEntry kCommands[] = {
     {"search", &SearchSpec, &RunSearch},
     {"update", &UpdateSpec, &RunUpdate}, {"rm", &RmSpec, &RunRm},       {"history", &HistorySpec, &RunHistory},
     {"tail", &TailSpec, &RunTail},       {"tools", &ToolsSpec, &RunTools}, {"call", &CallSpec, &RunCall},
-    {"chat", &ChatSpec, &RunChat},       {"run", &RunSpec, &RunRun},
+    {"chat", &ChatSpec, &RunChat},       {"run", &RunSpec, &RunRun},   {"mcp", &McpSpec, &RunMcp},
 };
 
 const CommandEntry* Find(std::string_view command) {

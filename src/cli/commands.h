@@ -20,6 +20,7 @@ CommandSpec CallSpec();
 CommandSpec ChatSpec();
 CommandSpec SearchSpec();
 CommandSpec RunSpec();
+CommandSpec McpSpec();
 
 int RunPut(CommandRun& run);      // write_commands.cpp
 int RunUpdate(CommandRun& run);   // write_commands.cpp
@@ -33,6 +34,7 @@ int RunCall(CommandRun& run);     // tool_commands.cpp
 int RunChat(CommandRun& run);     // chat_command.cpp
 int RunSearch(CommandRun& run);   // search_command.cpp
 int RunRun(CommandRun& run);      // workflow_commands.cpp
+int RunMcp(CommandRun& run);      // mcp_command.cpp
 
 // kInvalidArgument for an empty id: "/breadcrumbs/" would silently address the list route.
 Status CheckId(std::string_view id);

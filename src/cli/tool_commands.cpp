@@ -7,8 +7,8 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
-#include <random>
 
+#include "base/random_id.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/url_util.h"
@@ -17,18 +17,6 @@
 
 namespace cairn::cli {
 namespace json = boost::json;
-namespace {
-
-std::string NewRequestId() {
-  std::random_device device;
-  std::mt19937_64 rng(device());
-  static const char* kHex = "0123456789abcdef";
-  std::string id = "cli-";
-  for (int i = 0; i < 24; ++i) id += kHex[rng() % 16];
-  return id;
-}
-
-}  // namespace
 
 CommandSpec ToolsSpec() {
   return {"tools", "list the tools (tool.v1 definitions) with their descriptions and input schemas", "[--json]",
@@ -82,21 +70,8 @@ int RunCall(CommandRun& run) {
   if (!input.ok()) return run.UsageError(input.status().message());
   auto wait_seconds = WaitSeconds(run, "wait", 30);
   if (!wait_seconds.ok()) return run.UsageError(wait_seconds.status().message());
-  const std::string request_id = NewRequestId();
-  QueryString query;
-  query.Add("schema_name", std::string(model::kToolResponseSchema));
-  query.Add("tag", "request:" + request_id);
-  AnswerWait wait;
-  wait.stream_query = query.Build();
-  wait.wait_seconds = *wait_seconds;
-  wait.write = [&]() -> Status {
-    json::object body{{"title", "call " + tool},
-                      {"schema_name", model::kToolRequestSchema},
-                      {"context", json::object{{"tool", tool}, {"input", *input}, {"request_id", request_id}}}};
-    return run.api().Call("POST", "/breadcrumbs", json::value(std::move(body))).status();
-  };
-  wait.match = [](const json::object&) { return true; };
-  auto answer = AwaitAnswer(run, wait);
+  const std::string request_id = RandomId("cli-");
+  auto answer = CallToolAndWait(run, tool, *input, request_id, *wait_seconds);
   if (!answer.ok()) return run.Failure(answer.status());
   if (!answer->answer) {
     if (answer->interrupted) return kExitFailure;

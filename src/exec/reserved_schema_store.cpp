@@ -5,6 +5,7 @@
 #include "exec/tools/builtin_tools.h"
 #include "exec/workflows/workflow_supervisor.h"
 #include "model/agent_definition.h"
+#include "model/mcp_server_definition.h"
 #include "model/tool_definition.h"
 #include "model/workflow_definition.h"
 
@@ -48,6 +49,20 @@ Status ValidateReservedRecord(const std::optional<std::string>& schema_name, con
     std::string expected = model::WorkflowPath(loaded.first.name);
     if (path && *path != expected) {
       return Status::Validation("path", "a workflow.def.v1 record lives at '" + expected + "' (or leave path out)");
+    }
+    path = expected;
+    return Status::Ok();
+  }
+  if (*schema_name == model::kMcpServerSchema) {
+    CAIRN_ASSIGN_OR_RETURN(model::McpServerDefinition def, model::ParseMcpServerDefinition(context, limits));
+    if (def.transport == model::McpTransportKind::kHttp) {
+      if (Status allowed = outbound_policy.CheckUrlHost(def.url); !allowed.ok()) {
+        return Status::InvalidArgument("context.url: " + allowed.message());
+      }
+    }
+    std::string expected = model::McpServerPath(def.name);
+    if (path && *path != expected) {
+      return Status::Validation("path", "an mcp.server.v1 record lives at '" + expected + "' (or leave path out)");
     }
     path = expected;
     return Status::Ok();

@@ -37,6 +37,9 @@ inline constexpr std::string_view kExecutionSchema = "agent.execution.v1";
 inline constexpr std::string_view kSessionSchema = "agent.session.v1";
 inline constexpr std::string_view kSessionMessageSchema = "agent.session.message.v1";
 
+// An MCP server cairn connects to (exec/mcp, docs/mcp.md), at mcp/<name>.
+inline constexpr std::string_view kMcpServerSchema = "mcp.server.v1";
+
 // A stored event selector (POST /selectors).
 inline constexpr std::string_view kStoredSelectorSchema = "subscription.selector.v1";
 
@@ -49,7 +52,8 @@ inline bool IsReservedSchema(std::string_view schema) {
   for (std::string_view name :
        {kToolSchema, kAgentSchema, kWorkflowSchema, kToolRequestSchema, kToolResponseSchema, kWorkflowRequestSchema,
         kWorkflowResultSchema, kWorkflowStepSchema, kUserMessageSchema, kAgentResponseSchema, kAgentSnapshotSchema, kAgentTaskSchema,
-        kExecutionSchema, kSessionSchema, kSessionMessageSchema, kStoredSelectorSchema, kSystemErrorSchema}) {
+        kExecutionSchema, kSessionSchema, kSessionMessageSchema, kStoredSelectorSchema, kSystemErrorSchema,
+        kMcpServerSchema}) {
     if (schema == name) return true;
   }
   return false;

@@ -13,7 +13,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view kEventTypes[] = {"breadcrumb.created", "breadcrumb.updated", "breadcrumb.deleted"};
-constexpr std::string_view kEphemeralTypes[] = {kAgentTokenEventType};
+constexpr std::string_view kEphemeralTypes[] = {kAgentTokenEventType, kToolProgressEventType};
 
 using AddFn = std::function<Status(const std::string& field, std::string item)>;
 
@@ -35,7 +35,8 @@ Status AddTag(const std::string& field, std::string tag, const std::string& list
 Status AddType(const std::string& field, std::string type, std::vector<std::string>& out) {
   if (!IsStoredEventType(type) && !IsEphemeralEventType(type)) {
     return Status::Validation(field, "unknown event type '" + type +
-                                         "' (breadcrumb.created, breadcrumb.updated, breadcrumb.deleted, agent.token)");
+                                         "' (breadcrumb.created, breadcrumb.updated, breadcrumb.deleted, agent.token, "
+                                         "tool.progress)");
   }
   if (!Has(out, type)) out.push_back(std::move(type));
   return Status::Ok();

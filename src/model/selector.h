@@ -50,10 +50,12 @@ struct Selector {
 // their data, and no schema_name or path: so a selector's any_tags, all_tags and context_match
 // apply to them, while a selector with schema_name or path never matches one.
 inline constexpr std::string_view kAgentTokenEventType = "agent.token";
+// A running MCP tool call's notifications/progress (exec/mcp, docs/mcp.md).
+inline constexpr std::string_view kToolProgressEventType = "tool.progress";
 
 // True for the types of stored events: breadcrumb.created, breadcrumb.updated, breadcrumb.deleted.
 bool IsStoredEventType(std::string_view type);
-// True for the types of ephemeral events: agent.token.
+// True for the types of ephemeral events: agent.token, tool.progress.
 bool IsEphemeralEventType(std::string_view type);
 // Whether `selector` can match stored events (its `types` is empty or names a stored type).
 bool SelectsStoredEvents(const Selector& selector);

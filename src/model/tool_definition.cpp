@@ -34,6 +34,7 @@ const char* RuntimeOfField(std::string_view name) {
     return "process";
   }
   if (name == "url" || name == "headers") return "http";
+  if (name == "mcp_server" || name == "mcp_tool") return "mcp";
   return nullptr;
 }
 
@@ -78,6 +79,10 @@ Status ParseRuntimeField(ToolDefinition& def, std::string_view name, const json:
     if (def.url.rfind("http://", 0) != 0 && def.url.rfind("https://", 0) != 0) {
       return Status::Validation(field, "must be an http:// or https:// URL");
     }
+  } else if (name == "mcp_server") {
+    CAIRN_ASSIGN_OR_RETURN(def.mcp_server, RequireString(value, field, 64));
+  } else if (name == "mcp_tool") {
+    CAIRN_ASSIGN_OR_RETURN(def.mcp_tool, RequireString(value, field, 256));
   } else if (name == "headers") {
     if (!value.is_object()) return Status::Validation(field, "must be an object of header names to strings");
     for (const auto& [header, header_value] : value.as_object()) {
@@ -214,8 +219,10 @@ Result<ToolDefinition> ParseToolDefinition(const json::value& context, const Lim
         def.runtime = ToolRuntime::kProcess;
       } else if (value == "http") {
         def.runtime = ToolRuntime::kHttp;
+      } else if (value == "mcp") {
+        def.runtime = ToolRuntime::kMcp;
       } else {
-        return Status::Validation(field, "must be builtin, process or http");
+        return Status::Validation(field, "must be builtin, process, http or mcp");
       }
       has_runtime = true;
     } else if (key == "timeout_ms") {
@@ -232,9 +239,11 @@ Result<ToolDefinition> ParseToolDefinition(const json::value& context, const Lim
     }
   }
   if (!has_name) return Status::Validation("context.name", "is required");
-  if (!has_runtime) return Status::Validation("context.runtime", "is required (builtin, process or http)");
-  const char* runtime_name = def.runtime == ToolRuntime::kBuiltin ? "builtin"
-                             : def.runtime == ToolRuntime::kProcess ? "process" : "http";
+  if (!has_runtime) return Status::Validation("context.runtime", "is required (builtin, process, http or mcp)");
+  const char* runtime_name = def.runtime == ToolRuntime::kBuiltin   ? "builtin"
+                             : def.runtime == ToolRuntime::kProcess ? "process"
+                             : def.runtime == ToolRuntime::kHttp    ? "http"
+                                                                    : "mcp";
   for (const auto& [key, value] : runtime_fields) {
     std::string field = "context." + key;
     if (std::string_view(RuntimeOfField(key)) != runtime_name) {
@@ -249,6 +258,10 @@ Result<ToolDefinition> ParseToolDefinition(const json::value& context, const Lim
   }
   if (def.runtime == ToolRuntime::kHttp && def.url.empty()) {
     return Status::Validation("context.url", "is required for the http runtime");
+  }
+  if (def.runtime == ToolRuntime::kMcp && (def.mcp_server.empty() || def.mcp_tool.empty())) {
+    return Status::Validation(def.mcp_server.empty() ? "context.mcp_server" : "context.mcp_tool",
+                              "is required for the mcp runtime");
   }
   CAIRN_ASSIGN_OR_RETURN(def.subscriptions,
                          DefinitionSubscriptions(std::move(def.subscriptions), has_selectors, DefaultTrigger(def.name)));

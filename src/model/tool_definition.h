@@ -7,7 +7,7 @@
 //   "output_schema": {...},            // JSON Schema, documentation for callers; default {}
 //   "subscriptions": {"selectors": [...]},  // subscription.h; default: trigger on tool.request.v1
 //                                           // whose context.tool is the name
-//   "runtime": "builtin" | "process" | "http",
+//   "runtime": "builtin" | "process" | "http" | "mcp",
 //   "builtin": "echo",                 // builtin: which implementation (default: the name)
 //   "command": ["python3", "t.py"],    // process: argv, no shell
 //   "cwd": "/srv/tools",               // process: working dir (default: the run's own directory)
@@ -15,6 +15,8 @@
 //   "url": "https://tools.example.com/run",        // http: the input is POSTed here (where it may
 //                                                  // connect: exec/reserved_schema_store.h, src/net)
 //   "headers": {"Authorization": "..."},           // http: extra request headers
+//   "mcp_server": "files", "mcp_tool": "read_file",  // mcp: a tool of the mcp.server.v1 at
+//                                                  // mcp/<mcp_server> (exec/mcp; written by cairn)
 //   "limits": {"timeout_ms": 30000,    // per run, every runtime, 1..3,600,000
 //              "memory_mb": 1024, "processes": 256, "output_bytes": 16777216,
 //              "cpu_seconds": 0},      // process only (ProcessLimits)
@@ -39,7 +41,7 @@
 
 namespace cairn::model {
 
-enum class ToolRuntime { kBuiltin, kProcess, kHttp };
+enum class ToolRuntime { kBuiltin, kProcess, kHttp, kMcp };
 
 // A process tool's limits per run (docs/executors.md, "Process tools"); the defaults are the
 // documented ones.
@@ -64,6 +66,8 @@ struct ToolDefinition {
   ProcessLimits process_limits;             // kProcess
   std::string url;                          // kHttp
   std::vector<std::pair<std::string, std::string>> headers;  // kHttp
+  std::string mcp_server;                   // kMcp: the server's name
+  std::string mcp_tool;                     // kMcp: the tool's name on that server
   int64_t timeout_ms = 30000;
   int64_t concurrency = 4;
 };

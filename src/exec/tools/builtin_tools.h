@@ -29,6 +29,7 @@ struct BuiltinToolOptions {
   model::Limits limits;                      // breadcrumb_* tools validate like the HTTP API;
                                              // process tools' env follows limits.tool_env
   ProcessToolOptions process;                // process tools (MakeTool): tool user, run directories
+  std::shared_ptr<McpToolCaller> mcp;        // mcp tools (MakeTool); null: they answer unavailable
 };
 
 struct BuiltinToolDeps {

@@ -31,4 +31,14 @@ class Tool {
   virtual Result<boost::json::value> Invoke(const ToolCall& call) = 0;
 };
 
+// The MCP client (exec/mcp) as the tools see it: a tool.v1 of runtime "mcp" calls tool `tool` of
+// the connected server `server` through it. Thread-safe.
+class McpToolCaller {
+ public:
+  virtual ~McpToolCaller() = default;
+  // The output (content mapped to JSON, docs/mcp.md), or an error: kUnavailable when the server is
+  // not connected or the call timed out, kInternal for a result with isError.
+  virtual Result<boost::json::value> CallTool(const std::string& server, const std::string& tool, const ToolCall& call) = 0;
+};
+
 }  // namespace cairn::exec

@@ -92,6 +92,21 @@ class HttpTool final : public Tool {
   std::shared_ptr<const net::OutboundPolicy> policy_;
 };
 
+class McpTool final : public Tool {
+ public:
+  McpTool(model::ToolDefinition def, std::shared_ptr<McpToolCaller> caller)
+      : def_(std::move(def)), caller_(std::move(caller)) {}
+
+  Result<json::value> Invoke(const ToolCall& call) override {
+    if (!caller_) return Status::Unavailable("MCP servers are not enabled in this process");
+    return caller_->CallTool(def_.mcp_server, def_.mcp_tool, call);
+  }
+
+ private:
+  model::ToolDefinition def_;
+  std::shared_ptr<McpToolCaller> caller_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<Tool>> MakeTool(const model::ToolDefinition& definition, const BuiltinToolDeps& deps) {
@@ -105,6 +120,8 @@ Result<std::unique_ptr<Tool>> MakeTool(const model::ToolDefinition& definition, 
       return std::unique_ptr<Tool>(std::make_unique<ProcessTool>(definition, deps.options));
     case model::ToolRuntime::kHttp:
       return std::unique_ptr<Tool>(std::make_unique<HttpTool>(definition, deps.options.outbound_policy));
+    case model::ToolRuntime::kMcp:
+      return std::unique_ptr<Tool>(std::make_unique<McpTool>(definition, deps.options.mcp));
   }
   return Status::Internal("unknown runtime");
 }

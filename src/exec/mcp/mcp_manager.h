@@ -1,0 +1,97 @@
+// McpManager: cairn as an MCP client (docs/mcp.md). It keeps one connection per mcp.server.v1
+// record (default tenant) and offers the servers' tools as tool.v1 records of runtime "mcp",
+// which the tool pipeline calls through it (McpToolCaller).
+//
+// - Start() connects to every stored server and follows the mcp.server.v1 events: a create or
+//   update (re)connects that server, a delete disconnects it and deletes its tool.v1 records.
+//   Tool records of servers that no longer exist are deleted at start.
+// - Each server has a thread of its own (McpServerRunner): connect (initialize, within the
+//   server's connect_timeout_ms), list the tools, sync the tool.v1 records; again on
+//   notifications/tools/list_changed. A connection that ends (a stdio server that exits, an HTTP
+//   session the server drops) is reopened with exponential backoff (0.5 s doubling to 30 s), as is
+//   one that cannot be made; the tool records stay meanwhile and calls answer unavailable.
+// - Stdio servers run in the process tools' sandbox (exec/tools/process_sandbox.h: the tool user,
+//   a directory of their own as HOME, the environment of process tools, memory and process limits);
+//   HTTP servers are reached through src/net under the outbound address policy.
+// - A call's notifications/progress are published as ephemeral `tool.progress` events (never
+//   stored; docs/mcp.md) with the request's tags plus request:<request_id>, so a stream that
+//   names the type sees them: {request_id, tool, progress, total?, message?}.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bus/ephemeral_hub.h"
+#include "bus/event_bus.h"
+#include "exec/tools/builtin_tools.h"
+#include "exec/tools/tool.h"
+#include "model/mcp_server_definition.h"
+#include "store/store.h"
+
+namespace cairn::exec::mcp {
+
+class McpServerRunner;
+
+struct McpManagerOptions {
+  ProcessToolOptions process;  // the sandbox of stdio servers (as process tools have it)
+  model::Limits limits;        // records are parsed with these; env names follow limits.tool_env
+  std::shared_ptr<const net::OutboundPolicy> outbound_policy;  // where HTTP servers may be
+  size_t max_message_bytes = 16 << 20;  // one message from a server
+  size_t max_tools = 1000;              // per server
+  // Where a call's notifications/progress go, as ephemeral `tool.progress` events (may be null).
+  bus::EphemeralHub* progress = nullptr;
+};
+
+// What `cairn mcp list` (GET /mcp/servers) shows of a server.
+struct McpServerState {
+  std::string name;
+  std::string transport;         // stdio | http
+  std::string state;             // connecting | ready | failed | stopped
+  std::string error;             // why it is not ready, when it is not
+  std::string protocol_version;  // once connected
+  boost::json::object server_info;
+  std::vector<std::string> tools;  // the tool.v1 names
+  int64_t restarts = 0;            // connections reopened after one ended or failed
+};
+
+class McpManager final : public McpToolCaller {
+ public:
+  // `store` and `bus` must outlive the manager.
+  McpManager(store::Store& store, bus::EventBus& bus, McpManagerOptions options);
+  ~McpManager() override;  // Stop()s
+
+  Status Start();
+  // Disconnects every server (stdio servers are stopped) and stops following records. Idempotent.
+  void Stop();
+
+  Result<boost::json::value> CallTool(const std::string& server, const std::string& tool, const ToolCall& call) override;
+
+  // Every server, by name.
+  std::vector<McpServerState> Servers() const;
+
+ private:
+  void Loop(int64_t after);
+  void Apply(const model::Event& event);
+  void Connect(const std::string& id, const boost::json::value& context);
+  void Disconnect(const std::string& id, bool remove_tools);
+
+  store::Store& store_;
+  bus::EventBus& bus_;
+  McpManagerOptions options_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<McpServerRunner>> by_name_;
+  std::map<std::string, std::string> name_of_id_;  // record id -> server name
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool woken_ = false;
+  std::unique_ptr<bus::Subscription> subscription_;
+  std::thread thread_;
+};
+
+}  // namespace cairn::exec::mcp

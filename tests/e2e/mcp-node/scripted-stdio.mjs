@@ -1,0 +1,63 @@
+// A small MCP stdio server (the SDK's low-level Server) with tools that do what the end-to-end
+// tests need and server-everything lacks:
+//   wait     sends a progress notification every 50 ms until cancelled; on notifications/cancelled
+//            it appends "cancelled <requestId>" to the file named by argv[2]
+//   crash    answers, then exits with status 3 (cairn must restart it)
+//   fail     answers with isError: true
+//   grow     adds a tool "extra" and sends notifications/tools/list_changed
+//   image    answers with structured content and an image item
+import { appendFileSync } from "node:fs";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const log = process.argv[2];
+const object = { type: "object", properties: {} };
+const tools = [
+  { name: "wait", description: "waits until cancelled", inputSchema: object },
+  { name: "crash", description: "exits after answering", inputSchema: object },
+  { name: "fail", description: "answers with an error", inputSchema: object },
+  { name: "grow", description: "adds a tool", inputSchema: object },
+  { name: "image", description: "structured and image content", inputSchema: object },
+];
+const server = new Server({ name: "scripted", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
+server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  const name = request.params.name;
+  if (name === "wait") {
+    const token = request.params._meta?.progressToken;
+    let step = 0;
+    return await new Promise((resolve) => {
+      const timer = setInterval(() => {
+        step += 1;
+        if (token !== undefined) {
+          server.notification({ method: "notifications/progress", params: { progressToken: token, progress: step, message: `step ${step}` } });
+        }
+      }, 50);
+      extra.signal.addEventListener("abort", () => {
+        clearInterval(timer);
+        if (log) appendFileSync(log, `cancelled ${extra.requestId}\n`);
+        resolve({ content: [{ type: "text", text: "cancelled" }] });
+      });
+    });
+  }
+  if (name === "crash") {
+    setTimeout(() => process.exit(3), 20);
+    return { content: [{ type: "text", text: "bye" }] };
+  }
+  if (name === "fail") return { content: [{ type: "text", text: "it went wrong" }], isError: true };
+  if (name === "grow") {
+    if (!tools.some((t) => t.name === "extra")) tools.push({ name: "extra", description: "added", inputSchema: object });
+    await server.sendToolListChanged();
+    return { content: [{ type: "text", text: "grown" }] };
+  }
+  if (name === "image") {
+    return {
+      content: [{ type: "text", text: "a dot" }, { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }],
+      structuredContent: { width: 1, height: 1 },
+    };
+  }
+  if (name === "extra") return { content: [{ type: "text", text: "extra" }] };
+  return { content: [{ type: "text", text: `unknown tool ${name}` }], isError: true };
+});
+await server.connect(new StdioServerTransport());
