@@ -64,6 +64,8 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"embed_schemas", K::kString, "*", "Comma-separated schema names whose records get vectors ('*' matches any run of characters; \"*\" includes records without a schema). Reserved schemas (runs, sessions, definitions, ...) only when named exactly."},
       {"embed_batch_size", K::kInt, "32", "Records embedded per request to the embedder.", 1, 256},
       {"embed_timeout_ms", K::kInt, "60000", "Time limit of one request to a remote embedder.", 100, kMaxInt},
+      {"vector_index", K::kString, "hnsw", "How vector search finds the nearest records: hnsw (an approximate index per tenant, built from the stored vectors and saved in the data dir) or exact (a scan of every vector)."},
+      {"hnsw_min_vectors", K::kInt, "1000", "Tenants with fewer vectors than this are scanned exactly, without an index (vector_index=hnsw).", 1, kMaxInt},
       {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs, old idempotency keys and events past retention are removed.", 100, kMaxInt},
   };
 }

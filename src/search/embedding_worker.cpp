@@ -152,6 +152,7 @@ Status EmbeddingWorker::Embed(const std::vector<model::Breadcrumb>& crumbs, std:
 
 Status EmbeddingWorker::Flush(const std::vector<store::VectorWrite>& writes, int64_t seq) {
   CAIRN_RETURN_IF_ERROR(vectors_.PutVectors(model_, writes, pending_removals_, consumer_, seq));
+  if (options_.on_stored && (!writes.empty() || !pending_removals_.empty())) options_.on_stored(writes, pending_removals_);
   pending_removals_.clear();
   last_flush_ = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);
@@ -180,7 +181,10 @@ Status EmbeddingWorker::Fill(int64_t start_seq) {
     std::vector<store::VectorWrite> writes;
     std::vector<store::VectorKey> removals;
     CAIRN_RETURN_IF_ERROR(Embed(crumbs, &writes, &removals));
-    if (!writes.empty()) CAIRN_RETURN_IF_ERROR(vectors_.PutVectors(embedder_.model(), writes, {}, "", 0));
+    if (!writes.empty()) {
+      CAIRN_RETURN_IF_ERROR(vectors_.PutVectors(embedder_.model(), writes, {}, "", 0));
+      if (options_.on_stored) options_.on_stored(writes, {});
+    }
   }
   CAIRN_RETURN_IF_ERROR(Flush({}, start_seq));
   filling_ = false;

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,6 +48,9 @@ struct EmbeddingWorkerOptions {
   int max_attempts = 5;    // for failures other than kUnavailable
   std::chrono::milliseconds backoff_base{200};
   std::chrono::milliseconds backoff_max{30000};
+  // Called on the worker's thread after vectors were stored (with the removals stored with them):
+  // how an in-memory index (HnswVectorSearch::OnStored) follows the source of truth. May be empty.
+  std::function<void(const std::vector<store::VectorWrite>&, const std::vector<store::VectorKey>&)> on_stored;
 };
 
 // Whether records of `schema_name` (nullopt: none) get vectors under `schemas`.

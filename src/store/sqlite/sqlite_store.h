@@ -98,6 +98,7 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   Status ScanVectors(const std::string& owner_id, const std::string& model, const TextSearchQuery& filters,
                      const VectorVisitor& visit) override;
   Result<std::vector<MissingVector>> MissingVectors(const std::string& model, int64_t after_rid, size_t limit) override;
+  Result<VectorFingerprint> FingerprintVectors(const std::string& owner_id, const std::string& model) override;
   Result<int64_t> CountVectors(const std::string& model) override;
 
  private:
