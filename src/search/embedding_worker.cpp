@@ -12,6 +12,7 @@ namespace cairn::search {
 namespace {
 
 constexpr size_t kEventsPerRead = 256;
+constexpr int64_t kUnrelatedLag = 1024;  // events of unembedded schemas that wake the worker at last
 constexpr std::chrono::seconds kCursorSaveInterval{1};
 
 }  // namespace
@@ -52,11 +53,17 @@ void EmbeddingWorker::Start() {
   }
   // Subscribed without holding mu_: the bus calls the wake-up under its own lock, and the wake-up
   // takes mu_, so taking them in the other order could deadlock.
-  subscription_ = bus_.Subscribe([this] {
-    std::lock_guard wake_lock(mu_);
-    woken_ = true;
-    cv_.notify_all();
-  });
+  // Woken only by events of embedded schemas: those of runs, snapshots and other unembedded
+  // records (deletes need nothing: the vector went with the record) are passed over with the next
+  // wake-up, after kUnrelatedLag of them, or when the idle wait ends.
+  subscription_ = bus_.SubscribeWhen(
+      [this] {
+        std::lock_guard wake_lock(mu_);
+        woken_ = true;
+        cv_.notify_all();
+      },
+      [schemas = options_.schemas](const model::Event& event) { return EmbedsSchema(schemas, event.schema_name); },
+      kUnrelatedLag);
   thread_ = std::thread([this] { Run(); });
 }
 

@@ -6,9 +6,10 @@
 // `batch_size` texts, and the vectors are stored together with the new cursor in one transaction
 // (VectorStore::PutVectors). A crash (kill -9) before that commit loses nothing: the events are
 // read again. A batch that stores no vector (events of other schemas) moves the cursor in memory
-// only, saved at most once a second, so unrelated writes cost no extra commit each. A record that
-// stopped being embedded (its schema changed) loses its vector within that second; a deleted one
-// lost it with the delete.
+// only, saved at most once a second, so unrelated writes cost no extra commit each; they do not
+// even wake the worker (bus SubscribeWhen): it passes over them with the next event of an embedded
+// schema, after 1,024 of them, or within 5 s. A record that stopped being embedded (its schema
+// changed) loses its vector then; a deleted one lost it with the delete.
 //
 // A model without a cursor (new, or its events pruned past the cursor) first fills in the vectors
 // of every record that has none (VectorStore::MissingVectors), then follows the log from where it
