@@ -98,6 +98,10 @@ EmbeddingStatus EmbeddingWorker::GetStatus() const {
   status.failed_batches = failed_batches_.load();
   std::lock_guard lock(mu_);
   status.last_error = last_error_;
+  if (status.backlog > 0) {  // perhaps events that do not wake the worker: asked about, it passes over them
+    woken_ = true;
+    cv_.notify_all();
+  }
   return status;
 }
 
@@ -164,6 +168,7 @@ Status EmbeddingWorker::Flush(const std::vector<store::VectorWrite>& writes, int
   last_flush_ = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);
   persisted_seq_ = seq;
+  if (cursor_.load() < seq) cursor_ = seq;  // stored means done: a waiter woken here sees no backlog
   advanced_.notify_all();
   return Status::Ok();
 }
@@ -292,6 +297,8 @@ void EmbeddingWorker::Advanced(int64_t seq) {
 
 bool EmbeddingWorker::WaitCaughtUp(int64_t seq, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
+  woken_ = true;  // the events up to `seq` may be ones that do not wake the worker
+  cv_.notify_all();
   return advanced_.wait_for(lock, timeout, [&] { return positioned_.load() && persisted_seq_.load() >= seq && !filling_.load(); });
 }
 

@@ -8,8 +8,9 @@
 // read again. A batch that stores no vector (events of other schemas) moves the cursor in memory
 // only, saved at most once a second, so unrelated writes cost no extra commit each; they do not
 // even wake the worker (bus SubscribeWhen): it passes over them with the next event of an embedded
-// schema, after 1,024 of them, or within 5 s. A record that stopped being embedded (its schema
-// changed) loses its vector then; a deleted one lost it with the delete.
+// schema, after 1,024 of them, within 5 s, or when GetStatus or WaitCaughtUp sees a backlog. A
+// record that stopped being embedded (its schema changed) loses its vector then; a deleted one
+// lost it with the delete.
 //
 // A model without a cursor (new, or its events pruned past the cursor) first fills in the vectors
 // of every record that has none (VectorStore::MissingVectors), then follows the log from where it
@@ -115,9 +116,9 @@ class EmbeddingWorker {
   Counter* failed_ = nullptr;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;        // wakes the worker: events, stop
+  mutable std::condition_variable cv_;  // wakes the worker: events, stop, a status or wait with a backlog
   std::condition_variable advanced_;  // the cursor moved (WaitCaughtUp)
-  bool woken_ = false;
+  mutable bool woken_ = false;
   bool stopping_ = false;
   std::string last_error_;
   std::atomic<int64_t> cursor_{0};  // in memory: every event up to it is done (or pending below)
