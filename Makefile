@@ -78,7 +78,8 @@ $(BENCHDIR)/build.ninja: | deps-bench
 # Runs the benchmarks against same-run baselines (see docs/performance.md): the HTTP API against
 # raw SQLite and GET /health, then event streaming against nats-server, the tool round trip,
 # agents against LangGraph JS, the sessions facade against the bare agent path, CEL evaluation
-# against cel-js, and workflows against LangGraph JS.
+# against cel-js, workflows against LangGraph JS, and search (the vector index against an exact
+# scan, full-text latency, writes with search on against off).
 bench: deps-bench $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
@@ -88,6 +89,7 @@ bench: deps-bench $(BENCHDIR)/build.ninja
 	bench/sessions/run.sh $(BENCHDIR)
 	bench/cel/run.sh $(BENCHDIR)
 	bench/workflows/run.sh $(BENCHDIR)
+	bench/search/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build

@@ -96,6 +96,11 @@ std::vector<std::pair<uint64_t, float>> HnswIndex::Search(const float* query, si
   return out;
 }
 
+void HnswIndex::SetEfSearch(size_t ef) {
+  options_.ef_search = ef;
+  impl_->graph->setEf(ef);
+}
+
 Status HnswIndex::Save(const std::string& path) const {
   try {
     impl_->graph->saveIndex(path);

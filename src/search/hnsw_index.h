@@ -52,6 +52,10 @@ class HnswIndex {
   // similarity.
   std::vector<std::pair<uint64_t, float>> Search(const float* query, size_t k) const;
 
+  // Changes the candidate list of searches (at least k): recall against speed. Not concurrent with
+  // Search.
+  void SetEfSearch(size_t ef);
+
   // Writes the index to `path` (replacing it).
   Status Save(const std::string& path) const;
   // Reads an index Save wrote. The file must be trusted (checked by the caller).

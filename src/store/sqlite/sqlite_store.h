@@ -102,6 +102,8 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   Result<int64_t> CountVectors(const std::string& model) override;
 
  private:
+  // Upserts `consumer`'s cursor within the caller's write transaction (SaveCursor, PutVectors).
+  static Status WriteCursor(Connection& conn, std::string_view consumer, int64_t seq, int64_t now);
   SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
 
   // A read connection from the pool, returned to it on destruction.

@@ -41,11 +41,7 @@ Status SqliteStore::PutVectors(const std::string& model, const std::vector<Vecto
         remove->Reset();
       }
     }
-    if (consumer.empty()) return Status::Ok();
-    CAIRN_ASSIGN_OR_RETURN(auto cursor, conn.Prepare(
-        "INSERT INTO consumer_cursors(consumer, seq, updated_at) VALUES (?1, ?2, ?3) "
-        "ON CONFLICT(consumer) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at"));
-    return cursor->Bind(1, std::string_view(consumer)).Bind(2, cursor_seq).Bind(3, now).Run();
+    return consumer.empty() ? Status::Ok() : WriteCursor(conn, consumer, cursor_seq, now);
   });
 }
 
