@@ -84,6 +84,18 @@ bool EmbeddingWorker::Wait(std::chrono::milliseconds timeout) {
   return !stopping_;
 }
 
+int64_t EmbeddingWorker::CachedVectorCount() const {
+  // A count is a scan of the model's vectors: repeated status polls reuse it while no event was
+  // published (a delete or expiry removes vectors) and no vector was stored.
+  std::lock_guard lock(count_mu_);
+  const std::pair<int64_t, int64_t> key{bus_.LastSeq(), persisted_seq_.load()};
+  if (count_key_ && *count_key_ == key) return count_;
+  auto count = vectors_.CountVectors(embedder_.model());
+  count_ = count.ok() ? *count : -1;
+  count_key_ = count.ok() ? std::optional(key) : std::nullopt;
+  return count_;
+}
+
 EmbeddingStatus EmbeddingWorker::GetStatus() const {
   EmbeddingStatus status;
   status.model = embedder_.model();
@@ -93,8 +105,7 @@ EmbeddingStatus EmbeddingWorker::GetStatus() const {
   status.filling = filling_.load();
   status.backlog = status.filling ? std::max<int64_t>(1, status.last_event_seq - status.cursor)
                                   : std::max<int64_t>(0, status.last_event_seq - status.cursor);
-  auto count = vectors_.CountVectors(embedder_.model());
-  status.vectors = count.ok() ? *count : -1;
+  status.vectors = CachedVectorCount();
   status.failed_batches = failed_batches_.load();
   std::lock_guard lock(mu_);
   status.last_error = last_error_;

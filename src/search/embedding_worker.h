@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -103,6 +104,8 @@ class EmbeddingWorker {
   Status Flush(const std::vector<store::VectorWrite>& writes, int64_t seq);
   void Advanced(int64_t seq);  // every event up to `seq` is done
   Status EmbedWithRetries(const std::vector<std::string>& texts, std::vector<std::vector<float>>* out);
+  // VectorStore::CountVectors, reused while neither the bus nor the stored cursor moved.
+  int64_t CachedVectorCount() const;
 
   store::Store& records_;
   store::VectorStore& vectors_;
@@ -129,6 +132,9 @@ class EmbeddingWorker {
   std::atomic<bool> filling_{false};
   std::atomic<bool> positioned_{false};  // the start position is known (set by Run, reset by Start)
   std::atomic<int64_t> failed_batches_{0};
+  mutable std::mutex count_mu_;  // the cached count (CachedVectorCount)
+  mutable std::optional<std::pair<int64_t, int64_t>> count_key_;  // (bus LastSeq, stored cursor)
+  mutable int64_t count_ = 0;
   std::unique_ptr<bus::Subscription> subscription_;
   std::thread thread_;
 };
