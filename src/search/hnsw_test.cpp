@@ -12,6 +12,7 @@
 #include "search/hashing_embedder.h"
 #include "search/hnsw_index.h"
 #include "search/hnsw_vector_search.h"
+#include "search/search_test_helpers.h"
 #include "support/sqlite_store.h"
 #include "support/temp_dir.h"
 
@@ -119,20 +120,9 @@ class HnswVectorSearchTest : public ::testing::Test {
     EXPECT_TRUE(created.ok()) << created.status().ToString();
     return created.ok() ? created->breadcrumb : model::Breadcrumb{};
   }
-  void CatchUp() {
-    const int64_t last = store_->Stats().value().last_event_seq;
-    ASSERT_TRUE(worker_->WaitCaughtUp(last, kDeadline));
-  }
+  void CatchUp() { ASSERT_TRUE(test_helpers::CaughtUp(*store_, *worker_, kDeadline)); }
   std::vector<std::string> Nearest(VectorSearch& search, const std::string& text, store::TextSearchQuery query = {}) {
-    query.text = text;
-    query.limit = 3;
-    auto hits = search.SearchVector("default", query, std::nullopt);
-    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
-    std::vector<std::string> titles;
-    if (hits.ok()) {
-      for (const auto& hit : *hits) titles.push_back(hit.breadcrumb.title);
-    }
-    return titles;
+    return test_helpers::NearestTitles(search, text, std::move(query), 3);
   }
   void CreateCorpus() {
     for (const char* title : {"ferry timetable lisbon", "harbour cranes rotterdam", "mountain hut booking",
