@@ -81,8 +81,9 @@ $(BENCHDIR)/build.ninja: | deps-bench
 # raw SQLite and GET /health, then event streaming against nats-server, the tool round trip,
 # agents against LangGraph JS, the sessions facade against the bare agent path, CEL evaluation
 # against cel-js, workflows against LangGraph JS, nested agents (an orchestrator and 8
-# sub-agents) against LangGraph JS, the dashboard's live tail against a bare SSE client, and MCP
-# tool calls against the MCP SDK's own client.
+# sub-agents) against LangGraph JS, the dashboard's live tail against a bare SSE client, MCP
+# tool calls against the MCP SDK's own client, and search (the vector index against an exact
+# scan, full-text latency, writes with search on against off).
 bench: deps-bench $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
@@ -96,6 +97,7 @@ bench: deps-bench $(BENCHDIR)/build.ninja
 	bench/nested/run.sh $(BENCHDIR)
 	bench/auth/run.sh $(BENCHDIR)
 	bench/mcp/run.sh $(BENCHDIR)
+	bench/search/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build

@@ -54,6 +54,7 @@
 #include "app/search_setup.h"
 #include "search/embedding_worker.h"
 #include "search/exact_vector_search.h"
+#include "search/hnsw_vector_search.h"
 #include "search/searcher.h"
 #include "server/search_handlers.h"
 
@@ -280,13 +281,28 @@ int RunServe(const std::vector<std::string>& args) {
   // Search: full text always; vectors with an embedder, computed after the writes by the worker.
   auto embedder = MakeEmbedder(settings, (*providers)->providers());
   if (!embedder.ok()) return Fail(embedder.status());
-  std::unique_ptr<search::ExactVectorSearch> vector_search;
+  std::unique_ptr<search::VectorSearch> vector_search;
+  search::HnswVectorSearch* hnsw = nullptr;  // vector_search, when it is the index
   std::unique_ptr<search::EmbeddingWorker> embedding_worker;  // stopped before the bus (declared after it)
   if (*embedder) {
     search::EmbeddingWorkerOptions embed_options;
     embed_options.schemas = SplitList(settings.GetString("embed_schemas"));
     embed_options.batch_size = static_cast<size_t>(settings.GetInt("embed_batch_size"));
-    vector_search = std::make_unique<search::ExactVectorSearch>(vector_store, *store, **embedder);
+    const std::string index_kind = settings.GetString("vector_index");
+    if (index_kind == "hnsw") {
+      search::HnswSearchOptions hnsw_options;
+      hnsw_options.directory = (std::filesystem::path(settings.GetString("data_dir")) / "vector-index").string();
+      hnsw_options.min_vectors = static_cast<size_t>(settings.GetInt("hnsw_min_vectors"));
+      auto index = std::make_unique<search::HnswVectorSearch>(vector_store, *store, **embedder, hnsw_options);
+      hnsw = index.get();
+      embed_options.on_stored = [hnsw](const auto& writes, const auto& removals) { hnsw->OnStored(writes, removals); };
+      vector_search = std::move(index);
+    } else if (index_kind == "exact") {
+      vector_search = std::make_unique<search::ExactVectorSearch>(vector_store, *store, **embedder);
+    } else {
+      return Fail(Status(StatusCode::kInvalidArgument, "vector_index: must be hnsw or exact, got '" + index_kind + "'",
+                         "vector_index"));
+    }
     embedding_worker = std::make_unique<search::EmbeddingWorker>(*store, vector_store, cursor_store, *event_bus,
                                                                  **embedder, embed_options, &metrics);
     embedding_worker->Start();
@@ -312,6 +328,7 @@ int RunServe(const std::vector<std::string>& args) {
   builtin_options.http_max_response_bytes = static_cast<size_t>(settings.GetInt("http_tool_max_response_bytes"));
   builtin_options.limits = LimitsFrom(settings);
   builtin_options.process.user = tool_user;
+  builtin_options.searcher = &searcher;
   for (const std::string& warning : exec::ProcessSandboxWarnings(builtin_options.process)) CAIRN_LOG_WARN("{}", warning);
   // MCP servers' tools run where executors run: this process connects to the servers.
   std::shared_ptr<exec::mcp::McpManager> mcp_manager;
@@ -432,6 +449,9 @@ int RunServe(const std::vector<std::string>& args) {
   if (mcp_manager) mcp_manager->Stop();
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
   if (embedding_worker) embedding_worker->Stop();  // likewise
+  if (hnsw) {  // after the worker: nothing writes vectors any more
+    if (Status saved = hnsw->Save(); !saved.ok()) CAIRN_LOG_WARN("search: vector index not saved: {}", saved.message());
+  }
   event_bus->Stop();  // no wake-ups into the stopped server's streams
   store->Close();
   CAIRN_LOG_INFO("cairn stopped");

@@ -73,6 +73,8 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"rate_limit_principal_per_minute", K::kInt, "0", "Requests a minute each principal may make (token bucket; 429 with Retry-After beyond); 0: no limit. With auth=on only.", 0, kMaxInt},
       {"rate_limit_tenant_per_minute", K::kInt, "0", "Requests a minute all principals of one tenant may make together; 0: no limit. With auth=on only.", 0, kMaxInt},
       {"rate_limit_burst", K::kInt, "60", "Requests a principal (or tenant) may make at once before its per-minute rate applies.", 1, kMaxInt},
+      {"vector_index", K::kString, "hnsw", "How vector search finds the nearest records: hnsw (an approximate index per tenant, built from the stored vectors and saved in the data dir) or exact (a scan of every vector)."},
+      {"hnsw_min_vectors", K::kInt, "1000", "Tenants with fewer vectors than this are scanned exactly, without an index (vector_index=hnsw).", 1, kMaxInt},
       {"sweep_interval_ms", K::kInt, "60000", "How often expired (ttl) breadcrumbs, old idempotency keys and events past retention are removed.", 100, kMaxInt},
   };
 }

@@ -118,6 +118,15 @@ TEST(OpenAiEmbedderTest, FailuresSayWhetherTheyMayPass) {
     EXPECT_EQ(vectors.status().code(), c.code) << c.answer << " → " << vectors.status().ToString();
     EXPECT_EQ(vectors.status().message().find("sk-test"), std::string::npos);
   }
+  // An endpoint (or a proxy) that echoes the key in its error: the message never carries it.
+  LoopbackHttpServer echo = EmbeddingServer([](const ReceivedRequest& req) {
+    return HttpResponse(401, "Unauthorized", {}, "bad key in header: " + req.Header("authorization").value_or(""));
+  });
+  auto refused = OpenAiEmbedder(Options(echo)).Embed({"a"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("bad key in header: Bearer ***"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(refused.status().message().find("sk-test"), std::string::npos) << refused.status().message();
   OpenAiEmbedderOptions nowhere;
   nowhere.name = "x/y";
   nowhere.base_url = "http://127.0.0.1:" + std::to_string(test_support::FreeLoopbackPort()) + "/v1";

@@ -12,6 +12,7 @@ namespace cairn::search {
 namespace {
 
 constexpr size_t kEventsPerRead = 256;
+constexpr int64_t kUnrelatedLag = 1024;  // events of unembedded schemas that wake the worker at last
 constexpr std::chrono::seconds kCursorSaveInterval{1};
 
 }  // namespace
@@ -52,11 +53,17 @@ void EmbeddingWorker::Start() {
   }
   // Subscribed without holding mu_: the bus calls the wake-up under its own lock, and the wake-up
   // takes mu_, so taking them in the other order could deadlock.
-  subscription_ = bus_.Subscribe([this] {
-    std::lock_guard wake_lock(mu_);
-    woken_ = true;
-    cv_.notify_all();
-  });
+  // Woken only by events of embedded schemas: those of runs, snapshots and other unembedded
+  // records (deletes need nothing: the vector went with the record) are passed over with the next
+  // wake-up, after kUnrelatedLag of them, or when the idle wait ends.
+  subscription_ = bus_.SubscribeWhen(
+      [this] {
+        std::lock_guard wake_lock(mu_);
+        woken_ = true;
+        cv_.notify_all();
+      },
+      [schemas = options_.schemas](const model::Event& event) { return EmbedsSchema(schemas, event.schema_name); },
+      kUnrelatedLag);
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -77,6 +84,18 @@ bool EmbeddingWorker::Wait(std::chrono::milliseconds timeout) {
   return !stopping_;
 }
 
+int64_t EmbeddingWorker::CachedVectorCount() const {
+  // A count is a scan of the model's vectors: repeated status polls reuse it while no event was
+  // published (a delete or expiry removes vectors) and no vector was stored.
+  std::lock_guard lock(count_mu_);
+  const std::pair<int64_t, int64_t> key{bus_.LastSeq(), persisted_seq_.load()};
+  if (count_key_ && *count_key_ == key) return count_;
+  auto count = vectors_.CountVectors(embedder_.model());
+  count_ = count.ok() ? *count : -1;
+  count_key_ = count.ok() ? std::optional(key) : std::nullopt;
+  return count_;
+}
+
 EmbeddingStatus EmbeddingWorker::GetStatus() const {
   EmbeddingStatus status;
   status.model = embedder_.model();
@@ -86,11 +105,14 @@ EmbeddingStatus EmbeddingWorker::GetStatus() const {
   status.filling = filling_.load();
   status.backlog = status.filling ? std::max<int64_t>(1, status.last_event_seq - status.cursor)
                                   : std::max<int64_t>(0, status.last_event_seq - status.cursor);
-  auto count = vectors_.CountVectors(embedder_.model());
-  status.vectors = count.ok() ? *count : -1;
+  status.vectors = CachedVectorCount();
   status.failed_batches = failed_batches_.load();
   std::lock_guard lock(mu_);
   status.last_error = last_error_;
+  if (status.backlog > 0) {  // perhaps events that do not wake the worker: asked about, it passes over them
+    woken_ = true;
+    cv_.notify_all();
+  }
   return status;
 }
 
@@ -152,10 +174,12 @@ Status EmbeddingWorker::Embed(const std::vector<model::Breadcrumb>& crumbs, std:
 
 Status EmbeddingWorker::Flush(const std::vector<store::VectorWrite>& writes, int64_t seq) {
   CAIRN_RETURN_IF_ERROR(vectors_.PutVectors(model_, writes, pending_removals_, consumer_, seq));
+  if (options_.on_stored && (!writes.empty() || !pending_removals_.empty())) options_.on_stored(writes, pending_removals_);
   pending_removals_.clear();
   last_flush_ = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);
   persisted_seq_ = seq;
+  if (cursor_.load() < seq) cursor_ = seq;  // stored means done: a waiter woken here sees no backlog
   advanced_.notify_all();
   return Status::Ok();
 }
@@ -180,7 +204,10 @@ Status EmbeddingWorker::Fill(int64_t start_seq) {
     std::vector<store::VectorWrite> writes;
     std::vector<store::VectorKey> removals;
     CAIRN_RETURN_IF_ERROR(Embed(crumbs, &writes, &removals));
-    if (!writes.empty()) CAIRN_RETURN_IF_ERROR(vectors_.PutVectors(embedder_.model(), writes, {}, "", 0));
+    if (!writes.empty()) {
+      CAIRN_RETURN_IF_ERROR(vectors_.PutVectors(embedder_.model(), writes, {}, "", 0));
+      if (options_.on_stored) options_.on_stored(writes, {});
+    }
   }
   CAIRN_RETURN_IF_ERROR(Flush({}, start_seq));
   filling_ = false;
@@ -281,6 +308,8 @@ void EmbeddingWorker::Advanced(int64_t seq) {
 
 bool EmbeddingWorker::WaitCaughtUp(int64_t seq, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
+  woken_ = true;  // the events up to `seq` may be ones that do not wake the worker
+  cv_.notify_all();
   return advanced_.wait_for(lock, timeout, [&] { return positioned_.load() && persisted_seq_.load() >= seq && !filling_.load(); });
 }
 

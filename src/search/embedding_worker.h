@@ -6,8 +6,10 @@
 // `batch_size` texts, and the vectors are stored together with the new cursor in one transaction
 // (VectorStore::PutVectors). A crash (kill -9) before that commit loses nothing: the events are
 // read again. A batch that stores no vector (events of other schemas) moves the cursor in memory
-// only, saved at most once a second, so unrelated writes cost no extra commit each. A record that
-// stopped being embedded (its schema changed) loses its vector within that second; a deleted one
+// only, saved at most once a second, so unrelated writes cost no extra commit each; they do not
+// even wake the worker (bus SubscribeWhen): it passes over them with the next event of an embedded
+// schema, after 1,024 of them, within 5 s, or when GetStatus or WaitCaughtUp sees a backlog. A
+// record that stopped being embedded (its schema changed) loses its vector then; a deleted one
 // lost it with the delete.
 //
 // A model without a cursor (new, or its events pruned past the cursor) first fills in the vectors
@@ -22,8 +24,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +51,9 @@ struct EmbeddingWorkerOptions {
   int max_attempts = 5;    // for failures other than kUnavailable
   std::chrono::milliseconds backoff_base{200};
   std::chrono::milliseconds backoff_max{30000};
+  // Called on the worker's thread after vectors were stored (with the removals stored with them):
+  // how an in-memory index (HnswVectorSearch::OnStored) follows the source of truth. May be empty.
+  std::function<void(const std::vector<store::VectorWrite>&, const std::vector<store::VectorKey>&)> on_stored;
 };
 
 // Whether records of `schema_name` (nullopt: none) get vectors under `schemas`.
@@ -97,6 +104,8 @@ class EmbeddingWorker {
   Status Flush(const std::vector<store::VectorWrite>& writes, int64_t seq);
   void Advanced(int64_t seq);  // every event up to `seq` is done
   Status EmbedWithRetries(const std::vector<std::string>& texts, std::vector<std::vector<float>>* out);
+  // VectorStore::CountVectors, reused while neither the bus nor the stored cursor moved.
+  int64_t CachedVectorCount() const;
 
   store::Store& records_;
   store::VectorStore& vectors_;
@@ -110,9 +119,9 @@ class EmbeddingWorker {
   Counter* failed_ = nullptr;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;        // wakes the worker: events, stop
+  mutable std::condition_variable cv_;  // wakes the worker: events, stop, a status or wait with a backlog
   std::condition_variable advanced_;  // the cursor moved (WaitCaughtUp)
-  bool woken_ = false;
+  mutable bool woken_ = false;
   bool stopping_ = false;
   std::string last_error_;
   std::atomic<int64_t> cursor_{0};  // in memory: every event up to it is done (or pending below)
@@ -123,6 +132,9 @@ class EmbeddingWorker {
   std::atomic<bool> filling_{false};
   std::atomic<bool> positioned_{false};  // the start position is known (set by Run, reset by Start)
   std::atomic<int64_t> failed_batches_{0};
+  mutable std::mutex count_mu_;  // the cached count (CachedVectorCount)
+  mutable std::optional<std::pair<int64_t, int64_t>> count_key_;  // (bus LastSeq, stored cursor)
+  mutable int64_t count_ = 0;
   std::unique_ptr<bus::Subscription> subscription_;
   std::thread thread_;
 };

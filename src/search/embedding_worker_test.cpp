@@ -7,6 +7,7 @@
 
 #include "search/exact_vector_search.h"
 #include "search/hashing_embedder.h"
+#include "search/search_test_helpers.h"
 #include "support/sqlite_store.h"
 
 namespace cairn::search {
@@ -60,21 +61,10 @@ class EmbeddingWorkerTest : public ::testing::Test {
     EXPECT_TRUE(created.ok()) << created.status().ToString();
     return created.ok() ? created->breadcrumb : model::Breadcrumb{};
   }
-  void CatchUp() {
-    const int64_t last = store_->Stats().value().last_event_seq;
-    ASSERT_TRUE(worker_->WaitCaughtUp(last, kDeadline)) << "cursor " << worker_->GetStatus().cursor << " of " << last;
-  }
+  void CatchUp() { ASSERT_TRUE(test_helpers::CaughtUp(*store_, *worker_, kDeadline)); }
   std::vector<std::string> Nearest(Embedder& embedder, const std::string& text, store::TextSearchQuery query = {}) {
     ExactVectorSearch search(*store_, *store_, embedder);
-    query.text = text;
-    query.limit = 10;
-    auto hits = search.SearchVector("default", query, std::nullopt);
-    EXPECT_TRUE(hits.ok()) << hits.status().ToString();
-    std::vector<std::string> titles;
-    if (hits.ok()) {
-      for (const auto& hit : *hits) titles.push_back(hit.breadcrumb.title);
-    }
-    return titles;
+    return test_helpers::NearestTitles(search, text, std::move(query), 10);
   }
   int64_t Vectors(const Embedder& embedder) { return store_->CountVectors(embedder.model()).value(); }
 

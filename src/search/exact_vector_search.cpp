@@ -5,32 +5,35 @@
 
 namespace cairn::search {
 
-Result<std::vector<store::TextHit>> ExactVectorSearch::SearchVector(const std::string& owner_id,
-                                                                    const store::TextSearchQuery& query,
-                                                                    const std::optional<std::vector<float>>& vector) {
+Result<std::vector<float>> QueryVector(Embedder& embedder, const store::TextSearchQuery& query,
+                                       const std::optional<std::vector<float>>& vector) {
   if (query.limit < 1 || query.limit > store::kMaxSearchLimit) {
     return Status(StatusCode::kInvalidArgument, "limit: must be from 1 to " + std::to_string(store::kMaxSearchLimit),
                   "limit");
   }
-  std::vector<float> probe;
   if (vector) {
-    const size_t dimension = embedder_.dimension();
+    const size_t dimension = embedder.dimension();
     if (dimension != 0 && vector->size() != dimension) {
       return Status(StatusCode::kInvalidArgument,
-                    "qvec: has " + std::to_string(vector->size()) + " numbers; the vectors of " + embedder_.model() +
+                    "qvec: has " + std::to_string(vector->size()) + " numbers; the vectors of " + embedder.model() +
                         " have " + std::to_string(dimension),
                     "qvec");
     }
-    probe = *vector;
-  } else {
-    if (query.text.empty()) return Status(StatusCode::kInvalidArgument, "q: is required (or give qvec)", "q");
-    if (query.text.size() > store::kMaxSearchQueryBytes) {
-      return Status(StatusCode::kInvalidArgument,
-                    "q: is longer than " + std::to_string(store::kMaxSearchQueryBytes) + " bytes", "q");
-    }
-    CAIRN_ASSIGN_OR_RETURN(auto embedded, embedder_.Embed({query.text}));
-    probe = std::move(embedded.front());
+    return *vector;
   }
+  if (query.text.empty()) return Status(StatusCode::kInvalidArgument, "q: is required (or give qvec)", "q");
+  if (query.text.size() > store::kMaxSearchQueryBytes) {
+    return Status(StatusCode::kInvalidArgument,
+                  "q: is longer than " + std::to_string(store::kMaxSearchQueryBytes) + " bytes", "q");
+  }
+  CAIRN_ASSIGN_OR_RETURN(auto embedded, embedder.Embed({query.text}));
+  return std::move(embedded.front());
+}
+
+Result<std::vector<store::TextHit>> ExactVectorSearch::SearchVector(const std::string& owner_id,
+                                                                    const store::TextSearchQuery& query,
+                                                                    const std::optional<std::vector<float>>& vector) {
+  CAIRN_ASSIGN_OR_RETURN(std::vector<float> probe, QueryVector(embedder_, query, vector));
   // A min-heap of the best so far: its top is the worst kept, replaced by anything better.
   using Scored = std::pair<double, std::string>;
   auto worse = [](const Scored& a, const Scored& b) { return a.first > b.first; };

@@ -11,38 +11,10 @@ namespace json = boost::json;
 OpenAiEmbedder::OpenAiEmbedder(OpenAiEmbedderOptions options) : options_(std::move(options)) {
   std::string base = options_.base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  endpoint_ = base + "/embeddings";
+  endpoint_ = std::make_unique<net::OperatorEndpoint>(base + "/embeddings", options_.api_key, 8);
 }
 
 OpenAiEmbedder::~OpenAiEmbedder() = default;
-
-Result<net::HttpFetchResponse> OpenAiEmbedder::Post(const std::string& body) {
-  net::HttpConnection connection;
-  {
-    std::lock_guard lock(idle_mu_);
-    if (!idle_.empty()) {
-      connection = std::move(idle_.back());
-      idle_.pop_back();
-    }
-  }
-  net::HttpFetchRequest request;
-  request.method = "POST";
-  request.url = endpoint_;
-  request.headers.emplace_back("Content-Type", "application/json");
-  if (!options_.api_key.empty()) request.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
-  request.body = body;
-  request.timeout = options_.timeout;
-  request.max_response_bytes = options_.max_response_bytes;
-  // An operator's endpoint (a setting), which clients cannot choose.
-  static const auto kOperatorDestination =
-      std::make_shared<const net::OutboundPolicy>(net::OutboundPolicy::Unrestricted());
-  request.policy = kOperatorDestination;
-  request.environment_proxy = true;
-  auto response = connection.Fetch(request);
-  std::lock_guard lock(idle_mu_);
-  if (idle_.size() < 8) idle_.push_back(std::move(connection));
-  return response;
-}
 
 Result<std::vector<std::vector<float>>> OpenAiEmbedder::Embed(const std::vector<std::string>& texts) {
   if (texts.empty() || texts.size() > kMaxEmbedBatch) {
@@ -51,13 +23,23 @@ Result<std::vector<std::vector<float>>> OpenAiEmbedder::Embed(const std::vector<
   json::array input;
   for (const std::string& text : texts) input.emplace_back(text);
   std::string body = json::serialize(json::object{{"model", options_.model}, {"input", std::move(input)}});
-  CAIRN_ASSIGN_OR_RETURN(net::HttpFetchResponse response, Post(body));
+  net::HttpFetchRequest request = endpoint_->NewRequest(std::move(body));
+  request.timeout = options_.timeout;
+  request.max_response_bytes = options_.max_response_bytes;
   const std::string where = "embeddings from " + options_.name + ": ";
+  Result<net::HttpFetchResponse> fetched = [&] {
+    net::OperatorEndpoint::Lease lease(*endpoint_);
+    return lease.connection().Fetch(request);
+  }();
+  if (!fetched.ok()) return Status(fetched.status().code(), where + endpoint_->Redact(fetched.status().message()));
+  const net::HttpFetchResponse& response = *fetched;
   if (response.status == 408 || response.status == 429 || response.status >= 500) {
     return Status::Unavailable(where + "HTTP " + std::to_string(response.status));
   }
   if (response.status != 200) {
-    return Status::Internal(where + "HTTP " + std::to_string(response.status) + ": " + response.body.substr(0, 300));
+    // Redacted before it is cut, so no prefix of the key survives either.
+    std::string text = endpoint_->Redact(response.body).substr(0, 300);
+    return Status::Internal(where + "HTTP " + std::to_string(response.status) + ": " + text);
   }
   auto parsed = ParseJson(response.body, 8);
   const json::object* reply = parsed.ok() ? parsed->if_object() : nullptr;

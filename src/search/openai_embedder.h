@@ -1,16 +1,16 @@
 // OpenAiEmbedder: embeddings from an OpenAI-compatible `POST {base_url}/embeddings` (OpenAI,
-// Ollama, vLLM, llama.cpp, ...), over net::HttpConnection. One attempt per call: the embedding
-// worker retries what may pass (kUnavailable).
+// Ollama, vLLM, llama.cpp, ...), through net::OperatorEndpoint like the LLM providers (the same
+// request building, connection pool and API-key redaction of every error text). One attempt per
+// call: the embedding worker retries what may pass (kUnavailable).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
-#include "net/http_fetch.h"
+#include "net/operator_endpoint.h"
 #include "search/embedder.h"
 
 namespace cairn::search {
@@ -36,13 +36,9 @@ class OpenAiEmbedder final : public Embedder {
   Result<std::vector<std::vector<float>>> Embed(const std::vector<std::string>& texts) override;
 
  private:
-  Result<net::HttpFetchResponse> Post(const std::string& body);
-
   OpenAiEmbedderOptions options_;
-  std::string endpoint_;
+  std::unique_ptr<net::OperatorEndpoint> endpoint_;
   std::atomic<size_t> dimension_{0};
-  std::mutex idle_mu_;
-  std::vector<net::HttpConnection> idle_;  // kept-alive connections between calls
 };
 
 }  // namespace cairn::search

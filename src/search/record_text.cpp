@@ -1,8 +1,8 @@
 #include "search/record_text.h"
 
-#include <set>
 #include <vector>
 
+#include "store/search_words.h"
 #include "store/text_index.h"
 
 namespace cairn::search {
@@ -42,20 +42,9 @@ std::string RecordText(const model::Breadcrumb& crumb, size_t max_bytes) {
 
 std::string QueryWords(std::string_view text) {
   std::string out;
-  std::set<std::string> seen;
-  size_t i = 0;
-  while (i < text.size() && seen.size() < store::kMaxSearchTerms) {
-    if (!store::IsSearchWordByte(static_cast<unsigned char>(text[i]))) {
-      ++i;
-      continue;
-    }
-    size_t start = i;
-    while (i < text.size() && store::IsSearchWordByte(static_cast<unsigned char>(text[i]))) ++i;
-    std::string word(text.substr(start, i - start));
-    for (char& c : word) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    if (out.size() + word.size() + 1 > store::kMaxSearchQueryBytes) break;
-    if (!seen.insert(word).second) continue;
-    out += (out.empty() ? "" : " ") + word;
+  for (const store::SearchWord& word : store::SplitSearchWords(text, store::kMaxSearchTerms)) {
+    if (out.size() + word.text.size() + 1 > store::kMaxSearchQueryBytes) break;
+    out += (out.empty() ? "" : " ") + word.text;
   }
   return out;
 }

@@ -46,6 +46,9 @@ class Searcher {
 
   Result<std::vector<SearchHit>> Search(const std::string& owner_id, const SearchRequest& request) const;
 
+  // What serves vector queries; null when vector search is off.
+  const VectorSearch* vectors() const { return vectors_; }
+
  private:
   store::TextIndex& text_;
   VectorSearch* vectors_;

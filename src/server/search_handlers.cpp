@@ -5,6 +5,7 @@
 
 #include "base/json_util.h"
 #include "model/breadcrumb_codec.h"
+#include "search/vector_search.h"
 #include "server/request_support.h"
 
 namespace cairn::server {
@@ -91,6 +92,15 @@ void AddSearchRoutes(Router& router, const search::Searcher& searcher, const sea
                          {"vectors", s.vectors},
                          {"failed_batches", s.failed_batches},
                          {"last_error", s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error)}};
+      if (const search::VectorSearch* vectors = searcher.vectors()) {
+        search::VectorIndexStatus index = vectors->IndexStatus();
+        model["index"] = json::object{{"kind", index.kind},
+                                      {"indexes", index.indexes},
+                                      {"indexed_vectors", index.indexed_vectors},
+                                      {"builds", index.builds},
+                                      {"loads", index.loads},
+                                      {"exact_fallbacks", index.exact_fallbacks}};
+      }
       models.emplace_back(std::move(model));
     }
     json::object out{{"default_mode", search::ModeName(searcher.default_mode())},

@@ -43,6 +43,15 @@ struct MissingVector {
   std::string breadcrumb_id;
 };
 
+// What identifies the state of a tenant's vectors for a model (VectorStore::FingerprintVectors): any
+// write, update or removal changes it. A saved index whose fingerprint is not the store's is stale.
+struct VectorFingerprint {
+  int64_t count = 0;
+  int64_t version_sum = 0;      // of the record versions the vectors were computed from
+  int64_t last_updated_at = 0;  // the newest vector's write time
+  bool operator==(const VectorFingerprint&) const = default;
+};
+
 class VectorStore {
  public:
   virtual ~VectorStore() = default;
@@ -64,6 +73,9 @@ class VectorStore {
   // have no vector for `model`, in rid order. For filling the vectors of a new model.
   virtual Result<std::vector<MissingVector>> MissingVectors(const std::string& model, int64_t after_rid,
                                                             size_t limit) = 0;
+
+  // The fingerprint of `owner_id`'s vectors of `model` (one aggregate over them).
+  virtual Result<VectorFingerprint> FingerprintVectors(const std::string& owner_id, const std::string& model) = 0;
 
   // How many vectors `model` has, all tenants together.
   virtual Result<int64_t> CountVectors(const std::string& model) = 0;

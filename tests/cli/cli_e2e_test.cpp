@@ -432,13 +432,13 @@ TEST_F(CliE2eTest, ToolsListsTheBuiltinsWithTheirInputSchemas) {
   ASSERT_EQ(r.exit_code, 0) << Show(r);
   for (const char* name : {"echo (builtin)", "sleep (builtin)", "http_request (builtin)", "breadcrumb_create (builtin)",
                            "breadcrumb_get (builtin)", "breadcrumb_query (builtin)", "breadcrumb_update (builtin)",
-                           "wait_for (builtin)"}) {
+                           "wait_for (builtin)", "search (builtin)"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << Show(r);
   }
   EXPECT_NE(r.out.find(R"("required":["ms"])"), std::string::npos) << Show(r);
   ProcessResult as_json = Cairn({"tools", "--json", "--compact"});
   ASSERT_EQ(as_json.exit_code, 0) << Show(as_json);
-  EXPECT_EQ(ParseOut(as_json).as_array().size(), 8u);
+  EXPECT_EQ(ParseOut(as_json).as_array().size(), 9u);
 }
 
 TEST_F(CliE2eTest, CallPrintsTheOutputAndFailsOnAnErrorResponse) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "e2e_support.h"
@@ -178,6 +179,59 @@ TEST_F(e2e_search_remote, KillNineWithABacklogLosesNoEmbedding) {
     ASSERT_EQ(r.status, 200) << r.Describe();
     EXPECT_EQ(StringAt(ObjectOf(r).at("items").as_array().at(0).as_object(), "id"), ids[i]);
   }
+}
+
+// The approximate index (hnswlib) from the first vector: built on the first search, followed as
+// records are written, saved at a clean stop and loaded at the next start, rebuilt after a crash
+// left it stale.
+class e2e_search_hnsw : public SearchServerTest {
+ protected:
+  std::vector<std::string> ServerArgs() const override { return {"--hnsw-min-vectors", "1"}; }
+  json::object Index() {
+    json::object model = Model();
+    return model.contains("index") ? model.at("index").as_object() : json::object{};
+  }
+};
+
+TEST_F(e2e_search_hnsw, BuiltFollowedSavedLoadedAndRebuiltWhenStale) {
+  CreateOk(json::parse(R"({"title":"harbour lights","schema_name":"note.v1","context":{"text":"boats in the Lisbon harbour"}})"));
+  CreateOk(json::parse(R"({"title":"tax forms","schema_name":"note.v1","context":{"text":"quarterly filing deadlines"}})"));
+  json::object trip = CreateOk(json::parse(R"({"title":"lisbon trip","schema_name":"task.v1","context":{"text":"trams and the harbour"}})"));
+  ASSERT_TRUE(CaughtUp());
+  EXPECT_EQ(Titles("q=boats+Lisbon+harbour&mode=vector&limit=1"), Names{"harbour lights"});
+  EXPECT_EQ(Titles("q=boats+Lisbon+harbour&mode=vector&schema_name=task.v1"), Names{"lisbon trip"});
+  json::object index = Index();
+  EXPECT_EQ(StringAt(index, "kind"), "hnsw");
+  EXPECT_EQ(IntAt(index, "builds"), 1);
+  EXPECT_EQ(IntAt(index, "indexed_vectors"), 3);
+  // A deleted record is not found, though its vector was in the index.
+  ASSERT_EQ(client().Delete("/breadcrumbs/" + StringAt(trip, "id")).status, 204);
+  EXPECT_EQ(Titles("q=trams+harbour&mode=vector&schema_name=task.v1"), Names{});
+
+  ASSERT_TRUE(server().Restart()) << server().error();
+  Reconnect();
+  bool saved = false;
+  for (const auto& entry : std::filesystem::directory_iterator(server().data_dir() + "/vector-index")) {
+    saved = saved || entry.path().extension() == ".hnsw";
+  }
+  EXPECT_TRUE(saved);
+  EXPECT_EQ(Titles("q=quarterly+filing&mode=vector&limit=1"), Names{"tax forms"});
+  EXPECT_EQ(IntAt(Index(), "loads"), 1);
+  EXPECT_EQ(IntAt(Index(), "builds"), 0);
+  // Written after the load: the worker hands the vector to the loaded index.
+  CreateOk(json::parse(R"({"title":"ferry times","schema_name":"note.v1","context":{"text":"cacilhas ferry schedule"}})"));
+  ASSERT_TRUE(CaughtUp());
+  EXPECT_EQ(Titles("q=cacilhas+ferry&mode=vector&limit=1"), Names{"ferry times"});
+  EXPECT_EQ(IntAt(Index(), "builds"), 0);
+
+  // A crash: the saved index misses the ferry; its fingerprint says so and it is rebuilt.
+  server().Kill9();
+  ASSERT_TRUE(server().Start()) << server().error();
+  Reconnect();
+  ASSERT_TRUE(CaughtUp());
+  EXPECT_EQ(Titles("q=cacilhas+ferry&mode=vector&limit=1"), Names{"ferry times"});
+  EXPECT_EQ(IntAt(Index(), "builds"), 1);
+  EXPECT_EQ(IntAt(Index(), "loads"), 0);
 }
 
 }  // namespace

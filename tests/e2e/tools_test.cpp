@@ -65,9 +65,9 @@ const json::object& TraceOf(const json::object& record) {
   return t != nullptr && t->is_object() ? t->as_object() : empty;
 }
 
-TEST_F(e2e_tools, TheEightBuiltinsAreListedAsToolDefinitions) {
+TEST_F(e2e_tools, TheNineBuiltinsAreListedAsToolDefinitions) {
   const std::set<std::string> expected = {"echo", "sleep", "http_request", "breadcrumb_create", "breadcrumb_get",
-                                          "breadcrumb_query", "breadcrumb_update", "wait_for"};
+                                          "breadcrumb_query", "breadcrumb_update", "wait_for", "search"};
   std::vector<json::object> items = ListAll("schema_name=tool.v1&include_context=true");
   std::set<std::string> names;
   for (const auto& item : items) {
@@ -78,7 +78,7 @@ TEST_F(e2e_tools, TheEightBuiltinsAreListedAsToolDefinitions) {
     EXPECT_TRUE(HasTag(item, "builtin")) << name;
     EXPECT_EQ(StringAt(item, "created_by"), "system") << name;
   }
-  EXPECT_EQ(items.size(), 8u);
+  EXPECT_EQ(items.size(), 9u);
   EXPECT_EQ(names, expected);
 }
 
@@ -271,6 +271,37 @@ TEST_F(e2e_tools, BreadcrumbGetAndQueryReadTheStore) {
   json::object bad = Call("breadcrumb_query", json::object{{"selector", {{"types", json::array{"nope"}}}}});
   EXPECT_EQ(ErrorCodeOf(bad), "invalid_input") << JsonText(bad);
   EXPECT_NE(ErrorMessageOf(bad).find("input.selector"), std::string::npos) << ErrorMessageOf(bad);
+}
+
+TEST_F(e2e_tools, SearchFindsByWordsAndSimilarityInTheCallersTenant) {
+  CreateOk(json::parse(R"({"title":"harbour lights","schema_name":"snote.v1","tags":["travel"],"context":{"text":"boats in the Lisbon harbour"}})"));
+  CreateOk(json::parse(R"({"title":"tax forms","schema_name":"snote.v1","context":{"text":"quarterly filing deadlines"}})"));
+  CreateOk(json::parse(R"({"title":"harbour tour","schema_name":"other.v1","context":{"text":"a harbour tour"}})"));
+  json::object text = Out(Call("search", json::object{{"q", "harbour"}, {"mode", "text"}, {"schema_name", "snote.v1"}}));
+  EXPECT_EQ(StringAt(text, "mode"), "text");
+  ASSERT_EQ(text["items"].as_array().size(), 1u) << JsonText(text);
+  const json::object& hit = text["items"].as_array()[0].as_object();
+  EXPECT_EQ(StringAt(hit, "title"), "harbour lights");
+  EXPECT_NE(StringAt(hit, "snippet").find("**harbour**"), std::string::npos) << JsonText(hit);
+  EXPECT_EQ(StringAt(hit.at("context").as_object(), "text"), "boats in the Lisbon harbour");
+
+  ASSERT_TRUE(SearchCaughtUp(client()));
+  json::object similar = Out(Call("search", json::object{{"q", "quarterly filing"}, {"mode", "vector"}, {"limit", 1}}));
+  ASSERT_EQ(similar["items"].as_array().size(), 1u) << JsonText(similar);
+  EXPECT_EQ(StringAt(similar["items"].as_array()[0].as_object(), "title"), "tax forms");
+  json::object tagged = Out(Call("search", json::object{{"q", "harbour"}, {"tags", json::array{"travel"}}}));
+  EXPECT_EQ(StringAt(tagged, "mode"), "hybrid");
+  ASSERT_EQ(tagged["items"].as_array().size(), 1u) << JsonText(tagged);
+
+  for (const json::object& input : {json::object{{"q", ""}}, json::object{{"q", "x"}, {"limit", 500}},
+                                    json::object{{"q", "x"}, {"mode", "fuzzy"}}, json::object{{"query", "x"}}}) {
+    json::object bad = Call("search", input);
+    EXPECT_EQ(ErrorCodeOf(bad), "invalid_input") << JsonText(input) << " → " << JsonText(bad);
+  }
+  // Only punctuation: no word to search for, refused naming the input's q.
+  json::object empty = Call("search", json::object{{"q", "?!"}, {"mode", "text"}});
+  EXPECT_EQ(StatusOf(empty), "error") << JsonText(empty);
+  EXPECT_NE(ErrorMessageOf(empty).find("q"), std::string::npos) << ErrorMessageOf(empty);
 }
 
 TEST_F(e2e_tools, BreadcrumbUpdateHonoursIfMatch) {

@@ -95,53 +95,17 @@ struct OpenAiProvider::Attempt {
   std::optional<milliseconds> retry_after;
 };
 
-struct OpenAiProvider::HandlePool {
-  std::mutex mu;
-  std::vector<net::HttpConnection> idle;
-};
-
-namespace {
-
-constexpr size_t kMaxIdleHandles = 64;
-
-}  // namespace
-
-// A connection for one attempt: an idle one of the pool (its kept-alive connection reused) or a
-// new one; given back afterwards (a transfer that failed has closed its own connection).
-struct OpenAiProvider::HandleLease {
-  explicit HandleLease(HandlePool& p) : pool(p) {
-    std::lock_guard lock(pool.mu);
-    if (!pool.idle.empty()) {
-      connection = std::move(pool.idle.back());
-      pool.idle.pop_back();
-    }
-  }
-  ~HandleLease() {
-    std::lock_guard lock(pool.mu);
-    if (pool.idle.size() < kMaxIdleHandles) pool.idle.push_back(std::move(connection));
-  }
-  HandlePool& pool;
-  net::HttpConnection connection;
-};
-
 OpenAiProvider::OpenAiProvider(OpenAiOptions options)
-    : options_(std::move(options)), pool_(std::make_shared<HandlePool>()) {
+    : options_(std::move(options)) {
   std::string base = options_.base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  endpoint_ = base + "/chat/completions";
+  endpoint_ = std::make_shared<net::OperatorEndpoint>(base + "/chat/completions", options_.api_key);
   if (!options_.jitter) options_.jitter = DefaultJitter;
   if (!options_.sleep) options_.sleep = DefaultSleep;
   if (options_.max_attempts < 1) options_.max_attempts = 1;
 }
 
 std::string OpenAiProvider::Describe() const { return options_.name + " (" + options_.base_url + ")"; }
-
-std::string OpenAiProvider::Redact(std::string text) const {
-  const std::string& key = options_.api_key;
-  if (key.size() < 4) return text;
-  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 3)) text.replace(at, key.size(), "***");
-  return text;
-}
 
 Result<ChatResponse> OpenAiProvider::Complete(const ChatRequest& request, const CallOptions& options) {
   if (options_.api_key.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
@@ -175,19 +139,11 @@ Result<ChatResponse> OpenAiProvider::Complete(const ChatRequest& request, const 
 OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const std::string& model, bool stream,
                                                 const CallOptions& options) const {
   Attempt out;
-  net::HttpFetchRequest request;
-  request.method = "POST";
-  request.url = endpoint_;
-  request.headers = {{"Content-Type", "application/json"}, {"Accept", stream ? "text/event-stream" : "application/json"}};
-  if (!options_.api_key.empty()) request.headers.emplace_back("Authorization", "Bearer " + options_.api_key);
-  request.body = body;
+  net::HttpFetchRequest request = endpoint_->NewRequest(body);
+  request.headers.emplace_back("Accept", stream ? "text/event-stream" : "application/json");
   request.connect_timeout = options_.connect_timeout;
   request.timeout = stream ? milliseconds(0) : options_.request_timeout;  // a stream is bounded by idleness instead
   request.max_response_bytes = kMaxErrorBodyBytes;  // what is kept of a non-2xx body
-  // The endpoint is the operator's, not a client's: any address, and the environment's proxies.
-  static const auto kAnyAddress = std::make_shared<const net::OutboundPolicy>(net::OutboundPolicy::Unrestricted());
-  request.policy = kAnyAddress;
-  request.environment_proxy = true;
 
   StreamLimits limits;
   limits.max_assembled_bytes = options_.max_response_bytes;
@@ -229,8 +185,8 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
   };
 
   Result<net::HttpFetchResponse> fetched = [&] {
-    HandleLease lease(*pool_);
-    return lease.connection.Stream(request, handler, cancel);
+    net::OperatorEndpoint::Lease lease(*endpoint_);
+    return lease.connection().Stream(request, handler, cancel);
   }();
   out.delivered = assembler.delivered_content();
   const std::string where = Describe();
@@ -246,7 +202,7 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
     return out;
   }
   if (!feed_error.ok()) {
-    out.status = Status(feed_error.code(), where + ": " + Redact(feed_error.message()));
+    out.status = Status(feed_error.code(), where + ": " + endpoint_->Redact(feed_error.message()));
     out.retriable = feed_error.code() == StatusCode::kUnavailable;
     return out;
   }
@@ -279,7 +235,7 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
   const long http_status = fetched->status;
   const std::string& error_body = fetched->body;
   if (http_status >= 300) {
-    std::string text = ErrorBodyText(Redact(error_body));  // redact before cutting: no key prefix survives
+    std::string text = ErrorBodyText(endpoint_->Redact(error_body));  // redact before cutting: no key prefix survives
     std::string reason(ReasonPhrase(http_status));
     std::string head = where + " answered " + std::to_string(http_status) + (reason.empty() ? "" : " " + reason) +
                        (text.empty() ? "" : ": " + text);
@@ -292,7 +248,7 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
       out.status = Status::FailedPrecondition(head + hint);
     } else if (http_status == 404) {
       out.status = Status::InvalidArgument(head + " — check the model name (" + model + ") and the base URL (requests go to " +
-                                           endpoint_ + ")");
+                                           endpoint_->url() + ")");
     } else if (http_status == 408 || http_status == 429 || http_status >= 500) {
       out.status = Status::Unavailable(head);
       out.retriable = true;
@@ -309,7 +265,7 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
   if (sse) {
     Result<ChatResponse> reply = assembler.Finish();
     if (!reply.ok()) {
-      out.status = Status(reply.status().code(), where + ": " + Redact(reply.status().message()));
+      out.status = Status(reply.status().code(), where + ": " + endpoint_->Redact(reply.status().message()));
       out.retriable = reply.status().code() == StatusCode::kUnavailable;
       return out;
     }
@@ -318,7 +274,7 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
   }
   Result<ChatResponse> reply = ParseCompletion(reply_body);
   if (!reply.ok()) {
-    out.status = Status(reply.status().code(), where + ": " + Redact(reply.status().message()));
+    out.status = Status(reply.status().code(), where + ": " + endpoint_->Redact(reply.status().message()));
     out.retriable = reply.status().code() == StatusCode::kUnavailable;
     return out;
   }

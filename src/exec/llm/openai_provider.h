@@ -34,6 +34,7 @@
 #include <string>
 
 #include "exec/llm/llm_provider.h"
+#include "net/operator_endpoint.h"
 
 namespace cairn::exec::llm {
 
@@ -68,20 +69,16 @@ class OpenAiProvider final : public LlmProvider {
 
   const OpenAiOptions& options() const { return options_; }
   // `<base_url>/chat/completions`, with any trailing slashes of base_url removed first.
-  const std::string& endpoint() const { return endpoint_; }
+  const std::string& endpoint() const { return endpoint_->url(); }
 
  private:
   struct Attempt;
   Attempt Perform(const std::string& body, const std::string& model, bool stream, const CallOptions& options) const;
   std::string Describe() const;  // "openai (https://api.openai.com/v1)"
-  std::string Redact(std::string text) const;
 
   OpenAiOptions options_;
-  std::string endpoint_;
-  // Connections of finished calls, kept so the next call reuses them (keep-alive).
-  struct HandlePool;
-  struct HandleLease;
-  std::shared_ptr<HandlePool> pool_;
+  // The URL, the key and its redaction, and the connections of finished calls (keep-alive).
+  std::shared_ptr<net::OperatorEndpoint> endpoint_;
 };
 
 }  // namespace cairn::exec::llm

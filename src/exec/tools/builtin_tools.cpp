@@ -49,6 +49,16 @@ constexpr BuiltinInfo kBuiltins[] = {
      R"({"type":"object","properties":{"selector":{"type":"object"},"timeout_ms":{"type":"integer","minimum":1,
         "maximum":3600000}},"required":["selector","timeout_ms"],"additionalProperties":false})",
      3600000},
+    {"search",
+     "Finds breadcrumbs by words and meaning (like GET /breadcrumbs/search): `q` the words; `mode` text, vector or "
+     "hybrid; optional schema_name, tags (all required), path prefix and limit. Returns {items (best first, each with "
+     "score and snippet), mode}.",
+     R"({"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":1024},
+        "mode":{"enum":["text","vector","hybrid"]},"schema_name":{"type":"string","maxLength":256},
+        "tags":{"type":"array","items":{"type":"string","maxLength":256},"maxItems":16},
+        "path":{"type":"string","maxLength":1024},"limit":{"type":"integer","minimum":1,"maximum":50}},
+        "required":["q"],"additionalProperties":false})",
+     30000},
 };
 
 class EchoTool final : public Tool {
@@ -87,6 +97,7 @@ std::unique_ptr<Tool> MakeUnchecked(std::string_view name, const BuiltinToolDeps
   if (name == "sleep") return std::make_unique<SleepTool>();
   if (name == "http_request") return MakeHttpRequestTool(deps);
   if (name == "wait_for") return MakeWaitForTool(deps);
+  if (name == "search") return MakeSearchTool(deps);
   return MakeBreadcrumbTool(name, deps);
 }
 

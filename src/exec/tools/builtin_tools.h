@@ -1,5 +1,5 @@
 // The built-in tools (docs/executors.md): echo, sleep, http_request, breadcrumb_create,
-// breadcrumb_get, breadcrumb_query, breadcrumb_update and wait_for. Each is registered as a
+// breadcrumb_get, breadcrumb_query, breadcrumb_update, wait_for and search. Each is registered as a
 // tool.v1 definition at first start (runtime "builtin"), so it can be listed, changed (timeout,
 // concurrency, selectors) or deleted like any other tool.
 #pragma once
@@ -16,6 +16,7 @@
 #include "exec/tools/tool.h"
 #include "model/limits.h"
 #include "net/outbound_policy.h"
+#include "search/searcher.h"
 #include "store/store.h"
 
 namespace cairn::exec {
@@ -30,6 +31,7 @@ struct BuiltinToolOptions {
                                              // process tools' env follows limits.tool_env
   ProcessToolOptions process;                // process tools (MakeTool): tool user, run directories
   std::shared_ptr<McpToolCaller> mcp;        // mcp tools (MakeTool); null: they answer unavailable
+  const search::Searcher* searcher = nullptr;  // the search tool's; null: it answers kUnavailable
 };
 
 struct BuiltinToolDeps {
@@ -51,6 +53,7 @@ std::unique_ptr<Tool> MakeBuiltinTool(std::string_view name, const BuiltinToolDe
 std::unique_ptr<Tool> MakeHttpRequestTool(const BuiltinToolDeps& deps);
 std::unique_ptr<Tool> MakeWaitForTool(const BuiltinToolDeps& deps);
 std::unique_ptr<Tool> MakeBreadcrumbTool(std::string_view name, const BuiltinToolDeps& deps);
+std::unique_ptr<Tool> MakeSearchTool(const BuiltinToolDeps& deps);
 
 // Waits on `cancelled` for up to `duration`; returns false when cancelled first.
 bool SleepUnlessCancelled(const std::atomic<bool>& cancelled, std::chrono::milliseconds duration);

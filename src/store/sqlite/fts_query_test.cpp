@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "store/search_words.h"
 #include "store/text_index.h"
 
 namespace cairn::store::sqlite {
@@ -49,6 +50,17 @@ TEST(FtsQueryTest, BoundsAndEmptyQueriesAreRefused) {
   std::string repeated;
   for (int i = 0; i < 100; ++i) repeated += "same ";
   EXPECT_EQ(Compiled(repeated), R"("same")");
+}
+
+TEST(SearchWordsTest, DistinctLowerCasedWordsInOrderUpToTheLimit) {
+  auto words = SplitSearchWords("Lisb harbour, LISB* ferry-boat", 3);
+  ASSERT_EQ(words.size(), 3u);
+  EXPECT_EQ(words[0].text, "lisb");
+  EXPECT_TRUE(words[0].prefix);  // the star of either occurrence
+  EXPECT_EQ(words[1].text, "harbour");
+  EXPECT_FALSE(words[1].prefix);
+  EXPECT_EQ(words[2].text, "ferry");  // "boat" is past the limit
+  EXPECT_TRUE(SplitSearchWords("?! -- ''", 32).empty());
 }
 
 }  // namespace

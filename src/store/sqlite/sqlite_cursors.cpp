@@ -15,13 +15,15 @@ Result<std::optional<int64_t>> SqliteStore::LoadCursor(const std::string& consum
   return seq;
 }
 
+Status SqliteStore::WriteCursor(Connection& conn, std::string_view consumer, int64_t seq, int64_t now) {
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
+      "INSERT INTO consumer_cursors(consumer, seq, updated_at) VALUES (?1, ?2, ?3) "
+      "ON CONFLICT(consumer) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at"));
+  return stmt->Bind(1, consumer).Bind(2, seq).Bind(3, now).Run();
+}
+
 Status SqliteStore::SaveCursor(const std::string& consumer, int64_t seq) {
-  return Write([&](Connection& conn, int64_t*) -> Status {
-    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
-        "INSERT INTO consumer_cursors(consumer, seq, updated_at) VALUES (?1, ?2, ?3) "
-        "ON CONFLICT(consumer) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at"));
-    return stmt->Bind(1, std::string_view(consumer)).Bind(2, seq).Bind(3, clock_.NowMicros()).Run();
-  });
+  return Write([&](Connection& conn, int64_t*) -> Status { return WriteCursor(conn, consumer, seq, clock_.NowMicros()); });
 }
 
 Status SqliteStore::DeleteCursor(const std::string& consumer) {

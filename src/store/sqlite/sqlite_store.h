@@ -98,9 +98,12 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   Status ScanVectors(const std::string& owner_id, const std::string& model, const TextSearchQuery& filters,
                      const VectorVisitor& visit) override;
   Result<std::vector<MissingVector>> MissingVectors(const std::string& model, int64_t after_rid, size_t limit) override;
+  Result<VectorFingerprint> FingerprintVectors(const std::string& owner_id, const std::string& model) override;
   Result<int64_t> CountVectors(const std::string& model) override;
 
  private:
+  // Upserts `consumer`'s cursor within the caller's write transaction (SaveCursor, PutVectors).
+  static Status WriteCursor(Connection& conn, std::string_view consumer, int64_t seq, int64_t now);
   SqliteStore(SqliteStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
 
   // A read connection from the pool, returned to it on destruction.

@@ -41,11 +41,7 @@ Status SqliteStore::PutVectors(const std::string& model, const std::vector<Vecto
         remove->Reset();
       }
     }
-    if (consumer.empty()) return Status::Ok();
-    CAIRN_ASSIGN_OR_RETURN(auto cursor, conn.Prepare(
-        "INSERT INTO consumer_cursors(consumer, seq, updated_at) VALUES (?1, ?2, ?3) "
-        "ON CONFLICT(consumer) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at"));
-    return cursor->Bind(1, std::string_view(consumer)).Bind(2, cursor_seq).Bind(3, now).Run();
+    return consumer.empty() ? Status::Ok() : WriteCursor(conn, consumer, cursor_seq, now);
   });
 }
 
@@ -93,6 +89,20 @@ Result<std::vector<MissingVector>> SqliteStore::MissingVectors(const std::string
     return Status::Ok();
   }));
   return missing;
+}
+
+Result<VectorFingerprint> SqliteStore::FingerprintVectors(const std::string& owner_id, const std::string& model) {
+  VectorFingerprint fingerprint;
+  CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
+        "SELECT count(*), COALESCE(sum(version), 0), COALESCE(max(updated_at), 0) FROM breadcrumb_vectors "
+        "WHERE model = ?1 AND owner_id = ?2"));
+    stmt->Bind(1, std::string_view(model)).Bind(2, std::string_view(owner_id));
+    CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (row) fingerprint = VectorFingerprint{stmt->Int(0), stmt->Int(1), stmt->Int(2)};
+    return Status::Ok();
+  }));
+  return fingerprint;
 }
 
 Result<int64_t> SqliteStore::CountVectors(const std::string& model) {
