@@ -8,6 +8,7 @@
 #include "mcp_server/mcp_server_protocol.h"
 #include "model/reserved.h"
 #include "server/error_response.h"
+#include "server/request_auth.h"
 #include "server/request_support.h"
 
 namespace cairn::server {
@@ -42,6 +43,9 @@ class InProcessBackend final : public mcp_server::CairnBackend {
     }
     Router::Match match = router_.Find(method, request.path);
     if (!match.route) return match.error;
+    // As the client itself: its principal, held to each route's role like its own requests.
+    request.principal = outer_.principal;
+    CAIRN_RETURN_IF_ERROR(AuthorizeRoute(request.principal.get(), match.route->access));
     request.path_params = std::move(match.params);
     CAIRN_ASSIGN_OR_RETURN(HttpResponse response, match.route->handler(request));
     if (response.status < 200 || response.status > 299) {
@@ -60,7 +64,7 @@ class InProcessBackend final : public mcp_server::CairnBackend {
   }
 
   Result<json::object> CallTool(const std::string& tool, const json::value& input, std::chrono::seconds timeout) override {
-    exec::ResponseWaiter waiter(*deps_.store, *deps_.bus, model::kDefaultTenant, exec::kToolResponses);
+    exec::ResponseWaiter waiter(*deps_.store, *deps_.bus, Tenant(), exec::kToolResponses);
     CAIRN_ASSIGN_OR_RETURN(json::value created,
                            Api("POST", "/breadcrumbs",
                                json::object{{"title", "call " + tool},
@@ -74,7 +78,7 @@ class InProcessBackend final : public mcp_server::CairnBackend {
   Result<json::object> SendMessage(const std::string& session_id, const std::string& agent_id, const std::string& text,
                                    std::chrono::seconds timeout) override {
     const std::string& session = session_id;
-    exec::ResponseWaiter waiter(*deps_.store, *deps_.bus, model::kDefaultTenant, exec::kAgentResponses);
+    exec::ResponseWaiter waiter(*deps_.store, *deps_.bus, Tenant(), exec::kAgentResponses);
     json::object context{{"content", text}};
     if (!agent_id.empty()) context["agent_id"] = agent_id;
     CAIRN_ASSIGN_OR_RETURN(json::value created,
@@ -90,6 +94,9 @@ class InProcessBackend final : public mcp_server::CairnBackend {
   }
 
  private:
+  // Whose records the answers are: the client's tenant (the default one with --auth=none).
+  std::string Tenant() const { return outer_.principal ? outer_.principal->tenant : std::string(model::kDefaultTenant); }
+
   Result<json::object> Await(exec::ResponseWaiter& waiter, const std::string& request_id, const std::string& source,
                              std::chrono::seconds timeout) {
     if (request_id.empty()) return Status::Internal("the request was written without an id");

@@ -21,13 +21,7 @@ Status Authenticate(HttpRequest& request, const RouteAccess& access, const auth:
   auto authorization = request.Header("authorization");
   if (access.kind == RouteAccess::Kind::kPublic && !authorization && !access_token) return Status::Ok();
   CAIRN_ASSIGN_OR_RETURN(auth::Principal principal, authenticator->Authenticate(authorization, access_token));
-  if (access.kind == RouteAccess::Kind::kSystemAdmin && !principal.system_admin) {
-    return Status::PermissionDenied("this route needs a system admin (the bootstrap admin key)");
-  }
-  if (access.kind == RouteAccess::Kind::kRole && !principal.Has(access.role)) {
-    return Status::PermissionDenied("this route needs role " + std::string(auth::RoleName(access.role)) + "; " +
-                                    principal.id + " has not");
-  }
+  CAIRN_RETURN_IF_ERROR(AuthorizeRoute(&principal, access));
   request.principal = std::make_shared<const auth::Principal>(std::move(principal));
   return Status::Ok();
 }
@@ -42,6 +36,18 @@ HttpResponse TooManyRequests(const std::string& whose, int64_t retry_after) {
 }
 
 }  // namespace
+
+Status AuthorizeRoute(const auth::Principal* principal, const RouteAccess& access) {
+  if (!principal) return Status::Ok();
+  if (access.kind == RouteAccess::Kind::kSystemAdmin && !principal->system_admin) {
+    return Status::PermissionDenied("this route needs a system admin (the bootstrap admin key)");
+  }
+  if (access.kind == RouteAccess::Kind::kRole && !principal->Has(access.role)) {
+    return Status::PermissionDenied("this route needs role " + std::string(auth::RoleName(access.role)) + "; " +
+                                    principal->id + " has not");
+  }
+  return Status::Ok();
+}
 
 std::optional<HttpResponse> AuthenticateRequest(HttpRequest& request, const RouteAccess& access,
                                                 const RequestGuards& guards) {

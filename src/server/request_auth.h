@@ -29,6 +29,11 @@ struct RequestGuards {
   auth::RateLimiter* tenant_rate = nullptr;
 };
 
+// Whether `principal` may use a route of `access` (kPermissionDenied naming what is missing). A null
+// principal (--auth=none) may use every route. For requests made inside the server on a client's
+// behalf (POST /mcp's API calls), which do not pass through AuthenticateRequest again.
+Status AuthorizeRoute(const auth::Principal* principal, const RouteAccess& access);
+
 // nullopt when the request may go on (with request.principal set); else the answer refusing it.
 std::optional<HttpResponse> AuthenticateRequest(HttpRequest& request, const RouteAccess& access,
                                                 const RequestGuards& guards);

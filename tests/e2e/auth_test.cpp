@@ -129,6 +129,28 @@ TEST_F(e2e_auth, TenantsAndKeysRefuseBadInput) {
   EXPECT_EQ(ObjectOf(listed).at("items").as_array().size(), 1u) << listed.Describe();  // default only: nothing was made
 }
 
+// POST /mcp calls the API in process: as the client, in its tenant, held to each route's role.
+TEST_F(e2e_auth, McpToolsActAsTheirCaller) {
+  ASSERT_EQ(client().Post("/tenants", R"({"id":"t2"})", Bearer(kBootstrapKey)).status, 201);
+  Headers tess = Bearer(KeyFor("t2", "tess", {"user"}));
+  tess.emplace_back("Content-Type", "application/json");
+  Response called = client().Post(
+      "/mcp", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_breadcrumb","arguments":{"title":"via mcp"}}})",
+      tess);
+  ASSERT_EQ(called.status, 200) << called.Describe();
+  json::object result = ObjectOf(called).at("result").as_object();
+  ASSERT_FALSE(result.contains("isError")) << called.body;
+  const json::object& created = result.at("structuredContent").as_object();
+  const std::string id(created.at("id").as_string());
+  EXPECT_EQ(StringAt(created, "created_by"), "tess");
+  EXPECT_EQ(client().Get("/breadcrumbs/" + id, tess).status, 200);
+  EXPECT_TRUE(IsError(client().Get("/breadcrumbs/" + id, Bearer(KeyFor("default", "dora", {"admin"}))), 404, "not_found"));
+  // A reader may not call tools that write.
+  Headers rita = Bearer(KeyFor("t2", "rita", {"reader"}));
+  rita.emplace_back("Content-Type", "application/json");
+  EXPECT_EQ(client().Post("/mcp", R"({"jsonrpc":"2.0","id":2,"method":"ping"})", rita).status, 403);
+}
+
 TEST_F(e2e_auth, KeysAndTenantsSurviveARestart) {
   ASSERT_EQ(client().Post("/tenants", R"({"id":"acme","name":"Acme"})", Bearer(kBootstrapKey)).status, 201);
   std::string key = KeyFor("acme", "amy", {"reader"});
