@@ -163,6 +163,33 @@ TEST_F(e2e_nested_agents, ParallelDelegationToTwoAgentTypesFeedsResultsBack) {
   }
 }
 
+TEST_F(e2e_nested_agents, ASubAgentsStructuredOutputIsTheToolResult) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("triage", "triage the ticket")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("triaged")),
+          Rule(Match({{"any_content_contains", "TRIAGE"}}), Text(R"({"priority": "high"})"))});
+  json::object schema{{"type", "object"},
+                      {"properties", json::object{{"priority", json::object{{"type", "string"}}}}},
+                      {"required", json::array{"priority"}}};
+  Agent("triage", "TRIAGE", json::object{{"output", json::object{{"schema_name", "ticket.triage.v1"}, {"schema", schema}}}});
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"triage"}}});
+
+  json::object answer = AwaitAnswer(Say("triage this", "boss"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  EXPECT_EQ(StringAt(ContextOf(answer), "message"), "triaged");
+  std::string root = StringAt(ContextOf(answer), "execution_id");
+  // The orchestrator's model got the validated object as the tool result, long before any timeout.
+  auto boss = RequestsOf("ORCHESTRATOR");
+  ASSERT_EQ(boss.size(), 2u);
+  auto results = ToolMessagesOf(boss[1]);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(json::parse(StringAt(results[0], "content")), json::parse(R"({"priority":"high"})"));
+  auto tasks = Tasks(root);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(StringAt(ContextOf(tasks[0]), "status"), "completed") << JsonText(tasks[0]);
+  EXPECT_EQ(StringAt(Execution(StringAt(ContextOf(tasks[0]), "execution_id")), "status"), "completed");
+}
+
 TEST_F(e2e_nested_agents, AFailingSubAgentIsAnErrorResultNotAFailedOrchestrator) {
   Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
                ToolCallsReply({{"delegate", Delegate("broken", "try this")}})),
