@@ -264,6 +264,76 @@ TEST_F(e2e_nested_agents, CancellingTheRootCancelsTheRunningSubAgentsPromptly) {
   EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 1u) << "the orchestrator is not asked again after the cancel";
 }
 
+TEST_F(e2e_nested_agents, ATimedOutTaskCancelsItsSubAgentAndItsSubtree) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("middle", "pass it on")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("gave up")),
+          Rule(Match({{"any_content_contains", "MIDDLE"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("slow", "take your time")}})),
+          Rule(Match({{"any_content_contains", "SLOW"}}), json::object{{"content", "late"}, {"delay_ms", 60000}})});
+  Agent("slow", "SLOW");
+  Agent("middle", "MIDDLE", json::object{{"agents", json::array{"slow"}}});
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"middle"}}, {"tool_timeout_ms", 1500}});
+
+  auto asked_at = std::chrono::steady_clock::now();
+  json::object answer = AwaitAnswer(Say("go", "boss"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  std::string root = StringAt(ContextOf(answer), "execution_id");
+  // The model read the timeout, naming the sub-agent.
+  auto boss = RequestsOf("ORCHESTRATOR");
+  ASSERT_EQ(boss.size(), 2u);
+  auto results = ToolMessagesOf(boss[1]);
+  ASSERT_EQ(results.size(), 1u);
+  json::value result = json::parse(StringAt(results[0], "content"));
+  EXPECT_EQ(result.at("error").at("code"), "timeout") << JsonText(result);
+  EXPECT_NE(json::value_to<std::string>(result.at("error").at("message")).find("middle"), std::string::npos);
+  // The task says cancelled; the sub-agent and its own child stop long before the 60 s reply.
+  auto tasks = Tasks(root);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(StringAt(ContextOf(tasks[0]), "status"), "cancelled") << JsonText(tasks[0]);
+  EXPECT_EQ(json::parse(StringAt(ContextOf(tasks[0]), "result")).at("error").at("code"), "timeout");
+  EXPECT_TRUE(Eventually([&] {
+    return ListPages("/executions?kind=agent&executor=middle&status=cancelled").size() == 1 &&
+           ListPages("/executions?kind=agent&executor=slow&status=cancelled").size() == 1;
+  })) << JsonText(Tree(root));
+  EXPECT_LT(std::chrono::steady_clock::now() - asked_at, 30s);
+  EXPECT_EQ(ListPages("/executions?status=running").size(), 0u);
+}
+
+TEST_F(e2e_nested_agents, ACancelledOrchestratorsOpenTasksEndCancelled) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("slow", "take your time")},
+                               {"delegate", Delegate("quick", "be quick")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("never")),
+          Rule(Match({{"any_content_contains", "QUICK"}}), Text("quick done")),
+          Rule(Match({{"any_content_contains", "SLOW"}}), json::object{{"content", "late"}, {"delay_ms", 60000}})});
+  Agent("slow", "SLOW");
+  Agent("quick", "QUICK");
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"slow", "quick"}}});
+  std::string message = Say("go", "boss");
+  ASSERT_TRUE(AwaitRequests("SLOW", 1));
+  std::string root = ExecutionOf("boss");
+  // The quick task is taken before the cancel; the slow one is open.
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& task : Tasks(root)) {
+      if (StringAt(ContextOf(task), "assignee") == "quick") return StringAt(ContextOf(task), "status") == "completed";
+    }
+    return false;
+  }));
+  // The slow sub-agent started: its task moved from pending to running, naming its execution.
+  std::string slow = ExecutionOf("slow");
+  for (const auto& task : Tasks(root)) {
+    if (StringAt(ContextOf(task), "assignee") != "slow") continue;
+    EXPECT_EQ(StringAt(ContextOf(task), "status"), "running") << JsonText(task);
+    EXPECT_EQ(StringAt(ContextOf(task), "execution_id"), slow);
+  }
+  ASSERT_EQ(client().Post("/executions/" + root + "/cancel", "").status, 200);
+  EXPECT_EQ(StringAt(ContextOf(AwaitAnswer(message)), "status"), "error");
+  std::map<std::string, std::string> status;
+  for (const auto& task : Tasks(root)) status[StringAt(ContextOf(task), "assignee")] = StringAt(ContextOf(task), "status");
+  EXPECT_EQ(status, (std::map<std::string, std::string>{{"quick", "completed"}, {"slow", "cancelled"}}));
+}
+
 TEST_F(e2e_nested_agents, TheSessionChannelCarriesTheSubAgentsEventsInOrder) {
   Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
                ToolCallsReply({{"delegate", Delegate("researcher", "look it up")}})),

@@ -461,9 +461,19 @@ Result<bool> AgentRun::CollectToolResults() {
     if (request_.cancelled) return Status::Unavailable("cancelled");
     for (auto& p : state_.pending) {
       if (!p.result && unanswered.count(p.request_id)) {
-        p.result = ErrorText("timeout", "no response from " + p.call.name + " within " +
-                                            std::to_string(def_.tool_timeout_ms) + " ms");
-        CAIRN_RETURN_IF_ERROR(WriteSnapshot({}, answered({}, p)));
+        std::vector<store::WriteOp> task_end;
+        if (IsDelegation(p.call)) {
+          // The task is given up: its sub-agent (and its subtree) stops, its record says so.
+          std::string message = "the sub-agent " + DelegatedAgent(p.call.arguments) + " did not answer within " +
+                                std::to_string(def_.tool_timeout_ms) + " ms (tool_timeout_ms); it was cancelled";
+          p.result = ErrorText("timeout", message);
+          CancelChild(p);
+          CAIRN_ASSIGN_OR_RETURN(task_end, TaskEnd(p, ErrorResponse("timeout", message)));
+        } else {
+          p.result = ErrorText("timeout", "no response from " + p.call.name + " within " +
+                                              std::to_string(def_.tool_timeout_ms) + " ms");
+        }
+        CAIRN_RETURN_IF_ERROR(WriteSnapshot({}, answered(std::move(task_end), p)));
       }
     }
   }
@@ -511,6 +521,62 @@ Result<std::vector<store::WriteOp>> AgentRun::TaskEnd(const PendingCall& call, c
   std::vector<store::WriteOp> ops;
   if (update) ops.push_back(std::move(*update));
   return ops;
+}
+
+void AgentRun::MarkTaskRunning() {
+  const json::value* request_id = request_.trigger_event.context.is_object()
+                                      ? request_.trigger_event.context.as_object().if_contains("request_id")
+                                      : nullptr;
+  if (!request_id || !request_id->is_string() || request_.lineage.parent_execution_id.empty()) return;
+  const std::string& owner = request_.trigger_event.owner_id;
+  auto update = TaskStartUpdate(deps_.store, owner, request_.lineage, std::string(request_id->as_string()), execution_id_);
+  if (!update.ok() || !*update) return;
+  model::WriteContext ctx{owner, actor_, true};
+  std::vector<store::WriteOp> ops{std::move(**update)};
+  // Best effort: a task the delegating run ends at the same moment keeps its end.
+  auto written = RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, ops); });
+  if (!written.ok()) CAIRN_LOG_INFO("agent {}: marking its task running: {}", def_.agent_id, written.status().message());
+}
+
+json::object AgentRun::ErrorResponse(const std::string& code, const std::string& message) {
+  return json::object{{"status", "error"}, {"error", json::object{{"code", code}, {"message", message}}}};
+}
+
+void AgentRun::CancelChild(const PendingCall& call) {
+  if (!deps_.runs) return;
+  // The delegation's message triggered the sub-agent: the one this run wrote for the request.
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(model::kUserMessageSchema);
+  query.all_tags = {"request:" + call.request_id, "delegated"};
+  query.limit = 8;
+  auto found = deps_.store.List(request_.trigger_event.owner_id, query);
+  if (!found.ok()) return;
+  for (const auto& message : found->items) {
+    if (message.created_by == actor_) deps_.runs->CancelTrigger(message.id);
+  }
+}
+
+void AgentRun::CloseOpenTasks(const AgentOutcome& outcome) {
+  bool cancelled = outcome.code == "cancelled";
+  std::string code = cancelled ? "cancelled" : "parent_failed";
+  std::string message = cancelled ? "the delegating execution was cancelled"
+                                  : "the delegating execution ended without taking the answer: " + outcome.message;
+  std::vector<store::WriteOp> ops;
+  for (const auto& p : outcome.state.pending) {
+    if (p.result || p.request_id.empty() || !IsDelegation(p.call)) continue;
+    CancelChild(p);
+    std::string task_id = p.request_id.substr(std::min(p.request_id.size(), execution_id_.size() + 1));
+    auto update = TaskEndUpdate(deps_.store, request_.trigger_event.owner_id, execution_id_, task_id, ErrorResponse(code, message),
+                                ErrorText(code, message));
+    if (update.ok() && *update) ops.push_back(std::move(**update));
+  }
+  if (ops.empty()) return;
+  // The run's own cancel flag is set: these last writes are retried on their own.
+  std::atomic<bool> never{false};
+  model::WriteContext ctx{request_.trigger_event.owner_id, actor_, true};
+  auto written = RetryWhenBusy(never, [&] { return deps_.store.Apply(ctx, ops); });
+  if (!written.ok()) CAIRN_LOG_WARN("agent {}: closing the open tasks of {} failed: {}", def_.agent_id, execution_id_,
+                                    written.status().message());
 }
 
 AgentOutcome AgentRun::Paused() {
@@ -561,6 +627,13 @@ std::optional<AgentOutcome> AgentRun::FinishAnswer(const std::string& content) {
 }
 
 AgentOutcome AgentRun::Execute() {
+  AgentOutcome outcome = Loop();
+  // A run that stops with tasks handed out cancels them: nobody takes their answers any more.
+  if (outcome.kind == AgentOutcome::Kind::kError || outcome.kind == AgentOutcome::Kind::kStopped) CloseOpenTasks(outcome);
+  return outcome;
+}
+
+AgentOutcome AgentRun::Loop() {
   if (!deps_.resolve_model) return Error("provider_not_configured", "no LLM provider is configured");
   Result<ModelTarget> target = deps_.resolve_model(def_.model);
   if (!target.ok()) {
@@ -568,6 +641,7 @@ AgentOutcome AgentRun::Execute() {
     return Error(unconfigured ? "provider_not_configured" : "invalid_model", target.status().message());
   }
   if (Status loaded = LoadOrStart(); !loaded.ok()) return Error("internal", "loading the snapshot failed: " + loaded.message());
+  MarkTaskRunning();
   std::vector<llm::ToolSpec> tools = LoadTools();
   while (true) {
     if (request_.cancelled) return Error("cancelled", "the execution was cancelled");

@@ -57,7 +57,7 @@ TEST(DelegationTest, TheRecordsCarryTheTaskAndTheLineage) {
   EXPECT_EQ(drafts[0].schema_name, std::string(model::kAgentTaskSchema));
   EXPECT_EQ(drafts[0].path, "executions/exec1/tasks/2-1");
   const json::object& task = drafts[0].context.as_object();
-  EXPECT_EQ(task.at("status"), "running");
+  EXPECT_EQ(task.at("status"), "pending");
   EXPECT_EQ(task.at("assignee"), "writer");
   EXPECT_EQ(task.at("parent_execution_id"), "exec1");
   EXPECT_EQ(drafts[1].schema_name, std::string(model::kUserMessageSchema));
