@@ -334,6 +334,46 @@ TEST_F(e2e_nested_agents, ACancelledOrchestratorsOpenTasksEndCancelled) {
   EXPECT_EQ(status, (std::map<std::string, std::string>{{"quick", "completed"}, {"slow", "cancelled"}}));
 }
 
+TEST_F(e2e_nested_agents, ASubAgentSpendsNoMoreThanWhatIsLeftOfItsTreesBudget) {
+  auto costs5 = [](json::object reply) {
+    reply["usage"] = json::object{{"prompt_tokens", 3}, {"completion_tokens", 2}, {"total_tokens", 5}};
+    return reply;
+  };
+  // Every reply costs 5 tokens. The root may spend 12: after its first reply 7 are left
+  // for the worker (whose own budget is large), which spends 5 and hands 2 on to the leaf.
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               costs5(ToolCallsReply({{"delegate", Delegate("worker", "work")}}))),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), costs5(Text("never"))),
+          Rule(Match({{"any_content_contains", "WORKER"}, {"last_role", "user"}}),
+               costs5(ToolCallsReply({{"delegate", Delegate("leaf", "leaf work")}}))),
+          Rule(Match({{"any_content_contains", "WORKER"}, {"last_role", "tool"}}), costs5(Text("worker done"))),
+          Rule(Match({{"any_content_contains", "LEAF"}}), costs5(Text("leaf done")))});
+  Agent("leaf", "LEAF");
+  Agent("worker", "WORKER", json::object{{"agents", json::array{"leaf"}}, {"max_tokens_per_execution", 100000}});
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"worker"}}, {"max_tokens_per_execution", 12}});
+
+  json::object answer = AwaitAnswer(Say("go", "boss"));
+  EXPECT_EQ(StringAt(ContextOf(answer), "stop_reason"), "token_budget") << JsonText(answer);
+  std::string root = StringAt(ContextOf(answer), "execution_id");
+  // The worker was not asked again after its leaf answered: 5 + 5 spent of the 7 it was given.
+  EXPECT_EQ(RequestsOf("WORKER").size(), 1u);
+  EXPECT_EQ(RequestsOf("LEAF").size(), 1u);
+  EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 1u);
+  // Its task failed with an error result naming the budget, not a success.
+  auto tasks = Tasks(root);
+  ASSERT_EQ(tasks.size(), 1u);
+  const json::object& task = ContextOf(tasks[0]);
+  EXPECT_EQ(StringAt(task, "status"), "failed") << JsonText(tasks[0]);
+  json::value result = json::parse(StringAt(task, "result"));
+  EXPECT_EQ(result.at("error").at("code"), "token_budget") << JsonText(result);
+  EXPECT_NE(json::value_to<std::string>(result.at("error").at("message")).find("budget is 7"), std::string::npos);
+  // The message that ran the worker carried what was left.
+  auto delegated = ListAll("schema_name=user.message.v1&tag=delegated&include_context=true");
+  std::set<int64_t> budgets;
+  for (const auto& m : delegated) budgets.insert(IntAt(ContextOf(m), "token_budget"));
+  EXPECT_EQ(budgets, (std::set<int64_t>{7, 2}));
+}
+
 TEST_F(e2e_nested_agents, TheSessionChannelCarriesTheSubAgentsEventsInOrder) {
   Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
                ToolCallsReply({{"delegate", Delegate("researcher", "look it up")}})),

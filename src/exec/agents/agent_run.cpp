@@ -346,7 +346,8 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
       } else {
         pending.request_id = execution_id_ + "-" + std::to_string(state_.step) + "-" + std::to_string(i);
         for (auto& draft : DelegationDrafts(*checked, TaskId(state_.step, i), pending.request_id, def_.agent_id,
-                                            execution_id_, request_.lineage, ChildTrace(request_.trigger_event))) {
+                                            execution_id_, request_.lineage, ChildTrace(request_.trigger_event),
+                                            TokenBudget() - state_.usage.total)) {
           requests.push_back(std::move(draft));
         }
       }
@@ -523,6 +524,8 @@ Result<std::vector<store::WriteOp>> AgentRun::TaskEnd(const PendingCall& call, c
   return ops;
 }
 
+int64_t AgentRun::TokenBudget() const { return TreeTokenBudget(def_, request_.trigger_event, request_.lineage); }
+
 void AgentRun::MarkTaskRunning() {
   const json::value* request_id = request_.trigger_event.context.is_object()
                                       ? request_.trigger_event.context.as_object().if_contains("request_id")
@@ -662,9 +665,11 @@ AgentOutcome AgentRun::Loop() {
                                            " model calls without a final answer (max_iterations is " +
                                            std::to_string(def_.max_iterations) + ").");
     }
-    if (state_.usage.total >= def_.max_tokens_per_execution) {
+    if (int64_t budget = TokenBudget(); state_.usage.total >= budget) {
+      bool tree = budget < def_.max_tokens_per_execution;
       return Stopped("token_budget", "I stopped: this execution used " + std::to_string(state_.usage.total) +
-                                         " tokens, its budget is " + std::to_string(def_.max_tokens_per_execution) + ".");
+                                         " tokens, its budget is " + std::to_string(budget) +
+                                         (tree ? " (what was left of its tree's budget)." : "."));
     }
     bool announced = state_.step == 0 && options_.first_step_announced;
     if (auto started = announced ? std::vector<store::WriteOp>{} : Observe(AgentEvent::Type::kStepStarted);

@@ -87,6 +87,8 @@ class AgentRun {
   AgentOutcome Loop();  // Execute's loop
   // A delegated sub-agent's start: its pending task record becomes running (delegation.h).
   void MarkTaskRunning();
+  // This run's token budget: its own, or what was left of its tree's when its task was handed out.
+  int64_t TokenBudget() const;
   AgentOutcome Paused();
   // A sub-agent's answer that did not come: `{status: error, error: {code, message}}`.
   static boost::json::object ErrorResponse(const std::string& code, const std::string& message);

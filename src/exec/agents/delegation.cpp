@@ -1,5 +1,6 @@
 #include "exec/agents/delegation.h"
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 
 #include "base/json_util.h"
@@ -98,7 +99,7 @@ std::string TaskPath(const std::string& parent_execution_id, const std::string& 
 std::vector<model::BreadcrumbDraft> DelegationDrafts(const DelegateCall& call, const std::string& task_id,
                                                      const std::string& request_id, const std::string& delegator,
                                                      const std::string& parent_execution_id, const Lineage& lineage,
-                                                     const model::Trace& trace) {
+                                                     const model::Trace& trace, int64_t token_budget) {
   model::BreadcrumbDraft task;
   task.schema_name = std::string(model::kAgentTaskSchema);
   task.title = "task for " + call.agent;
@@ -122,15 +123,33 @@ std::vector<model::BreadcrumbDraft> DelegationDrafts(const DelegateCall& call, c
   message.tags = {"request:" + request_id, "delegated", "agent:" + delegator, "execution:" + parent_execution_id};
   std::string content = call.task;
   if (!call.input.is_null()) content += "\n\nInput (JSON): " + json::serialize(call.input);
-  json::object context{{"agent_id", call.agent}, {"content", std::move(content)}, {"request_id", request_id}};
+  json::object context{{"agent_id", call.agent},
+                       {"content", std::move(content)},
+                       {"request_id", request_id},
+                       {"token_budget", std::max<int64_t>(token_budget, 0)}};
   AddRequesterLineage(context, parent_execution_id, lineage);
   message.context = std::move(context);
   message.trace = trace;
   return {std::move(task), std::move(message)};
 }
 
+int64_t TreeTokenBudget(const model::AgentDefinition& def, const model::Event& trigger, const Lineage& lineage) {
+  if (lineage.parent_execution_id.empty() || !trigger.context.is_object()) return def.max_tokens_per_execution;
+  const json::value* budget = trigger.context.as_object().if_contains("token_budget");
+  if (!budget || !budget->is_int64() || budget->as_int64() < 0) return def.max_tokens_per_execution;
+  return std::min(def.max_tokens_per_execution, budget->as_int64());
+}
+
+bool DelegationSucceeded(const json::object& response) {
+  return StringAt(response, "status") == "success" && StringAt(response, "stop_reason") != "token_budget";
+}
+
 std::string DelegateResultText(const json::object& response) {
-  if (StringAt(response, "status") == "success") return StringAt(response, "message");
+  if (DelegationSucceeded(response)) return StringAt(response, "message");
+  if (StringAt(response, "status") == "success") {
+    return json::serialize(json::object{
+        {"error", json::object{{"code", "token_budget"}, {"message", StringAt(response, "message")}}}});
+  }
   const json::value* error = response.if_contains("error");
   return json::serialize(json::object{{"error", error ? *error : json::value("the sub-agent failed")}});
 }
@@ -184,7 +203,7 @@ Result<std::optional<store::WriteOp>> TaskEndUpdate(store::Store& store, const s
   if (!task) return std::optional<store::WriteOp>();
   json::object context = task->context.as_object();
   std::string status = "completed";
-  if (StringAt(response, "status") != "success") {
+  if (!DelegationSucceeded(response)) {
     const json::value* error = response.if_contains("error");
     std::string code = error && error->is_object() ? StringAt(error->as_object(), "code") : "";
     // A task given up on (timeout) was cancelled too: its sub-agent was stopped.

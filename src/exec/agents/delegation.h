@@ -62,10 +62,21 @@ std::string TaskId(int64_t step, size_t index);
 std::string TaskPath(const std::string& parent_execution_id, const std::string& task_id);
 
 // The two records a checked call writes (the task first, then the message that runs the child).
+// `token_budget` is what is left of the tree's token budget: the message carries it and the
+// sub-agent may spend no more (TreeTokenBudget).
 std::vector<model::BreadcrumbDraft> DelegationDrafts(const DelegateCall& call, const std::string& task_id,
                                                      const std::string& request_id, const std::string& delegator,
                                                      const std::string& parent_execution_id, const Lineage& lineage,
-                                                     const model::Trace& trace);
+                                                     const model::Trace& trace, int64_t token_budget);
+
+// The token budget of a run: its definition's max_tokens_per_execution, or less when its
+// trigger is a delegated task whose message carries a smaller `token_budget` (what was left of
+// its tree's when it was handed out).
+int64_t TreeTokenBudget(const model::AgentDefinition& def, const model::Event& trigger, const Lineage& lineage);
+
+// Whether a sub-agent's answer is a success: status success and not stopped by the token budget
+// (a sub-agent out of the tree's budget answers its task with an error).
+bool DelegationSucceeded(const boost::json::object& response);
 
 // The tool message for a sub-agent's agent.response.v1 context: its message, or {"error": ...}.
 std::string DelegateResultText(const boost::json::object& response);

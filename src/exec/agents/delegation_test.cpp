@@ -52,7 +52,7 @@ TEST(DelegationTest, DepthAndChildrenAreBounded) {
 TEST(DelegationTest, TheRecordsCarryTheTaskAndTheLineage) {
   DelegateCall call{"writer", "write it", json::parse(R"({"n": 1})")};
   Lineage lineage{"", "root1", 0, "s1"};
-  auto drafts = DelegationDrafts(call, TaskId(2, 1), "exec1-2-1", "boss", "exec1", lineage, model::Trace{});
+  auto drafts = DelegationDrafts(call, TaskId(2, 1), "exec1-2-1", "boss", "exec1", lineage, model::Trace{}, 100);
   ASSERT_EQ(drafts.size(), 2u);
   EXPECT_EQ(drafts[0].schema_name, std::string(model::kAgentTaskSchema));
   EXPECT_EQ(drafts[0].path, "executions/exec1/tasks/2-1");
