@@ -420,8 +420,12 @@ TEST_F(e2e_nested_agents, TheSessionChannelCarriesTheSubAgentsEventsInOrder) {
       root_end = static_cast<int>(i);
     }
   }
-  ASSERT_GE(steps.size(), 2u) << DescribeEvents(all);
-  // First the reply asking for echo, last the final answer; then the child's end, then the root's.
+  // Each step once: the reply asking for echo, then the final answer (the snapshot recording the
+  // echo answer does not repeat the first).
+  ASSERT_EQ(steps.size(), 2u) << DescribeEvents(all);
+  EXPECT_EQ(IntAt(steps[0].metadata, "step"), 1);
+  EXPECT_EQ(IntAt(steps[1].metadata, "step"), 2);
+  // Then the child's end, then the root's.
   const json::array& calls = steps.front().metadata.at("tool_calls").as_array();
   ASSERT_EQ(calls.size(), 1u) << steps.front().Describe();
   EXPECT_NE(JsonText(calls[0]).find("echo"), std::string::npos);

@@ -269,6 +269,7 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
       {"agent_name", options_.agent_name},
       {"step_number", next.step},
       {"is_final", is_final},
+      {"records_reply", records_reply_},
       {"debug_mode", options_.debug_snapshots},
       {"state", StateToJson(next, from)}};
   std::vector<store::WriteOp> ops;
@@ -284,11 +285,13 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
   state_.last_snapshot_id = written.front().breadcrumb.id;
   state_.snapshot_messages = state_.messages.size();
   final_snapshot_ = is_final;
+  records_reply_ = false;
   return Status::Ok();
 }
 
 std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
   ++state_.step;
+  records_reply_ = true;  // the next snapshot records this reply
   state_.usage.prompt += reply.usage.prompt;
   state_.usage.completion += reply.usage.completion;
   state_.usage.total += reply.usage.total;

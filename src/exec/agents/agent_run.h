@@ -125,6 +125,9 @@ class AgentRun {
   std::string reported_model_;
   llm::Usage step_usage_;  // of the last model reply
   bool final_snapshot_ = false;  // the last snapshot written is the final one
+  // The next snapshot records a model reply (its `records_reply`); those after it in the step
+  // record tool answers: a client shows the step once.
+  bool records_reply_ = false;
 };
 
 }  // namespace cairn::exec
