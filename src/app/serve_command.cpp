@@ -344,7 +344,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
   exec::AgentSupervisor agents(cursor_store, executor_host,
-                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
+                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs()},
                                LimitsFrom(settings));
   exec::WorkflowSupervisor workflows(cursor_store, executor_host, exec::WorkflowDeps{*store, *event_bus, runtime},
                                      LimitsFrom(settings));
@@ -368,7 +368,7 @@ int RunServe(const std::vector<std::string>& args) {
   }
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
-  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher},
+  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs()},
                                          runtime, clock, LimitsFrom(settings),
                                          static_cast<int>(settings.GetInt("session_workers")));
   session_service.SetNotify([&session_worker](const std::string& owner, const std::string& session) {

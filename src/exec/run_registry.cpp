@@ -86,19 +86,22 @@ void RunRegistry::Remove(const std::shared_ptr<Run>& run) {
 
 size_t RunRegistry::CancelTrigger(const std::string& trigger_id) {
   std::lock_guard lock(mu_);
-  size_t told = 0;
+  std::vector<std::pair<std::string, std::string>> roots;  // owner, execution id
   for (auto& [key, run] : by_id_) {
-    if (run->trigger_id == trigger_id) {
-      run->Cancel();
-      ++told;
-    }
+    if (run->trigger_id == trigger_id) roots.emplace_back(run->owner_id, StringMember(run->record, "id"));
   }
-  if (told == 0) cancelled_triggers_.Remember(trigger_id);
+  if (roots.empty()) cancelled_triggers_.Remember(trigger_id);
+  size_t told = 0;
+  for (const auto& [owner, id] : roots) told += CancelTreeLocked(owner, id);
   return told;
 }
 
 size_t RunRegistry::CancelTree(const std::string& owner_id, const std::string& execution_id) {
   std::lock_guard lock(mu_);
+  return CancelTreeLocked(owner_id, execution_id);
+}
+
+size_t RunRegistry::CancelTreeLocked(const std::string& owner_id, const std::string& execution_id) {
   cancelled_executions_.Remember(Key(owner_id, execution_id));
   // Descendants in flight: every run whose parent is in the tree, until no more join.
   std::set<std::string> tree{execution_id};

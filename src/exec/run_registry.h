@@ -50,8 +50,8 @@ class RunRegistry {
   Registration Add(const std::string& owner_id, boost::json::object record, const std::string& trigger_id,
                    std::atomic<bool>* cancel);
 
-  // Cancels the runs in flight triggered by breadcrumb `trigger_id`; one not started yet starts
-  // cancelled. Returns how many runs were told.
+  // Cancels the runs in flight triggered by breadcrumb `trigger_id` and their descendants in
+  // flight (as CancelTree); one not started yet starts cancelled. Returns how many runs were told.
   size_t CancelTrigger(const std::string& trigger_id);
 
   // Cancels run `execution_id` of `owner_id` and its descendants in flight; descendants that start
@@ -65,6 +65,7 @@ class RunRegistry {
 
  private:
   void Remove(const std::shared_ptr<Run>& run);
+  size_t CancelTreeLocked(const std::string& owner_id, const std::string& execution_id);  // mu_ held
   // The latest 1,024 ids, looked up on every Add (a hash set; the deque says which is oldest).
   struct RecentIds {
     std::deque<std::string> order;

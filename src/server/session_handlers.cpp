@@ -182,10 +182,13 @@ std::optional<json::object> DescendantPayload(const std::string& session_id, con
                       {"timestamp", event.at}};
 }
 
-// A sub-agent's step (its snapshot): the reply it recorded, with the tool calls it asked for.
+// A sub-agent's step (the snapshot recording its model reply): the reply, with the tool calls
+// it asked for.
 std::optional<json::object> SubAgentStepPayload(const std::string& session_id, const model::Event& event) {
   const json::value* parent = Field(event.context, "parent_execution_id");
   if (!parent || !parent->is_string() || parent->get_string().empty()) return std::nullopt;
+  // A snapshot recording tool answers repeats the step's reply: the step is shown once.
+  if (const json::value* reply = Field(event.context, "records_reply"); reply && *reply == false) return std::nullopt;
   const json::value* state = Field(event.context, "state");
   const json::value* messages = state ? Field(*state, "messages") : nullptr;
   json::value content = nullptr;

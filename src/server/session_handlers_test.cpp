@@ -251,6 +251,11 @@ TEST(SessionPayloadTest, ASubAgentsTokenAndStepNameItsParent) {
   EXPECT_EQ(step->at("parent_execution_id"), "x1");
   EXPECT_EQ(step->at("agent_id"), "researcher");
   EXPECT_EQ(step->at("metadata").as_object().at("tool_calls").as_array().size(), 1u);
+  // The step's later snapshots (tool answers) do not repeat it.
+  snapshot["records_reply"] = false;
+  EXPECT_FALSE(SessionMessagePayload("s1", MessageEvent(snapshot, "agent.snapshot.v1")).has_value());
+  snapshot["records_reply"] = true;
+  EXPECT_TRUE(SessionMessagePayload("s1", MessageEvent(snapshot, "agent.snapshot.v1")).has_value());
   // A root run's snapshots are told by its session messages, not as steps.
   snapshot["parent_execution_id"] = nullptr;
   EXPECT_FALSE(SessionMessagePayload("s1", MessageEvent(snapshot, "agent.snapshot.v1")).has_value());

@@ -163,6 +163,33 @@ TEST_F(e2e_nested_agents, ParallelDelegationToTwoAgentTypesFeedsResultsBack) {
   }
 }
 
+TEST_F(e2e_nested_agents, ASubAgentsStructuredOutputIsTheToolResult) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("triage", "triage the ticket")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("triaged")),
+          Rule(Match({{"any_content_contains", "TRIAGE"}}), Text(R"({"priority": "high"})"))});
+  json::object schema{{"type", "object"},
+                      {"properties", json::object{{"priority", json::object{{"type", "string"}}}}},
+                      {"required", json::array{"priority"}}};
+  Agent("triage", "TRIAGE", json::object{{"output", json::object{{"schema_name", "ticket.triage.v1"}, {"schema", schema}}}});
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"triage"}}});
+
+  json::object answer = AwaitAnswer(Say("triage this", "boss"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  EXPECT_EQ(StringAt(ContextOf(answer), "message"), "triaged");
+  std::string root = StringAt(ContextOf(answer), "execution_id");
+  // The orchestrator's model got the validated object as the tool result, long before any timeout.
+  auto boss = RequestsOf("ORCHESTRATOR");
+  ASSERT_EQ(boss.size(), 2u);
+  auto results = ToolMessagesOf(boss[1]);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(json::parse(StringAt(results[0], "content")), json::parse(R"({"priority":"high"})"));
+  auto tasks = Tasks(root);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(StringAt(ContextOf(tasks[0]), "status"), "completed") << JsonText(tasks[0]);
+  EXPECT_EQ(StringAt(Execution(StringAt(ContextOf(tasks[0]), "execution_id")), "status"), "completed");
+}
+
 TEST_F(e2e_nested_agents, AFailingSubAgentIsAnErrorResultNotAFailedOrchestrator) {
   Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
                ToolCallsReply({{"delegate", Delegate("broken", "try this")}})),
@@ -237,6 +264,116 @@ TEST_F(e2e_nested_agents, CancellingTheRootCancelsTheRunningSubAgentsPromptly) {
   EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 1u) << "the orchestrator is not asked again after the cancel";
 }
 
+TEST_F(e2e_nested_agents, ATimedOutTaskCancelsItsSubAgentAndItsSubtree) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("middle", "pass it on")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("gave up")),
+          Rule(Match({{"any_content_contains", "MIDDLE"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("slow", "take your time")}})),
+          Rule(Match({{"any_content_contains", "SLOW"}}), json::object{{"content", "late"}, {"delay_ms", 60000}})});
+  Agent("slow", "SLOW");
+  Agent("middle", "MIDDLE", json::object{{"agents", json::array{"slow"}}});
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"middle"}}, {"tool_timeout_ms", 1500}});
+
+  auto asked_at = std::chrono::steady_clock::now();
+  json::object answer = AwaitAnswer(Say("go", "boss"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  std::string root = StringAt(ContextOf(answer), "execution_id");
+  // The model read the timeout, naming the sub-agent.
+  auto boss = RequestsOf("ORCHESTRATOR");
+  ASSERT_EQ(boss.size(), 2u);
+  auto results = ToolMessagesOf(boss[1]);
+  ASSERT_EQ(results.size(), 1u);
+  json::value result = json::parse(StringAt(results[0], "content"));
+  EXPECT_EQ(result.at("error").at("code"), "timeout") << JsonText(result);
+  EXPECT_NE(json::value_to<std::string>(result.at("error").at("message")).find("middle"), std::string::npos);
+  // The task says cancelled; the sub-agent and its own child stop long before the 60 s reply.
+  auto tasks = Tasks(root);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(StringAt(ContextOf(tasks[0]), "status"), "cancelled") << JsonText(tasks[0]);
+  EXPECT_EQ(json::parse(StringAt(ContextOf(tasks[0]), "result")).at("error").at("code"), "timeout");
+  EXPECT_TRUE(Eventually([&] {
+    return ListPages("/executions?kind=agent&executor=middle&status=cancelled").size() == 1 &&
+           ListPages("/executions?kind=agent&executor=slow&status=cancelled").size() == 1;
+  })) << JsonText(Tree(root));
+  EXPECT_LT(std::chrono::steady_clock::now() - asked_at, 30s);
+  EXPECT_EQ(ListPages("/executions?status=running").size(), 0u);
+}
+
+TEST_F(e2e_nested_agents, ACancelledOrchestratorsOpenTasksEndCancelled) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("slow", "take your time")},
+                               {"delegate", Delegate("quick", "be quick")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("never")),
+          Rule(Match({{"any_content_contains", "QUICK"}}), Text("quick done")),
+          Rule(Match({{"any_content_contains", "SLOW"}}), json::object{{"content", "late"}, {"delay_ms", 60000}})});
+  Agent("slow", "SLOW");
+  Agent("quick", "QUICK");
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"slow", "quick"}}});
+  std::string message = Say("go", "boss");
+  ASSERT_TRUE(AwaitRequests("SLOW", 1));
+  std::string root = ExecutionOf("boss");
+  // The quick task is taken before the cancel; the slow one is open.
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& task : Tasks(root)) {
+      if (StringAt(ContextOf(task), "assignee") == "quick") return StringAt(ContextOf(task), "status") == "completed";
+    }
+    return false;
+  }));
+  // The slow sub-agent started: its task moved from pending to running, naming its execution.
+  std::string slow = ExecutionOf("slow");
+  for (const auto& task : Tasks(root)) {
+    if (StringAt(ContextOf(task), "assignee") != "slow") continue;
+    EXPECT_EQ(StringAt(ContextOf(task), "status"), "running") << JsonText(task);
+    EXPECT_EQ(StringAt(ContextOf(task), "execution_id"), slow);
+  }
+  ASSERT_EQ(client().Post("/executions/" + root + "/cancel", "").status, 200);
+  EXPECT_EQ(StringAt(ContextOf(AwaitAnswer(message)), "status"), "error");
+  std::map<std::string, std::string> status;
+  for (const auto& task : Tasks(root)) status[StringAt(ContextOf(task), "assignee")] = StringAt(ContextOf(task), "status");
+  EXPECT_EQ(status, (std::map<std::string, std::string>{{"quick", "completed"}, {"slow", "cancelled"}}));
+}
+
+TEST_F(e2e_nested_agents, ASubAgentSpendsNoMoreThanWhatIsLeftOfItsTreesBudget) {
+  auto costs5 = [](json::object reply) {
+    reply["usage"] = json::object{{"prompt_tokens", 3}, {"completion_tokens", 2}, {"total_tokens", 5}};
+    return reply;
+  };
+  // Every reply costs 5 tokens. The root may spend 12: after its first reply 7 are left
+  // for the worker (whose own budget is large), which spends 5 and hands 2 on to the leaf.
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               costs5(ToolCallsReply({{"delegate", Delegate("worker", "work")}}))),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), costs5(Text("never"))),
+          Rule(Match({{"any_content_contains", "WORKER"}, {"last_role", "user"}}),
+               costs5(ToolCallsReply({{"delegate", Delegate("leaf", "leaf work")}}))),
+          Rule(Match({{"any_content_contains", "WORKER"}, {"last_role", "tool"}}), costs5(Text("worker done"))),
+          Rule(Match({{"any_content_contains", "LEAF"}}), costs5(Text("leaf done")))});
+  Agent("leaf", "LEAF");
+  Agent("worker", "WORKER", json::object{{"agents", json::array{"leaf"}}, {"max_tokens_per_execution", 100000}});
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"worker"}}, {"max_tokens_per_execution", 12}});
+
+  json::object answer = AwaitAnswer(Say("go", "boss"));
+  EXPECT_EQ(StringAt(ContextOf(answer), "stop_reason"), "token_budget") << JsonText(answer);
+  std::string root = StringAt(ContextOf(answer), "execution_id");
+  // The worker was not asked again after its leaf answered: 5 + 5 spent of the 7 it was given.
+  EXPECT_EQ(RequestsOf("WORKER").size(), 1u);
+  EXPECT_EQ(RequestsOf("LEAF").size(), 1u);
+  EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 1u);
+  // Its task failed with an error result naming the budget, not a success.
+  auto tasks = Tasks(root);
+  ASSERT_EQ(tasks.size(), 1u);
+  const json::object& task = ContextOf(tasks[0]);
+  EXPECT_EQ(StringAt(task, "status"), "failed") << JsonText(tasks[0]);
+  json::value result = json::parse(StringAt(task, "result"));
+  EXPECT_EQ(result.at("error").at("code"), "token_budget") << JsonText(result);
+  EXPECT_NE(json::value_to<std::string>(result.at("error").at("message")).find("budget is 7"), std::string::npos);
+  // The message that ran the worker carried what was left.
+  auto delegated = ListAll("schema_name=user.message.v1&tag=delegated&include_context=true");
+  std::set<int64_t> budgets;
+  for (const auto& m : delegated) budgets.insert(IntAt(ContextOf(m), "token_budget"));
+  EXPECT_EQ(budgets, (std::set<int64_t>{7, 2}));
+}
+
 TEST_F(e2e_nested_agents, TheSessionChannelCarriesTheSubAgentsEventsInOrder) {
   Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
                ToolCallsReply({{"delegate", Delegate("researcher", "look it up")}})),
@@ -283,8 +420,12 @@ TEST_F(e2e_nested_agents, TheSessionChannelCarriesTheSubAgentsEventsInOrder) {
       root_end = static_cast<int>(i);
     }
   }
-  ASSERT_GE(steps.size(), 2u) << DescribeEvents(all);
-  // First the reply asking for echo, last the final answer; then the child's end, then the root's.
+  // Each step once: the reply asking for echo, then the final answer (the snapshot recording the
+  // echo answer does not repeat the first).
+  ASSERT_EQ(steps.size(), 2u) << DescribeEvents(all);
+  EXPECT_EQ(IntAt(steps[0].metadata, "step"), 1);
+  EXPECT_EQ(IntAt(steps[1].metadata, "step"), 2);
+  // Then the child's end, then the root's.
   const json::array& calls = steps.front().metadata.at("tool_calls").as_array();
   ASSERT_EQ(calls.size(), 1u) << steps.front().Describe();
   EXPECT_NE(JsonText(calls[0]).find("echo"), std::string::npos);

@@ -2,6 +2,9 @@
 
 #include "exec/agents/agent_run.h"
 
+#include <algorithm>
+#include <boost/json/serialize.hpp>
+
 namespace cairn::exec {
 namespace json = boost::json;
 namespace {
@@ -30,6 +33,12 @@ std::vector<std::string> ResponseTags(const model::AgentDefinition& def, const m
   return tags;
 }
 
+// A task handed out by `delegate` (delegation.h tags its message): its answer is always an
+// agent.response.v1, which the delegating run waits for.
+bool Delegated(const model::Event& trigger) {
+  return std::find(trigger.tags.begin(), trigger.tags.end(), "delegated") != trigger.tags.end();
+}
+
 RunResult ResponseFor(const model::AgentDefinition& def, const model::Event& trigger, const std::string& execution_id,
                       const AgentOutcome& outcome) {
   RunResult result;
@@ -37,7 +46,7 @@ RunResult ResponseFor(const model::AgentDefinition& def, const model::Event& tri
   model::BreadcrumbDraft& d = result.response;
   d.tags = ResponseTags(def, trigger, request_id);
   const AgentState& state = outcome.state;
-  if (outcome.kind == AgentOutcome::Kind::kAnswer && def.output) {
+  if (outcome.kind == AgentOutcome::Kind::kAnswer && def.output && !Delegated(trigger)) {
     d.schema_name = def.output->schema_name;
     d.title = def.agent_id + " output";
     for (const auto& tag : def.output->tags) d.tags.push_back(tag);
@@ -57,6 +66,10 @@ RunResult ResponseFor(const model::AgentDefinition& def, const model::Event& tri
       result.failed = true;
       result.error_code = outcome.code;
       result.error_message = outcome.message;
+    } else if (outcome.kind == AgentOutcome::Kind::kAnswer && def.output) {
+      // A delegated structured answer: the validated object, and as the message its JSON.
+      context["message"] = json::serialize(outcome.output);
+      context["output"] = outcome.output;
     } else {
       context["message"] = outcome.message;
     }

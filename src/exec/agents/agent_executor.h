@@ -27,6 +27,7 @@
 #include "bus/event_bus.h"
 #include "exec/executor.h"
 #include "exec/llm/llm_provider.h"
+#include "exec/run_registry.h"
 #include "model/agent_definition.h"
 #include "search/searcher.h"
 #include "store/store.h"
@@ -49,6 +50,9 @@ struct AgentDeps {
   bus::EphemeralHub* tokens;  // may be null: no token events
   ModelResolver resolve_model;
   const search::Searcher* searcher = nullptr;  // for fetch: search|vector subscriptions; may be null
+  // The runs in flight (the runtime's registry): a delegating run cancels the sub-agents it gives
+  // up on (a timed-out task, its own failure). May be null: then they are not cancelled.
+  RunRegistry* runs = nullptr;
 };
 
 class AgentExecutor final : public Executor {

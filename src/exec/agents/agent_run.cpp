@@ -269,6 +269,7 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
       {"agent_name", options_.agent_name},
       {"step_number", next.step},
       {"is_final", is_final},
+      {"records_reply", records_reply_},
       {"debug_mode", options_.debug_snapshots},
       {"state", StateToJson(next, from)}};
   std::vector<store::WriteOp> ops;
@@ -284,11 +285,13 @@ Status AgentRun::WriteSnapshot(std::vector<model::BreadcrumbDraft> requests, std
   state_.last_snapshot_id = written.front().breadcrumb.id;
   state_.snapshot_messages = state_.messages.size();
   final_snapshot_ = is_final;
+  records_reply_ = false;
   return Status::Ok();
 }
 
 std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
   ++state_.step;
+  records_reply_ = true;  // the next snapshot records this reply
   state_.usage.prompt += reply.usage.prompt;
   state_.usage.completion += reply.usage.completion;
   state_.usage.total += reply.usage.total;
@@ -346,7 +349,8 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
       } else {
         pending.request_id = execution_id_ + "-" + std::to_string(state_.step) + "-" + std::to_string(i);
         for (auto& draft : DelegationDrafts(*checked, TaskId(state_.step, i), pending.request_id, def_.agent_id,
-                                            execution_id_, request_.lineage, ChildTrace(request_.trigger_event))) {
+                                            execution_id_, request_.lineage, ChildTrace(request_.trigger_event),
+                                            TokenBudget() - state_.usage.total)) {
           requests.push_back(std::move(draft));
         }
       }
@@ -461,9 +465,19 @@ Result<bool> AgentRun::CollectToolResults() {
     if (request_.cancelled) return Status::Unavailable("cancelled");
     for (auto& p : state_.pending) {
       if (!p.result && unanswered.count(p.request_id)) {
-        p.result = ErrorText("timeout", "no response from " + p.call.name + " within " +
-                                            std::to_string(def_.tool_timeout_ms) + " ms");
-        CAIRN_RETURN_IF_ERROR(WriteSnapshot({}, answered({}, p)));
+        std::vector<store::WriteOp> task_end;
+        if (IsDelegation(p.call)) {
+          // The task is given up: its sub-agent (and its subtree) stops, its record says so.
+          std::string message = "the sub-agent " + DelegatedAgent(p.call.arguments) + " did not answer within " +
+                                std::to_string(def_.tool_timeout_ms) + " ms (tool_timeout_ms); it was cancelled";
+          p.result = ErrorText("timeout", message);
+          CancelChild(p);
+          CAIRN_ASSIGN_OR_RETURN(task_end, TaskEnd(p, ErrorResponse("timeout", message)));
+        } else {
+          p.result = ErrorText("timeout", "no response from " + p.call.name + " within " +
+                                              std::to_string(def_.tool_timeout_ms) + " ms");
+        }
+        CAIRN_RETURN_IF_ERROR(WriteSnapshot({}, answered(std::move(task_end), p)));
       }
     }
   }
@@ -511,6 +525,64 @@ Result<std::vector<store::WriteOp>> AgentRun::TaskEnd(const PendingCall& call, c
   std::vector<store::WriteOp> ops;
   if (update) ops.push_back(std::move(*update));
   return ops;
+}
+
+int64_t AgentRun::TokenBudget() const { return TreeTokenBudget(def_, request_.trigger_event, request_.lineage); }
+
+void AgentRun::MarkTaskRunning() {
+  const json::value* request_id = request_.trigger_event.context.is_object()
+                                      ? request_.trigger_event.context.as_object().if_contains("request_id")
+                                      : nullptr;
+  if (!request_id || !request_id->is_string() || request_.lineage.parent_execution_id.empty()) return;
+  const std::string& owner = request_.trigger_event.owner_id;
+  auto update = TaskStartUpdate(deps_.store, owner, request_.lineage, std::string(request_id->as_string()), execution_id_);
+  if (!update.ok() || !*update) return;
+  model::WriteContext ctx{owner, actor_, true};
+  std::vector<store::WriteOp> ops{std::move(**update)};
+  // Best effort: a task the delegating run ends at the same moment keeps its end.
+  auto written = RetryWhenBusy(request_.cancelled, [&] { return deps_.store.Apply(ctx, ops); });
+  if (!written.ok()) CAIRN_LOG_INFO("agent {}: marking its task running: {}", def_.agent_id, written.status().message());
+}
+
+json::object AgentRun::ErrorResponse(const std::string& code, const std::string& message) {
+  return json::object{{"status", "error"}, {"error", json::object{{"code", code}, {"message", message}}}};
+}
+
+void AgentRun::CancelChild(const PendingCall& call) {
+  if (!deps_.runs) return;
+  // The delegation's message triggered the sub-agent: the one this run wrote for the request.
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(model::kUserMessageSchema);
+  query.all_tags = {"request:" + call.request_id, "delegated"};
+  query.limit = 8;
+  auto found = deps_.store.List(request_.trigger_event.owner_id, query);
+  if (!found.ok()) return;
+  for (const auto& message : found->items) {
+    if (message.created_by == actor_) deps_.runs->CancelTrigger(message.id);
+  }
+}
+
+void AgentRun::CloseOpenTasks(const AgentOutcome& outcome) {
+  bool cancelled = outcome.code == "cancelled";
+  std::string code = cancelled ? "cancelled" : "parent_failed";
+  std::string message = cancelled ? "the delegating execution was cancelled"
+                                  : "the delegating execution ended without taking the answer: " + outcome.message;
+  std::vector<store::WriteOp> ops;
+  for (const auto& p : outcome.state.pending) {
+    if (p.result || p.request_id.empty() || !IsDelegation(p.call)) continue;
+    CancelChild(p);
+    std::string task_id = p.request_id.substr(std::min(p.request_id.size(), execution_id_.size() + 1));
+    auto update = TaskEndUpdate(deps_.store, request_.trigger_event.owner_id, execution_id_, task_id, ErrorResponse(code, message),
+                                ErrorText(code, message));
+    if (update.ok() && *update) ops.push_back(std::move(**update));
+  }
+  if (ops.empty()) return;
+  // The run's own cancel flag is set: these last writes are retried on their own.
+  std::atomic<bool> never{false};
+  model::WriteContext ctx{request_.trigger_event.owner_id, actor_, true};
+  auto written = RetryWhenBusy(never, [&] { return deps_.store.Apply(ctx, ops); });
+  if (!written.ok()) CAIRN_LOG_WARN("agent {}: closing the open tasks of {} failed: {}", def_.agent_id, execution_id_,
+                                    written.status().message());
 }
 
 AgentOutcome AgentRun::Paused() {
@@ -561,6 +633,13 @@ std::optional<AgentOutcome> AgentRun::FinishAnswer(const std::string& content) {
 }
 
 AgentOutcome AgentRun::Execute() {
+  AgentOutcome outcome = Loop();
+  // A run that stops with tasks handed out cancels them: nobody takes their answers any more.
+  if (outcome.kind == AgentOutcome::Kind::kError || outcome.kind == AgentOutcome::Kind::kStopped) CloseOpenTasks(outcome);
+  return outcome;
+}
+
+AgentOutcome AgentRun::Loop() {
   if (!deps_.resolve_model) return Error("provider_not_configured", "no LLM provider is configured");
   Result<ModelTarget> target = deps_.resolve_model(def_.model);
   if (!target.ok()) {
@@ -568,6 +647,7 @@ AgentOutcome AgentRun::Execute() {
     return Error(unconfigured ? "provider_not_configured" : "invalid_model", target.status().message());
   }
   if (Status loaded = LoadOrStart(); !loaded.ok()) return Error("internal", "loading the snapshot failed: " + loaded.message());
+  MarkTaskRunning();
   std::vector<llm::ToolSpec> tools = LoadTools();
   while (true) {
     if (request_.cancelled) return Error("cancelled", "the execution was cancelled");
@@ -588,9 +668,11 @@ AgentOutcome AgentRun::Execute() {
                                            " model calls without a final answer (max_iterations is " +
                                            std::to_string(def_.max_iterations) + ").");
     }
-    if (state_.usage.total >= def_.max_tokens_per_execution) {
+    if (int64_t budget = TokenBudget(); state_.usage.total >= budget) {
+      bool tree = budget < def_.max_tokens_per_execution;
       return Stopped("token_budget", "I stopped: this execution used " + std::to_string(state_.usage.total) +
-                                         " tokens, its budget is " + std::to_string(def_.max_tokens_per_execution) + ".");
+                                         " tokens, its budget is " + std::to_string(budget) +
+                                         (tree ? " (what was left of its tree's budget)." : "."));
     }
     bool announced = state_.step == 0 && options_.first_step_announced;
     if (auto started = announced ? std::vector<store::WriteOp>{} : Observe(AgentEvent::Type::kStepStarted);

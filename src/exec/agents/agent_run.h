@@ -84,7 +84,19 @@ class AgentRun {
   // Waits for the answers of the pending calls, then turns them into tool messages. false: a
   // user_input question is not answered yet (the run pauses).
   Result<bool> CollectToolResults();
+  AgentOutcome Loop();  // Execute's loop
+  // A delegated sub-agent's start: its pending task record becomes running (delegation.h).
+  void MarkTaskRunning();
+  // This run's token budget: its own, or what was left of its tree's when its task was handed out.
+  int64_t TokenBudget() const;
   AgentOutcome Paused();
+  // A sub-agent's answer that did not come: `{status: error, error: {code, message}}`.
+  static boost::json::object ErrorResponse(const std::string& code, const std::string& message);
+  // Cancels the sub-agent of delegation `call` and its subtree (when deps_.runs is set).
+  void CancelChild(const PendingCall& call);
+  // The delegations still open when the run ends with `outcome` (an error or a stop): their
+  // sub-agents are cancelled and their task records end cancelled (the run was) or failed.
+  void CloseOpenTasks(const AgentOutcome& outcome);
   // Delegation (delegation.h): whether `call` is one, the waiter for tool and sub-agent answers,
   // and the task record's end (plus the child's tokens).
   bool IsDelegation(const llm::ToolCallRequest& call) const;
@@ -113,6 +125,9 @@ class AgentRun {
   std::string reported_model_;
   llm::Usage step_usage_;  // of the last model reply
   bool final_snapshot_ = false;  // the last snapshot written is the final one
+  // The next snapshot records a model reply (its `records_reply`); those after it in the step
+  // record tool answers: a client shows the step once.
+  bool records_reply_ = false;
 };
 
 }  // namespace cairn::exec

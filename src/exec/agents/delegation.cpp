@@ -1,5 +1,6 @@
 #include "exec/agents/delegation.h"
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 
 #include "base/json_util.h"
@@ -98,7 +99,7 @@ std::string TaskPath(const std::string& parent_execution_id, const std::string& 
 std::vector<model::BreadcrumbDraft> DelegationDrafts(const DelegateCall& call, const std::string& task_id,
                                                      const std::string& request_id, const std::string& delegator,
                                                      const std::string& parent_execution_id, const Lineage& lineage,
-                                                     const model::Trace& trace) {
+                                                     const model::Trace& trace, int64_t token_budget) {
   model::BreadcrumbDraft task;
   task.schema_name = std::string(model::kAgentTaskSchema);
   task.title = "task for " + call.agent;
@@ -108,7 +109,7 @@ std::vector<model::BreadcrumbDraft> DelegationDrafts(const DelegateCall& call, c
   task.context = json::object{{"name", task_id},
                               {"instruction", call.task},
                               {"assignee", call.agent},
-                              {"status", "running"},
+                              {"status", "pending"},
                               {"result", nullptr},
                               {"parent_execution_id", parent_execution_id},
                               {"execution_id", nullptr},
@@ -122,44 +123,98 @@ std::vector<model::BreadcrumbDraft> DelegationDrafts(const DelegateCall& call, c
   message.tags = {"request:" + request_id, "delegated", "agent:" + delegator, "execution:" + parent_execution_id};
   std::string content = call.task;
   if (!call.input.is_null()) content += "\n\nInput (JSON): " + json::serialize(call.input);
-  json::object context{{"agent_id", call.agent}, {"content", std::move(content)}, {"request_id", request_id}};
+  json::object context{{"agent_id", call.agent},
+                       {"content", std::move(content)},
+                       {"request_id", request_id},
+                       {"token_budget", std::max<int64_t>(token_budget, 0)}};
   AddRequesterLineage(context, parent_execution_id, lineage);
   message.context = std::move(context);
   message.trace = trace;
   return {std::move(task), std::move(message)};
 }
 
+int64_t TreeTokenBudget(const model::AgentDefinition& def, const model::Event& trigger, const Lineage& lineage) {
+  if (lineage.parent_execution_id.empty() || !trigger.context.is_object()) return def.max_tokens_per_execution;
+  const json::value* budget = trigger.context.as_object().if_contains("token_budget");
+  if (!budget || !budget->is_int64() || budget->as_int64() < 0) return def.max_tokens_per_execution;
+  return std::min(def.max_tokens_per_execution, budget->as_int64());
+}
+
+bool DelegationSucceeded(const json::object& response) {
+  return StringAt(response, "status") == "success" && StringAt(response, "stop_reason") != "token_budget";
+}
+
 std::string DelegateResultText(const json::object& response) {
-  if (StringAt(response, "status") == "success") return StringAt(response, "message");
+  if (DelegationSucceeded(response)) return StringAt(response, "message");
+  if (StringAt(response, "status") == "success") {
+    return json::serialize(json::object{
+        {"error", json::object{{"code", "token_budget"}, {"message", StringAt(response, "message")}}}});
+  }
   const json::value* error = response.if_contains("error");
   return json::serialize(json::object{{"error", error ? *error : json::value("the sub-agent failed")}});
 }
 
-Result<std::optional<store::WriteOp>> TaskEndUpdate(store::Store& store, const std::string& owner_id,
-                                                    const std::string& parent_execution_id, const std::string& task_id,
-                                                    const json::object& response, const std::string& result_text) {
+namespace {
+
+// The task record `task_id` of `parent_execution_id`, if there is one.
+Result<std::optional<model::Breadcrumb>> FindTask(store::Store& store, const std::string& owner_id,
+                                                  const std::string& parent_execution_id, const std::string& task_id) {
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kAgentTaskSchema);
   query.path = TaskPath(parent_execution_id, task_id);
   query.include_context = true;
   query.limit = 1;
   CAIRN_ASSIGN_OR_RETURN(store::Page found, store.List(owner_id, query));
-  if (found.items.empty() || !found.items.front().context.is_object()) return std::optional<store::WriteOp>();
-  const model::Breadcrumb& task = found.items.front();
-  json::object context = task.context.as_object();
+  if (found.items.empty() || !found.items.front().context.is_object()) return std::optional<model::Breadcrumb>();
+  return std::optional<model::Breadcrumb>(std::move(found.items.front()));
+}
+
+store::WriteOp TaskUpdate(const model::Breadcrumb& task, json::object context, std::optional<int64_t> version) {
+  model::BreadcrumbPatch patch;
+  patch.context.Set(std::move(context));
+  return store::WriteOp::Update(task.id, std::move(patch), version);
+}
+
+}  // namespace
+
+Result<std::optional<store::WriteOp>> TaskStartUpdate(store::Store& store, const std::string& owner_id,
+                                                      const Lineage& lineage, const std::string& request_id,
+                                                      const std::string& execution_id) {
+  const std::string& parent = lineage.parent_execution_id;
+  if (parent.empty() || request_id.size() <= parent.size() + 1 || request_id.compare(0, parent.size() + 1, parent + "-") != 0) {
+    return std::optional<store::WriteOp>();
+  }
+  CAIRN_ASSIGN_OR_RETURN(auto task, FindTask(store, owner_id, parent, request_id.substr(parent.size() + 1)));
+  if (!task) return std::optional<store::WriteOp>();
+  json::object context = task->context.as_object();
+  if (StringAt(context, "status") != "pending" || StringAt(context, "request_id") != request_id) {
+    return std::optional<store::WriteOp>();
+  }
+  context["status"] = "running";
+  context["execution_id"] = execution_id;
+  // Only over the pending record: a task ended meanwhile keeps its end.
+  return std::optional<store::WriteOp>(TaskUpdate(*task, std::move(context), task->version));
+}
+
+Result<std::optional<store::WriteOp>> TaskEndUpdate(store::Store& store, const std::string& owner_id,
+                                                    const std::string& parent_execution_id, const std::string& task_id,
+                                                    const json::object& response, const std::string& result_text) {
+  CAIRN_ASSIGN_OR_RETURN(auto task, FindTask(store, owner_id, parent_execution_id, task_id));
+  if (!task) return std::optional<store::WriteOp>();
+  json::object context = task->context.as_object();
   std::string status = "completed";
-  if (StringAt(response, "status") != "success") {
+  if (!DelegationSucceeded(response)) {
     const json::value* error = response.if_contains("error");
-    bool cancelled = error && error->is_object() && StringAt(error->as_object(), "code") == "cancelled";
-    status = cancelled ? "cancelled" : "failed";
+    std::string code = error && error->is_object() ? StringAt(error->as_object(), "code") : "";
+    // A task given up on (timeout) was cancelled too: its sub-agent was stopped.
+    status = code == "cancelled" || code == "timeout" ? "cancelled" : "failed";
   }
   context["status"] = status;
   context["result"] = result_text;
   std::string child = StringAt(response, "execution_id");
-  context["execution_id"] = child.empty() ? json::value(nullptr) : json::value(child);
-  model::BreadcrumbPatch patch;
-  patch.context.Set(std::move(context));
-  return std::optional<store::WriteOp>(store::WriteOp::Update(task.id, std::move(patch), task.version));
+  if (!child.empty()) context["execution_id"] = child;
+  // Unconditional: the end wins over a sub-agent's start written at the same moment.
+  return std::optional<store::WriteOp>(TaskUpdate(*task, std::move(context), std::nullopt));
 }
 
 }  // namespace cairn::exec

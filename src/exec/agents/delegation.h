@@ -4,14 +4,17 @@
 // A call {"agent": <one of the listed ids>, "task": <instruction>, "input": <optional JSON>}
 // becomes, in the transaction of the snapshot that records the model's reply:
 //   - an agent.task.v1 record at executions/<parent execution id>/tasks/<task id>
-//     {name, instruction, assignee, status, result, parent_execution_id, execution_id, request_id, input}
+//     {name, instruction, assignee, status, result, parent_execution_id, execution_id, request_id, input},
+//     status `pending` until the sub-agent starts (TaskStartUpdate: `running`)
 //   - a user.message.v1 {agent_id, content, request_id} to the sub-agent, with the parent run's
 //     lineage (AddRequesterLineage): the sub-agent runs as a child execution, so cancelling the
 //     parent cancels it and the tree endpoints see it.
 // The sub-agent's agent.response.v1 answers the call (kAgentResponses): its message is the tool
 // result, an error answer an error result — the orchestrator goes on either way. When the answer
 // is taken the task record moves to completed | failed | cancelled with the result and the child's
-// execution id, in the transaction of the snapshot that records the tool message.
+// execution id, in the transaction of the snapshot that records the tool message. A task whose
+// answer does not come within tool_timeout_ms, or whose delegating run ends first, is given up:
+// its sub-agent and subtree are cancelled and it ends cancelled (failed when the run failed).
 //
 // Guards (each answered with an error result the model can read, writing nothing): an agent not
 // in the list, a task that is not a non-empty string of at most 64 KiB, a child past
@@ -59,13 +62,31 @@ std::string TaskId(int64_t step, size_t index);
 std::string TaskPath(const std::string& parent_execution_id, const std::string& task_id);
 
 // The two records a checked call writes (the task first, then the message that runs the child).
+// `token_budget` is what is left of the tree's token budget: the message carries it and the
+// sub-agent may spend no more (TreeTokenBudget).
 std::vector<model::BreadcrumbDraft> DelegationDrafts(const DelegateCall& call, const std::string& task_id,
                                                      const std::string& request_id, const std::string& delegator,
                                                      const std::string& parent_execution_id, const Lineage& lineage,
-                                                     const model::Trace& trace);
+                                                     const model::Trace& trace, int64_t token_budget);
+
+// The token budget of a run: its definition's max_tokens_per_execution, or less when its
+// trigger is a delegated task whose message carries a smaller `token_budget` (what was left of
+// its tree's when it was handed out).
+int64_t TreeTokenBudget(const model::AgentDefinition& def, const model::Event& trigger, const Lineage& lineage);
+
+// Whether a sub-agent's answer is a success: status success and not stopped by the token budget
+// (a sub-agent out of the tree's budget answers its task with an error).
+bool DelegationSucceeded(const boost::json::object& response);
 
 // The tool message for a sub-agent's agent.response.v1 context: its message, or {"error": ...}.
 std::string DelegateResultText(const boost::json::object& response);
+
+// The update a sub-agent makes when it starts: its task record (found from its trigger's
+// `request_id` and its parent) moves from pending to running with the child's execution id.
+// None when the trigger is not a delegated task's or the task is not pending.
+Result<std::optional<store::WriteOp>> TaskStartUpdate(store::Store& store, const std::string& owner_id,
+                                                      const Lineage& lineage, const std::string& request_id,
+                                                      const std::string& execution_id);
 
 // The update moving task `task_id` of `parent_execution_id` to its end after `response` (none
 // when the task record is not found). `result_text` is what the model was given.

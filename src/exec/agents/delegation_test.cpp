@@ -52,12 +52,12 @@ TEST(DelegationTest, DepthAndChildrenAreBounded) {
 TEST(DelegationTest, TheRecordsCarryTheTaskAndTheLineage) {
   DelegateCall call{"writer", "write it", json::parse(R"({"n": 1})")};
   Lineage lineage{"", "root1", 0, "s1"};
-  auto drafts = DelegationDrafts(call, TaskId(2, 1), "exec1-2-1", "boss", "exec1", lineage, model::Trace{});
+  auto drafts = DelegationDrafts(call, TaskId(2, 1), "exec1-2-1", "boss", "exec1", lineage, model::Trace{}, 100);
   ASSERT_EQ(drafts.size(), 2u);
   EXPECT_EQ(drafts[0].schema_name, std::string(model::kAgentTaskSchema));
   EXPECT_EQ(drafts[0].path, "executions/exec1/tasks/2-1");
   const json::object& task = drafts[0].context.as_object();
-  EXPECT_EQ(task.at("status"), "running");
+  EXPECT_EQ(task.at("status"), "pending");
   EXPECT_EQ(task.at("assignee"), "writer");
   EXPECT_EQ(task.at("parent_execution_id"), "exec1");
   EXPECT_EQ(drafts[1].schema_name, std::string(model::kUserMessageSchema));
