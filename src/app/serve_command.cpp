@@ -53,6 +53,7 @@
 #include "search/embedding_worker.h"
 #include "search/exact_vector_search.h"
 #include "search/searcher.h"
+#include "server/rcrt/rcrt_routes.h"
 #include "server/search_handlers.h"
 
 namespace cairn::app {
@@ -369,6 +370,10 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddWorkflowRoutes(router, *store, LimitsFrom(settings));
   server::AddSessionRoutes(router, session_service, execution_index, *event_bus, LimitsFrom(settings));
   server::AddUiRoutes(router);
+  // After the native routes: the /rcrt ones call them.
+  server::rcrt::RcrtServices rcrt_services{LimitsFrom(settings), webhook_store, [&deliverer] { return deliverer.Refresh(); },
+                                          static_cast<size_t>(settings.GetInt("event_context_max_bytes"))};
+  if (Status added = server::rcrt::AddRcrtRoutes(router, rcrt_services); !added.ok()) return Fail(added);
 
   server::HttpServerOptions http;
   http.host = listen->host;
