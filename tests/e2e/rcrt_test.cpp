@@ -107,7 +107,7 @@ TEST_F(e2e_rcrt, BreadcrumbsCreateReadListPatchHistorySearchDelete) {
   ASSERT_EQ(list.status, 200) << list.Describe();
   ASSERT_TRUE(list.Json().is_array()) << list.body;  // a bare array
   ASSERT_EQ(list.Json().as_array().size(), 1u) << list.body;
-  EXPECT_EQ(list.Json().as_array()[0].at("id"), id);
+  EXPECT_EQ(list.Json().as_array()[0].at("id"), json::value(id));
 
   // PATCH with the version read: 200, version 2; the stale version again: 412, nothing changed.
   CurlResult patched = Call("PATCH", "/rcrt/breadcrumbs/" + id, R"({"context":{"end":"2025-10-29"}})", {{"If-Match", "\"1\""}});
@@ -129,7 +129,7 @@ TEST_F(e2e_rcrt, BreadcrumbsCreateReadListPatchHistorySearchDelete) {
   ASSERT_EQ(found.status, 200) << found.Describe();
   ASSERT_TRUE(found.Json().is_array()) << found.body;
   ASSERT_EQ(found.Json().as_array().size(), 1u) << found.body;
-  EXPECT_EQ(found.Json().as_array()[0].at("id"), id);
+  EXPECT_EQ(found.Json().as_array()[0].at("id"), json::value(id));
 
   CurlResult deleted = Call("DELETE", "/rcrt/breadcrumbs/" + id);
   EXPECT_EQ(deleted.status, 204) << deleted.Describe();

@@ -1,6 +1,7 @@
 #include "server/rcrt/rcrt_routes.h"
 
 #include <boost/json/serialize.hpp>
+#include <algorithm>
 
 #include "server/rcrt/native_routes.h"
 #include "server/rcrt/rcrt_views.h"
@@ -96,7 +97,9 @@ Status AddBreadcrumbRoutes(Router& router, const NativeRoutes& native, const Rcr
 Status AddAdminRoutes(Router& router, const NativeRoutes& native, const RcrtServices& s) {
   router.Add("GET", "/rcrt/health", Dispatch::kInline, [](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
-    HttpResponse response{.status = 200, .content_type = "text/plain; charset=utf-8", .body = "ok"};
+    HttpResponse response;
+    response.content_type = "text/plain; charset=utf-8";
+    response.body = "ok";
     return response;
   });
 
@@ -124,8 +127,8 @@ Status AddAdminRoutes(Router& router, const NativeRoutes& native, const RcrtServ
     body["principal"] = req.path_params[0];
     return CallAndReshape(keys, Rewritten(req, {ctx.owner_id}, body), [](json::value value) {
       json::object& issued = value.as_object();
-      return json::value{{"agent_id", issued["principal"]}, {"owner_id", issued["tenant"]}, {"roles", issued["roles"]},
-                         {"key", issued["key"]}, {"key_id", issued["key_id"]}};
+      return json::value(json::object{{"agent_id", issued["principal"]}, {"owner_id", issued["tenant"]},
+                                      {"roles", issued["roles"]}, {"key", issued["key"]}, {"key_id", issued["key_id"]}});
     });
   });
 
