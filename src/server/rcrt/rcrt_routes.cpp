@@ -73,7 +73,15 @@ Status AddBreadcrumbRoutes(Router& router, const NativeRoutes& native, const Rcr
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
     json::object wrapped{{"name", "rcrt selector of " + ctx.actor}, {"selector", std::move(body)}};
-    return CallAndReshape(selectors, Rewritten(req, req.path_params, wrapped), IdOnly);
+    auto created = CallAndReshape(selectors, Rewritten(req, req.path_params, wrapped), IdOnly);
+    // The fields of the reference's body are the selector's: name them without cairn's wrapper.
+    if (!created.ok() && created.status().field().starts_with("selector.")) {
+      const std::string& field = created.status().field();
+      std::string message = created.status().message();
+      if (message.starts_with(field + ": ")) message.erase(0, field.size() + 2);
+      return Status::Validation(field.substr(9), message);
+    }
+    return created;
   });
 
   // The native stream (same selector parameters, resume point, tenant), with the reference's frames
