@@ -56,6 +56,7 @@
 #include "search/exact_vector_search.h"
 #include "search/hnsw_vector_search.h"
 #include "search/searcher.h"
+#include "server/rcrt/rcrt_routes.h"
 #include "server/search_handlers.h"
 
 namespace cairn::app {
@@ -403,6 +404,10 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddSessionRoutes(router, session_service, execution_index, *event_bus, LimitsFrom(settings));
   server::AddUiRoutes(router);
   server::AddMcpRoutes(router, server::McpRouteDeps{mcp_manager.get(), store.get(), event_bus.get()});
+  // After the native routes: the /rcrt ones call them.
+  server::rcrt::RcrtServices rcrt_services{LimitsFrom(settings), webhook_store, [&deliverer] { return deliverer.Refresh(); },
+                                          static_cast<size_t>(settings.GetInt("event_context_max_bytes"))};
+  if (Status added = server::rcrt::AddRcrtRoutes(router, rcrt_services); !added.ok()) return Fail(added);
 
   server::HttpServerOptions http;
   http.host = listen->host;

@@ -1,6 +1,8 @@
 // Who may call each route: the one table of the API's authorisation (docs/auth.md). Every route
 // the router holds gets its access from here when it is added, so a route cannot go without one:
-//   public        /health, POST /auth/token, GET /rcrt/health: no credentials needed
+//   public        /health, POST /auth/token (and their /rcrt twins): no credentials needed
+//   /rcrt/...     as the native route it calls (docs/rcrt.md); /rcrt/tenants/{id} system admin,
+//                 /rcrt/agents/{id} and its secret admin
 //   system admin  /tenants (the bootstrap key's principal)
 //   admin         POST /tenants/{tenant}/keys (of that tenant), /metrics, /secrets
 //   developer     webhooks and the dead-letter queue; definitions (tool.v1, agent.def.v1,

@@ -74,3 +74,27 @@ TEST_F(RouterTest, EmptyPlaceholderSegmentDoesNotMatch) {
 
 }  // namespace
 }  // namespace cairn::server
+
+namespace cairn::server {
+namespace {
+
+// docs/rcrt.md: an /rcrt route needs what the native route it calls needs.
+TEST(RouteAccess, RcrtRoutesNeedWhatTheirNativeRoutesNeed) {
+  using K = RouteAccess::Kind;
+  using auth::Role;
+  auto is = [](RouteAccess access, K kind, Role role) { return access.kind == kind && (kind == K::kPublic || access.role == role); };
+  EXPECT_TRUE(is(AccessFor("GET", "/rcrt/health"), K::kPublic, Role::kReader));
+  EXPECT_TRUE(is(AccessFor("POST", "/rcrt/auth/token"), K::kPublic, Role::kReader));
+  EXPECT_TRUE(is(AccessFor("POST", "/rcrt/tenants/{id}"), K::kSystemAdmin, Role::kAdmin));
+  EXPECT_TRUE(is(AccessFor("POST", "/rcrt/agents/{id}"), K::kRole, Role::kAdmin));
+  EXPECT_TRUE(is(AccessFor("POST", "/rcrt/agents/{id}/secret"), K::kRole, Role::kAdmin));
+  EXPECT_TRUE(is(AccessFor("POST", "/rcrt/agents/{id}/webhooks"), K::kRole, Role::kDeveloper));
+  EXPECT_TRUE(is(AccessFor("POST", "/rcrt/breadcrumbs"), K::kRole, Role::kUser));
+  EXPECT_TRUE(is(AccessFor("GET", "/rcrt/breadcrumbs/{id}"), K::kRole, Role::kReader));
+  EXPECT_TRUE(is(AccessFor("GET", "/rcrt/events/stream"), K::kRole, Role::kReader));
+  // Only the /rcrt prefix is stripped: a native-looking tail elsewhere is not public.
+  EXPECT_TRUE(is(AccessFor("GET", "/other/health"), K::kRole, Role::kReader));
+}
+
+}  // namespace
+}  // namespace cairn::server

@@ -164,7 +164,7 @@ void SseStream::WatchForDisconnect() {
 }
 
 void SseStream::ScheduleHeartbeat() {
-  heartbeat_.expires_after(std::chrono::milliseconds(ctx_.options.sse_heartbeat_ms));
+  heartbeat_.expires_after(spec_->heartbeat.value_or(std::chrono::milliseconds(ctx_.options.sse_heartbeat_ms)));
   heartbeat_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || self->closed_ || self->closing_) return;
     // A full queue with no write completed for the stall timeout: the client stopped reading.

@@ -65,6 +65,7 @@ struct SseSpec final : EventStreamSpec {
   int64_t after_seq = 0;  // deliver events with seq > after_seq
   StoredView stored_view;        // empty: the shared event view (id: <seq> either way)
   EphemeralView ephemeral_view;  // empty: EphemeralFrame (no id line either way)
+  std::optional<std::chrono::milliseconds> heartbeat;  // the ping interval; nullopt: the server's
 };
 
 // Where a stream request starts: the seq after which events are delivered. `Last-Event-ID` (sent

@@ -1,6 +1,7 @@
 #include "e2e_support.h"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <ctime>
 #include <iostream>
@@ -193,10 +194,8 @@ int64_t IntAt(const json::object& obj, std::string_view key) {
   return -1;
 }
 
-std::string Sha256Hex(std::string_view data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
+namespace {
+std::string Hex(const unsigned char* digest, unsigned int length) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (unsigned int i = 0; i < length; ++i) {
@@ -204,6 +203,22 @@ std::string Sha256Hex(std::string_view data) {
     out.push_back(kHex[digest[i] & 0x0F]);
   }
   return out;
+}
+}  // namespace
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
+  return Hex(digest, length);
+}
+
+std::string HmacSha256Hex(std::string_view key, std::string_view data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+       data.size(), mac, &length);
+  return Hex(mac, length);
 }
 
 std::string JsonText(const json::value& value) { return json::serialize(value); }

@@ -73,6 +73,8 @@ std::string StringAt(const json::object& obj, std::string_view key);
 int64_t IntAt(const json::object& obj, std::string_view key);
 
 std::string Sha256Hex(std::string_view data);
+// Lowercase hex HMAC-SHA256 of `data` keyed with `key` (a webhook receiver checking a signature).
+std::string HmacSha256Hex(std::string_view key, std::string_view data);
 
 // Polls GET /search/status until the embedding worker has gone through every event (backlog 0),
 // at most `deadline`.

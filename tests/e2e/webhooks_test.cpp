@@ -3,9 +3,6 @@
 // condition variable with a deadline; nothing sleeps. Loopback is a refused destination unless
 // --allow-private-network lists it, so these servers allow 127.0.0.0/8 (outbound_policy_test.cpp
 // tests the refusals).
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -22,20 +19,6 @@ namespace cairn::e2e {
 namespace {
 
 constexpr auto kWait = std::chrono::seconds(30);
-
-std::string HmacHex(const std::string& key, const std::string& data) {
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-       data.size(), mac, &len);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out.push_back(hex[mac[i] >> 4]);
-    out.push_back(hex[mac[i] & 15]);
-  }
-  return out;
-}
 
 struct Received {
   std::string target;
@@ -172,7 +155,7 @@ TEST_F(e2e_webhooks, DeliversSignedEventsOfTheSelectorOnlyAndNeverHistory) {
   for (const Received& r : got) {
     EXPECT_EQ(r.target, "/hook");
     EXPECT_EQ(r.headers.at("content-type"), "application/json");
-    EXPECT_EQ(r.headers.at("x-cairn-signature"), "sha256=" + HmacHex("s3cret", r.body));
+    EXPECT_EQ(r.headers.at("x-cairn-signature"), "sha256=" + HmacSha256Hex("s3cret", r.body));
     json::object body = json::parse(r.body).as_object();
     EXPECT_EQ(IntAt(body, "seq"), r.event_id());
     EXPECT_EQ(StringAt(body, "type"), "breadcrumb.created");
@@ -283,7 +266,7 @@ TEST_F(e2e_webhooks, PermanentFailureEndsInTheDeadLetterQueueAndRetryDeliversIt)
   EXPECT_EQ(last.event_id(), failing);
   EXPECT_EQ(last.answered, 200);
   EXPECT_EQ(last.body, got[0].body);
-  EXPECT_EQ(last.headers.at("x-cairn-signature"), "sha256=" + HmacHex("k", last.body));
+  EXPECT_EQ(last.headers.at("x-cairn-signature"), "sha256=" + HmacSha256Hex("k", last.body));
   EXPECT_EQ(client().Get("/dlq/" + letter_id).status, 404);
   EXPECT_EQ(client().Post("/dlq/" + letter_id + "/retry", "").status, 404);
 

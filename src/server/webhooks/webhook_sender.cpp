@@ -11,7 +11,12 @@ WebhookRequest BuildDeliveryRequest(const store::Webhook& hook, int64_t seq, std
   request.timeout = timeout;
   request.headers.emplace_back("Content-Type", "application/json");
   request.headers.emplace_back("X-Cairn-Event-Id", std::to_string(seq));
-  if (hook.secret) request.headers.emplace_back("X-Cairn-Signature", SignatureHeader(*hook.secret, body));
+  if (hook.secret) {
+    // The same signature under the reference (RCRT) API's name too, for its receivers (docs/rcrt.md).
+    std::string signature = SignatureHeader(*hook.secret, body);
+    request.headers.emplace_back("X-Cairn-Signature", signature);
+    request.headers.emplace_back("X-RCRT-Signature", std::move(signature));
+  }
   request.body = std::move(body);
   return request;
 }

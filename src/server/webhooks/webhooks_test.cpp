@@ -44,9 +44,13 @@ TEST(WebhookSignature, DeliveryRequestCarriesHeadersAndSignsTheExactBody) {
   EXPECT_EQ(header("Content-Type"), "application/json");
   EXPECT_EQ(header("X-Cairn-Event-Id"), "42");
   EXPECT_EQ(header("X-Cairn-Signature"), SignatureHeader("s3cret", R"({"seq":42})"));
+  EXPECT_EQ(header("X-RCRT-Signature"), SignatureHeader("s3cret", R"({"seq":42})"));  // the reference's name (docs/rcrt.md)
   hook.secret.reset();
   request = BuildDeliveryRequest(hook, 42, "{}", milliseconds(1));
-  for (const auto& [n, v] : request.headers) EXPECT_NE(n, "X-Cairn-Signature");
+  for (const auto& [n, v] : request.headers) {
+    EXPECT_NE(n, "X-Cairn-Signature");
+    EXPECT_NE(n, "X-RCRT-Signature");
+  }
 }
 
 TEST(DeliveryPolicy, ClassifiesStatuses) {
