@@ -367,6 +367,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
   server::AddAuthRoutes(router, *auth->authenticator, LimitsFrom(settings));
+  server::AddSecretRoutes(router, *auth->secrets, LimitsFrom(settings));
   server::AddSearchRoutes(router, searcher, embedding_worker.get(), LimitsFrom(settings));  // before /breadcrumbs/{id}
   server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
   server::AddEventRoutes(router, *event_bus, *store, LimitsFrom(settings));
