@@ -314,6 +314,9 @@ int RunServe(const std::vector<std::string>& args) {
   builtin_options.http_max_response_bytes = static_cast<size_t>(settings.GetInt("http_tool_max_response_bytes"));
   builtin_options.limits = LimitsFrom(settings);
   builtin_options.process.user = tool_user;
+  builtin_options.resolve_secret = [&auth](const std::string& tenant, const std::string& name) {
+    return auth->secrets->Resolve(tenant, name);
+  };
   for (const std::string& warning : exec::ProcessSandboxWarnings(builtin_options.process)) CAIRN_LOG_WARN("{}", warning);
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));

@@ -106,6 +106,50 @@ TEST_F(e2e_secrets, AnAdminStoresAndRotatesASecretWhoseValueNeverComesBack) {
   EXPECT_EQ(ObjectOf(client().Get("/secrets", acme_admin_)).at("items").as_array().size(), 1u);
 }
 
+// A process tool gets the secret in its environment; the value it echoes back is redacted from
+// its response, and appears in no record, event, data-dir file or log line.
+TEST_F(e2e_secrets, AProcessToolUsesASecretThatNeverAppearsInItsResponse) {
+  ASSERT_EQ(PutSecret("API_TOKEN", kValue, acme_admin_).status, 201);
+  std::string token =
+      StringAt(ObjectOf(client().Post("/auth/token", JsonText(json::object{{"key", acme_admin_[0].second.substr(7)}}))), "token");
+  SseClient stream(server().url() + "/events/stream?since=0&schema_name=tool.response.v1&access_token=" + UrlEncode(token));
+  stream.Start();
+  ASSERT_TRUE(stream.WaitForOpen(10s)) << stream.Describe();
+  const char* script = "cat >/dev/null; echo \"debug $API_TOKEN\" >&2; printf '{\"token\":\"%s\",\"len\":%d}' \"$API_TOKEN\" ${#API_TOKEN} >&3";
+  CreateOk(json::object{{"title", "tool leaky"}, {"schema_name", "tool.v1"},
+                        {"context", {{"name", "leaky"}, {"runtime", "process"}, {"command", {"/bin/sh", "-c", script}},
+                                     {"secret_env", {{"API_TOKEN", {{"secret", "API_TOKEN"}}}}}}}},
+           acme_admin_);
+  CreateOk(json::object{{"title", "call"}, {"schema_name", "tool.request.v1"}, {"context", {{"tool", "leaky"}, {"input", json::object{}}}}},
+           acme_admin_);
+  ASSERT_TRUE(stream.WaitForEvents(1, 30s)) << stream.Describe();
+  std::string response = stream.Events()[0].data.value_or("");
+  EXPECT_NE(response.find("\"status\":\"success\""), std::string::npos) << response;
+  EXPECT_NE(response.find("[secret:API_TOKEN]"), std::string::npos) << response;
+  // The tool did get the value: its length is the value's.
+  EXPECT_NE(response.find("\"len\":" + std::to_string(std::string(kValue).size())), std::string::npos) << response;
+  // A reference to a secret the tenant lacks fails the run, naming it.
+  CreateOk(json::object{{"title", "tool missing"}, {"schema_name", "tool.v1"},
+                        {"context", {{"name", "missing"}, {"runtime", "process"}, {"command", {"/bin/true"}},
+                                     {"secret_env", {{"X", {{"secret", "NOPE"}}}}}}}},
+           acme_admin_);
+  CreateOk(json::object{{"title", "call"}, {"schema_name", "tool.request.v1"}, {"context", {{"tool", "missing"}, {"input", json::object{}}}}},
+           acme_admin_);
+  ASSERT_TRUE(stream.WaitForEvents(2, 30s)) << stream.Describe();
+  std::string failed = stream.Events()[1].data.value_or("");
+  EXPECT_NE(failed.find("NOPE"), std::string::npos) << failed;
+  EXPECT_NE(failed.find("\"status\":\"error\""), std::string::npos) << failed;
+
+  std::string seen = client().Get("/breadcrumbs?limit=1000&include_context=true", acme_admin_).body +
+                     client().Get("/executions?limit=1000", acme_admin_).body;
+  for (const SseFrame& frame : stream.Events()) seen += frame.data.value_or("");
+  server().Kill9();
+  EXPECT_EQ(seen.find(kValue), std::string::npos) << seen;
+  EXPECT_EQ(DataDirBytes().find(kValue), std::string::npos) << "the data dir";
+  EXPECT_EQ(server().LogTail(1 << 20).find(kValue), std::string::npos) << "the log";
+  EXPECT_NE(server().LogTail(1 << 20).find("debug [secret:API_TOKEN]"), std::string::npos) << "the tool's stderr is logged, redacted";
+}
+
 TEST_F(e2e_secrets, SecretsArePerTenantAndForAdminsOnly) {
   ASSERT_EQ(PutSecret("API_TOKEN", kValue, acme_admin_).status, 201);
   EXPECT_TRUE(ObjectOf(client().Get("/secrets", globex_)).at("items").as_array().empty());

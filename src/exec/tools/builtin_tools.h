@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +30,9 @@ struct BuiltinToolOptions {
   model::Limits limits;                      // breadcrumb_* tools validate like the HTTP API;
                                              // process tools' env follows limits.tool_env
   ProcessToolOptions process;                // process tools (MakeTool): tool user, run directories
+  // The value of secret `name` of `tenant` (auth::SecretStore::Resolve), for process tools'
+  // secret_env; null: no secrets (a tool naming one fails saying so).
+  std::function<Result<std::string>(const std::string& tenant, const std::string& name)> resolve_secret;
 };
 
 struct BuiltinToolDeps {
