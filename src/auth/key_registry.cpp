@@ -14,14 +14,6 @@ namespace cairn::auth {
 namespace json = boost::json;
 namespace {
 
-model::WriteContext SystemContext(const std::string& actor) {
-  model::WriteContext ctx;
-  ctx.owner_id = kSystemOwner;
-  ctx.actor = actor;
-  ctx.system = true;
-  return ctx;
-}
-
 // Every record of `schema` in the system owner, oldest first.
 Result<std::vector<model::Breadcrumb>> ListAll(store::Store& store, std::string_view schema) {
   std::vector<model::Breadcrumb> out;
@@ -39,6 +31,14 @@ Result<std::vector<model::Breadcrumb>> ListAll(store::Store& store, std::string_
 }
 
 }  // namespace
+
+model::WriteContext SystemContext(const std::string& actor) {
+  model::WriteContext ctx;
+  ctx.owner_id = kSystemOwner;
+  ctx.actor = actor;
+  ctx.system = true;
+  return ctx;
+}
 
 Result<std::string> RandomBytes(size_t bytes) {
   std::string out(bytes, '\0');

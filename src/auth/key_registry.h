@@ -73,6 +73,9 @@ class KeyRegistry {
   std::function<Status(const std::string&)> on_tenant_created_;
 };
 
+// A write of the system owner's records (tenants, keys, secrets) by `actor`.
+model::WriteContext SystemContext(const std::string& actor);
+
 // `bytes` random bytes from the OS's CSPRNG (OpenSSL RAND_bytes); kInternal if it fails.
 Result<std::string> RandomBytes(size_t bytes);
 

@@ -14,14 +14,6 @@ namespace {
 
 std::string SecretPath(const std::string& tenant, const std::string& name) { return "secrets/" + tenant + "/" + name; }
 
-model::WriteContext SystemWrite(const std::string& actor) {
-  model::WriteContext ctx;
-  ctx.owner_id = kSystemOwner;
-  ctx.actor = actor;
-  ctx.system = true;
-  return ctx;
-}
-
 SecretInfo InfoOf(const model::Breadcrumb& crumb) {
   const json::object empty;
   const json::object& o = crumb.context.is_object() ? crumb.context.as_object() : empty;
@@ -64,7 +56,7 @@ Result<SecretInfo> SecretStore::Put(const std::string& tenant, const std::string
     model::BreadcrumbPatch patch;
     patch.context.Set(std::move(context));
     CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb updated,
-                           store_.Update(SystemWrite(actor), existing->id, patch, existing->version));
+                           store_.Update(SystemContext(actor), existing->id, patch, existing->version));
     return InfoOf(updated);
   }
   model::BreadcrumbDraft draft;
@@ -73,7 +65,7 @@ Result<SecretInfo> SecretStore::Put(const std::string& tenant, const std::string
   draft.path = SecretPath(tenant, name);
   draft.visibility = "private";
   draft.context = std::move(context);
-  CAIRN_ASSIGN_OR_RETURN(store::CreateResult created, store_.Create(SystemWrite(actor), draft, ""));
+  CAIRN_ASSIGN_OR_RETURN(store::CreateResult created, store_.Create(SystemContext(actor), draft, ""));
   return InfoOf(created.breadcrumb);
 }
 
@@ -98,7 +90,7 @@ Status SecretStore::Delete(const std::string& tenant, const std::string& name, c
   std::lock_guard lock(write_mu_);
   CAIRN_ASSIGN_OR_RETURN(std::optional<model::Breadcrumb> existing, Find(tenant, name));
   if (!existing) return Status::NotFound("secret '" + name + "' not found");
-  return store_.Delete(SystemWrite(actor), existing->id, std::nullopt);
+  return store_.Delete(SystemContext(actor), existing->id, std::nullopt);
 }
 
 Result<std::string> SecretStore::Resolve(const std::string& tenant, const std::string& name) {
