@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -26,12 +27,13 @@ Result<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
-// The HS256 secret kept in the data dir: written once (0600, O_EXCL), then read at every start.
-Result<std::string> DataDirSecret(const std::string& data_dir) {
-  std::string path = (std::filesystem::path(data_dir) / "jwt.key").string();
+// A key kept in the data dir (jwt.key, master.key): made by `make` and written once (0600,
+// O_EXCL), then read at every start.
+Result<std::string> DataDirSecret(const std::string& data_dir, const std::string& file_name,
+                                  const std::function<Result<std::string>()>& make) {
+  std::string path = (std::filesystem::path(data_dir) / file_name).string();
   if (std::filesystem::exists(path)) return ReadFile(path);
-  CAIRN_ASSIGN_OR_RETURN(std::string bytes, auth::RandomBytes(32));
-  std::string secret = auth::Base64UrlEncode(bytes);
+  CAIRN_ASSIGN_OR_RETURN(std::string secret, make());
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return Status::Internal("cannot create " + path);
   bool written = ::write(fd, secret.data(), secret.size()) == static_cast<ssize_t>(secret.size()) && ::fsync(fd) == 0;
@@ -46,8 +48,22 @@ Result<std::unique_ptr<auth::JwtCodec>> MakeJwtCodec(const Settings& settings) {
     return auth::JwtCodec::FromPrivateKeyPem(pem);
   }
   if (const std::string& secret = settings.GetString("jwt_secret"); !secret.empty()) return auth::JwtCodec::Hs256(secret);
-  CAIRN_ASSIGN_OR_RETURN(std::string secret, DataDirSecret(settings.GetString("data_dir")));
+  CAIRN_ASSIGN_OR_RETURN(std::string secret, DataDirSecret(settings.GetString("data_dir"), "jwt.key", []() -> Result<std::string> {
+    CAIRN_ASSIGN_OR_RETURN(std::string bytes, auth::RandomBytes(32));
+    return auth::Base64UrlEncode(bytes);
+  }));
   return auth::JwtCodec::Hs256(secret);
+}
+
+// The master key of the secrets: the master_key setting, else <data-dir>/master.key.
+Result<auth::SecretBox> MakeSecretBox(const Settings& settings) {
+  if (const std::string& configured = settings.GetString("master_key"); !configured.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(std::string key, auth::ParseMasterKey(configured, "CAIRN_MASTER_KEY (--master-key)"));
+    return auth::SecretBox::FromKey(std::move(key));
+  }
+  CAIRN_ASSIGN_OR_RETURN(std::string hex, DataDirSecret(settings.GetString("data_dir"), "master.key", auth::NewMasterKeyHex));
+  CAIRN_ASSIGN_OR_RETURN(std::string key, auth::ParseMasterKey(hex, "<data-dir>/master.key"));
+  return auth::SecretBox::FromKey(std::move(key));
 }
 
 }  // namespace
@@ -80,6 +96,9 @@ Result<AuthSetup> MakeAuth(const Settings& settings, const std::string& listen_h
                                                              settings.GetInt("rate_limit_burst"), clock);
   setup.tenant_rate = std::make_unique<auth::RateLimiter>(settings.GetInt("rate_limit_tenant_per_minute"),
                                                           settings.GetInt("rate_limit_burst"), clock);
+  CAIRN_ASSIGN_OR_RETURN(auth::SecretBox box, MakeSecretBox(settings));
+  setup.secret_box = std::make_unique<auth::SecretBox>(std::move(box));
+  setup.secrets = std::make_unique<auth::SecretStore>(store, *setup.secret_box);
   return setup;
 }
 

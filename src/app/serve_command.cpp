@@ -275,6 +275,10 @@ int RunServe(const std::vector<std::string>& args) {
   CAIRN_LOG_INFO("{}", (*providers)->Describe());  // "LLM providers: ..., default: ..."
   CAIRN_LOG_INFO("webhooks, http tools and http_request may reach public addresses and {} (--allow-private-network)",
                  outbound_policy->Describe());
+  // The tenants (auth's records): each one's definitions run and its sessions resume.
+  auto auth = MakeAuth(settings, listen->host, *store, clock);
+  if (!auth.ok()) return Fail(auth.status());
+  const std::vector<std::string> tenants = auth->keys->TenantIds();
   // Execution records written before executions had one shape move to it before anything runs.
   auto migrated = exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant);
   if (!migrated.ok()) return Fail(migrated.status());
@@ -330,6 +334,9 @@ int RunServe(const std::vector<std::string>& args) {
   builtin_options.limits = LimitsFrom(settings);
   builtin_options.process.user = tool_user;
   builtin_options.searcher = &searcher;
+  builtin_options.resolve_secret = [&auth](const std::string& tenant, const std::string& name) {
+    return auth->secrets->Resolve(tenant, name);
+  };
   for (const std::string& warning : exec::ProcessSandboxWarnings(builtin_options.process)) CAIRN_LOG_WARN("{}", warning);
   // MCP servers' tools run where executors run: this process connects to the servers.
   std::shared_ptr<exec::mcp::McpManager> mcp_manager;
@@ -359,14 +366,25 @@ int RunServe(const std::vector<std::string>& args) {
       runtime.Stop();  // the session worker, declared later, has stopped already
     }
   } stop_executors_first{executor_host, runtime};
-  if (Status started = tools.Start(settings.GetBool("run_executors"), settings.GetBool("builtin_tools")); !started.ok()) return Fail(started);
-  if (Status started = agents.Start(settings.GetBool("run_executors"), settings.GetBool("default_agent")); !started.ok()) {
+  bool builtin_tools = settings.GetBool("builtin_tools");
+  bool default_agent = settings.GetBool("default_agent");
+  if (Status started = tools.Start(settings.GetBool("run_executors"), builtin_tools, tenants); !started.ok()) {
     return Fail(started);
   }
-  if (Status started = workflows.Start(settings.GetBool("run_executors")); !started.ok()) return Fail(started);
+  if (Status started = agents.Start(settings.GetBool("run_executors"), default_agent, tenants); !started.ok()) {
+    return Fail(started);
+  }
+  if (Status started = workflows.Start(settings.GetBool("run_executors"), tenants); !started.ok()) return Fail(started);
   if (mcp_manager) {
     if (Status started = mcp_manager->Start(); !started.ok()) return Fail(started);
   }
+  // A tenant created while the server runs gets the built-ins at once (its definitions are
+  // followed like any other); one created before a crash gets them at the next start.
+  auth->keys->OnTenantCreated([&tools, &agents, builtin_tools, default_agent](const std::string& tenant) {
+    if (builtin_tools) CAIRN_RETURN_IF_ERROR(tools.InstallBuiltins(tenant));
+    if (default_agent) CAIRN_RETURN_IF_ERROR(agents.InstallDefaultAgent(tenant));
+    return Status::Ok();
+  });
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
   sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs()},
@@ -380,15 +398,13 @@ int RunServe(const std::vector<std::string>& args) {
   });
   exec::ExecutionIndex execution_index(*store, executor_host.runs());
   if (settings.GetBool("run_executors")) {
-    if (Status started = session_worker.Start(); !started.ok()) return Fail(started);
+    if (Status started = session_worker.Start(tenants); !started.ok()) return Fail(started);
   }
 
-
-  auto auth = MakeAuth(settings, listen->host, *store, clock);
-  if (!auth.ok()) return Fail(auth.status());
   server::Router router;
   server::AddSystemRoutes(router, metrics, kVersion);
   server::AddAuthRoutes(router, *auth->authenticator, LimitsFrom(settings));
+  server::AddSecretRoutes(router, *auth->secrets, LimitsFrom(settings));
   server::AddSearchRoutes(router, searcher, embedding_worker.get(), LimitsFrom(settings));  // before /breadcrumbs/{id}
   server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
   server::AddEventRoutes(router, *event_bus, *store, LimitsFrom(settings));

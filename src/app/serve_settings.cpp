@@ -69,6 +69,7 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"bootstrap_admin_key", K::kString, "", "An API key (at least 32 characters) that is a system admin (creates tenants and their keys) and an admin of the default tenant; never stored."},
       {"jwt_secret", K::kString, "", "The HS256 secret of the tokens of POST /auth/token (at least 32 bytes); empty: a random one kept in <data_dir>/jwt.key."},
       {"jwt_private_key_file", K::kString, "", "A PEM private key (RSA of 2048+ bits: RS256; Ed25519: EdDSA) that signs the tokens instead of jwt_secret."},
+      {"master_key", K::kString, "", "The key (64 hex characters: openssl rand -hex 32) that encrypts the secrets of POST /secrets; empty: a random one kept in <data_dir>/master.key (0600)."},
       {"token_ttl_s", K::kInt, "900", "Lifetime of a token from POST /auth/token, in seconds.", 1, 86400},
       {"rate_limit_principal_per_minute", K::kInt, "0", "Requests a minute each principal may make (token bucket; 429 with Retry-After beyond); 0: no limit. With auth=on only.", 0, kMaxInt},
       {"rate_limit_tenant_per_minute", K::kInt, "0", "Requests a minute all principals of one tenant may make together; 0: no limit. With auth=on only.", 0, kMaxInt},

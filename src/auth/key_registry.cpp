@@ -1,4 +1,5 @@
 #include "auth/key_registry.h"
+#include "base/log.h"
 
 #include <openssl/rand.h>
 
@@ -12,14 +13,6 @@
 namespace cairn::auth {
 namespace json = boost::json;
 namespace {
-
-model::WriteContext SystemContext(const std::string& actor) {
-  model::WriteContext ctx;
-  ctx.owner_id = kSystemOwner;
-  ctx.actor = actor;
-  ctx.system = true;
-  return ctx;
-}
 
 // Every record of `schema` in the system owner, oldest first.
 Result<std::vector<model::Breadcrumb>> ListAll(store::Store& store, std::string_view schema) {
@@ -38,6 +31,14 @@ Result<std::vector<model::Breadcrumb>> ListAll(store::Store& store, std::string_
 }
 
 }  // namespace
+
+model::WriteContext SystemContext(const std::string& actor) {
+  model::WriteContext ctx;
+  ctx.owner_id = kSystemOwner;
+  ctx.actor = actor;
+  ctx.system = true;
+  return ctx;
+}
 
 Result<std::string> RandomBytes(size_t bytes) {
   std::string out(bytes, '\0');
@@ -111,9 +112,28 @@ Result<TenantInfo> KeyRegistry::CreateTenant(const std::string& id, const std::s
     return created.status().code() == StatusCode::kConflict ? Status::Conflict("tenant '" + id + "' exists") : created.status();
   }
   TenantInfo info{id, name, created->breadcrumb.created_at};
-  std::unique_lock lock(mu_);
-  tenants_[id] = info;
+  {
+    std::unique_lock lock(mu_);
+    tenants_[id] = info;
+  }
+  if (on_tenant_created_) {
+    // The tenant exists either way; what the hook did not install, the next start does.
+    if (Status set_up = on_tenant_created_(id); !set_up.ok()) {
+      CAIRN_LOG_WARN("tenant {}: setting it up failed (retried at the next start): {}", id, set_up.message());
+    }
+  }
   return info;
+}
+
+void KeyRegistry::OnTenantCreated(std::function<Status(const std::string& tenant)> hook) {
+  on_tenant_created_ = std::move(hook);
+}
+
+std::vector<std::string> KeyRegistry::TenantIds() const {
+  std::shared_lock lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [id, info] : tenants_) out.push_back(id);
+  return out;
 }
 
 std::vector<TenantInfo> KeyRegistry::Tenants() const {

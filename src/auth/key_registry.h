@@ -8,6 +8,7 @@
 // Thread-safe.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <shared_mutex>
 #include <string>
@@ -53,6 +54,10 @@ class KeyRegistry {
   // kValidation for a bad id or name, kConflict when the tenant exists.
   Result<TenantInfo> CreateTenant(const std::string& id, const std::string& name, const std::string& actor);
   std::vector<TenantInfo> Tenants() const;
+  std::vector<std::string> TenantIds() const;
+  // Called after CreateTenant stored a tenant (outside the registry's lock), e.g. to install the
+  // built-in tools and agent there; a failure is logged. Set it before the registry is shared.
+  void OnTenantCreated(std::function<Status(const std::string& tenant)> hook);
   bool TenantExists(const std::string& id) const;
 
   // kNotFound for an unknown tenant; kValidation for a bad principal id.
@@ -65,7 +70,11 @@ class KeyRegistry {
   std::map<std::string, TenantInfo> tenants_;
   std::unordered_map<std::string, Principal> keys_;  // SHA-256 (hex) of the key → principal
   std::string bootstrap_hash_;
+  std::function<Status(const std::string&)> on_tenant_created_;
 };
+
+// A write of the system owner's records (tenants, keys, secrets) by `actor`.
+model::WriteContext SystemContext(const std::string& actor);
 
 // `bytes` random bytes from the OS's CSPRNG (OpenSSL RAND_bytes); kInternal if it fails.
 Result<std::string> RandomBytes(size_t bytes);

@@ -23,7 +23,11 @@ bool DefinitionSupervisor::IsDefinition(const model::Event& event) const {
   return event.schema_name && *event.schema_name == kind_.schema_name && event.type != "breadcrumb.deleted";
 }
 
-Status DefinitionSupervisor::Start(bool run_executors, int64_t start_seq) {
+std::string TenantMarker(const std::string& marker, const std::string& tenant) {
+  return tenant == model::kDefaultTenant ? marker : marker + "@" + tenant;
+}
+
+Status DefinitionSupervisor::Start(bool run_executors, int64_t start_seq, const std::vector<std::string>& tenants) {
   run_executors_ = run_executors;
   // Woken by definitions of its kind and by changes of records it loaded as definitions.
   subscription_ = bus_.SubscribeWhen(
@@ -33,19 +37,21 @@ Status DefinitionSupervisor::Start(bool run_executors, int64_t start_seq) {
         cv_.notify_all();
       },
       [this](const model::Event& event) { return Concerns(event); }, 1024);
-  model::BreadcrumbQuery query;
-  query.schema_name = kind_.schema_name;
-  query.include_context = true;
-  query.order = model::SortOrder::kOldestFirst;
-  query.limit = 500;
-  while (true) {
-    CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(model::kDefaultTenant, query));
-    for (const auto& crumb : page.items) {
-      ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
-      if (kind_.on_stored) kind_.on_stored(crumb);
+  for (const std::string& tenant : tenants) {
+    model::BreadcrumbQuery query;
+    query.schema_name = kind_.schema_name;
+    query.include_context = true;
+    query.order = model::SortOrder::kOldestFirst;
+    query.limit = 500;
+    while (true) {
+      CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(tenant, query));
+      for (const auto& crumb : page.items) {
+        ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
+        if (kind_.on_stored) kind_.on_stored(crumb);
+      }
+      if (!page.next_cursor) break;
+      query.cursor = page.next_cursor;
     }
-    if (!page.next_cursor) break;
-    query.cursor = page.next_cursor;
   }
   thread_ = std::thread([this, start_seq] { Loop(start_seq); });
   return Status::Ok();

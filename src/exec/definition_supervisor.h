@@ -10,7 +10,8 @@
 //   resumes at its durable cursor.
 // - Without executors (`run_executors` false) it only gives every definition its starting cursor,
 //   so what is written meanwhile is processed when executors start.
-// Definitions are read for the "default" tenant.
+// Definitions are read from every tenant passed to Start(); those of a tenant created later are
+// followed from its events like any definition written while the supervisor runs.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -35,6 +36,10 @@ namespace cairn::exec {
 // The consumer (durable cursor, claims, execution ids) of the executor of definition `id`.
 std::string DefinitionConsumerId(const std::string& definition_id);
 
+// The CursorStore key of a once-per-tenant marker (built-ins installed): `marker` itself for the
+// default tenant (as before tenants existed), `marker@tenant` for the others.
+std::string TenantMarker(const std::string& marker, const std::string& tenant);
+
 struct DefinitionKind {
   std::string schema_name;  // the definitions' schema, e.g. "tool.v1"
   std::string label;        // for logs: "tool", "agent"
@@ -55,9 +60,9 @@ class DefinitionSupervisor {
   DefinitionSupervisor(const DefinitionSupervisor&) = delete;
   DefinitionSupervisor& operator=(const DefinitionSupervisor&) = delete;
 
-  // Loads the stored definitions and follows the events after `start_seq` (the bus position
-  // taken before anything was read from the store).
-  Status Start(bool run_executors, int64_t start_seq);
+  // Loads the stored definitions of every tenant in `tenants` and follows the events (of all
+  // tenants) after `start_seq` (the bus position taken before anything was read from the store).
+  Status Start(bool run_executors, int64_t start_seq, const std::vector<std::string>& tenants);
   // Stops following definitions (the host keeps running its executors until it stops). Idempotent.
   void Stop();
 

@@ -30,7 +30,8 @@ Subscription DefaultTrigger(const std::string& name) {
 // Which fields belong to which runtime: a field of another runtime is a mistake worth naming.
 const char* RuntimeOfField(std::string_view name) {
   if (name == "builtin") return "builtin";
-  if (name == "command" || name == "cwd" || name == "env" || name == "cpu_seconds" || name == "memory_mb") {
+  if (name == "command" || name == "cwd" || name == "env" || name == "secret_env" || name == "cpu_seconds" ||
+      name == "memory_mb") {
     return "process";
   }
   if (name == "url" || name == "headers") return "http";
@@ -65,6 +66,17 @@ Status ParseRuntimeField(ToolDefinition& def, std::string_view name, const json:
     CAIRN_ASSIGN_OR_RETURN(def.env, RequireStrings(value, field, false));
     for (size_t i = 0; i < def.env.size(); ++i) {
       CAIRN_RETURN_IF_ERROR(CheckToolEnvName(def.env[i], limits.tool_env, field + "[" + std::to_string(i) + "]"));
+    }
+  } else if (name == "secret_env") {
+    if (!value.is_object()) return Status::Validation(field, "must be an object {\"VAR\": {\"secret\": \"NAME\"}}");
+    if (value.as_object().size() > 64) return Status::Validation(field, "may name at most 64 variables");
+    for (const auto& [var, ref] : value.as_object()) {
+      std::string entry = field + "." + std::string(var);
+      if (!IsEnvName(var)) return Status::Validation(entry, "is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
+      const json::value* secret = ref.is_object() && ref.as_object().size() == 1 ? ref.as_object().if_contains("secret") : nullptr;
+      if (!secret) return Status::Validation(entry, "must be {\"secret\": \"NAME\"}");
+      CAIRN_ASSIGN_OR_RETURN(std::string secret_name, RequireString(*secret, entry + ".secret", 128));
+      def.secret_env.emplace_back(std::string(var), std::move(secret_name));
     }
   } else if (name == "cpu_seconds") {
     CAIRN_ASSIGN_OR_RETURN(def.process_limits.cpu_seconds, RequireInt(value, field, 0, kMaxCpuSeconds));

@@ -12,6 +12,8 @@
 //   "command": ["python3", "t.py"],    // process: argv, no shell
 //   "cwd": "/srv/tools",               // process: working dir (default: the run's own directory)
 //   "env": ["PGHOST"],                 // process: server variables passed through (CheckToolEnvName)
+//   "secret_env": {"API_TOKEN": {"secret": "NAME"}},  // process: the tenant's secret NAME, resolved
+//                                      // at each run (docs/secrets.md); its value is redacted from the output
 //   "url": "https://tools.example.com/run",        // http: the input is POSTed here (where it may
 //                                                  // connect: exec/reserved_schema_store.h, src/net)
 //   "headers": {"Authorization": "..."},           // http: extra request headers
@@ -63,6 +65,7 @@ struct ToolDefinition {
   std::vector<std::string> command;         // kProcess
   std::string cwd;                          // kProcess
   std::vector<std::string> env;             // kProcess; each passed CheckToolEnvName
+  std::vector<std::pair<std::string, std::string>> secret_env;  // kProcess: (variable, secret name)
   ProcessLimits process_limits;             // kProcess
   std::string url;                          // kHttp
   std::vector<std::pair<std::string, std::string>> headers;  // kHttp

@@ -85,6 +85,29 @@ TEST(ToolLimitsTest, MistakesAreNamed) {
   }
 }
 
+TEST(ToolSecretEnvTest, ReferencesAreReadAndMistakesNamed) {
+  auto def = Parse(Process(R"("secret_env": {"API_TOKEN": {"secret": "TOKEN"}})"));
+  ASSERT_TRUE(def.ok()) << def.status().ToString();
+  ASSERT_EQ(def->secret_env.size(), 1u);
+  EXPECT_EQ(def->secret_env[0], (std::pair<std::string, std::string>{"API_TOKEN", "TOKEN"}));
+  struct Case {
+    std::string json;
+    const char* field;
+  } cases[] = {
+      {Process(R"("secret_env": ["X"])"), "context.secret_env"},
+      {Process(R"("secret_env": {"1X": {"secret": "S"}})"), "context.secret_env.1X"},
+      {Process(R"("secret_env": {"X": "S"})"), "context.secret_env.X"},
+      {Process(R"("secret_env": {"X": {"secret": "S", "more": 1}})"), "context.secret_env.X"},
+      {Process(R"("secret_env": {"X": {"secret": 5}})"), "context.secret_env.X.secret"},
+      {R"({"name": "t", "runtime": "http", "url": "https://x.example", "secret_env": {}})", "context.secret_env"},
+  };
+  for (const auto& c : cases) {
+    auto parsed = Parse(c.json);
+    ASSERT_FALSE(parsed.ok()) << c.json;
+    EXPECT_EQ(parsed.status().field(), c.field) << c.json << ": " << parsed.status().ToString();
+  }
+}
+
 TEST(ToolEnvTest, PatternsMatchWholeNames) {
   EXPECT_TRUE(ToolEnvPatternMatches("PGHOST", "PGHOST"));
   EXPECT_FALSE(ToolEnvPatternMatches("PGHOST", "PGHOSTS"));

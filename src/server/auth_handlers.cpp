@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "base/time_format.h"
 #include "model/definition_fields.h"
 #include "server/request_support.h"
 
@@ -28,6 +29,15 @@ Result<std::string> RequiredString(const json::object& body, const std::string& 
 std::string ActorOf(const HttpRequest& req) { return req.principal ? req.principal->id : "anonymous"; }
 
 json::object TenantView(const auth::TenantInfo& tenant) { return {{"id", tenant.id}, {"name", tenant.name}}; }
+
+// What a client sees of a secret: never its value.
+json::object SecretView(const auth::SecretInfo& secret) {
+  return {{"name", secret.name},
+          {"version", secret.version},
+          {"created_at", FormatRfc3339Micros(secret.created_at)},
+          {"updated_at", FormatRfc3339Micros(secret.updated_at)},
+          {"updated_by", secret.updated_by}};
+}
 
 }  // namespace
 
@@ -94,6 +104,39 @@ void AddAuthRoutes(Router& router, const auth::Authenticator& authenticator, con
                                                                 {"tenant", tenant},
                                                                 {"principal", principal},
                                                                 {"roles", std::move(role_names)}}));
+  });
+}
+
+void AddSecretRoutes(Router& router, auth::SecretStore& secrets, const model::Limits& limits) {
+  router.Add("POST", "/secrets", Dispatch::kWorker, [&secrets, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(const json::object* fields, BodyObject(body, {"name", "value"}));
+    CAIRN_ASSIGN_OR_RETURN(std::string name, RequiredString(*fields, "name", 128));
+    CAIRN_ASSIGN_OR_RETURN(std::string value, RequiredString(*fields, "value", auth::kMaxSecretBytes));
+    CAIRN_ASSIGN_OR_RETURN(auth::SecretInfo secret, secrets.Put(ctx.owner_id, name, value, ctx.actor));
+    // 201 for a new secret, 200 for a rotation (the same name, a new value).
+    return HttpResponse::Json(secret.version == 1 ? 201 : 200, json::serialize(SecretView(secret)));
+  });
+
+  router.Add("GET", "/secrets", Dispatch::kWorker, [&secrets](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_ASSIGN_OR_RETURN(std::vector<auth::SecretInfo> list, secrets.List(ctx.owner_id));
+    json::array items;
+    for (const auto& secret : list) items.emplace_back(SecretView(secret));
+    return HttpResponse::Json(200, json::serialize(json::object{{"items", std::move(items)}}));
+  });
+
+  router.Add("DELETE", "/secrets/{name}", Dispatch::kWorker, [&secrets](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    CAIRN_RETURN_IF_ERROR(secrets.Delete(ctx.owner_id, req.path_params[0], ctx.actor));
+    HttpResponse response;
+    response.status = 204;
+    response.content_type.clear();
+    return response;
   });
 }
 

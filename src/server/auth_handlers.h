@@ -3,10 +3,14 @@
 //   POST /tenants, GET /tenants    create and list tenants (system admins)
 //   POST /tenants/{tenant}/keys    {"principal", "roles"} → {"key", ...}, the key shown once
 //                                  (a system admin, or an admin of that tenant)
+//   POST /secrets                  {"name", "value"} → 201 (new) or 200 (rotated) {name, version, ...}
+//   GET /secrets                   the tenant's secrets' names and metadata, never values
+//   DELETE /secrets/{name}         204; admins of the tenant (route_access.cpp; docs/secrets.md)
 // With --auth=none there are no principals: whoever reaches the loopback port may do all of it.
 #pragma once
 
 #include "auth/authenticator.h"
+#include "auth/secret_store.h"
 #include "model/limits.h"
 #include "server/router.h"
 
@@ -14,5 +18,7 @@ namespace cairn::server {
 
 // `authenticator` must outlive the router.
 void AddAuthRoutes(Router& router, const auth::Authenticator& authenticator, const model::Limits& limits);
+// `secrets` must outlive the router.
+void AddSecretRoutes(Router& router, auth::SecretStore& secrets, const model::Limits& limits);
 
 }  // namespace cairn::server

@@ -70,22 +70,24 @@ SessionWorker::SessionWorker(store::Store& store, exec::AgentDeps deps, exec::Ru
 
 SessionWorker::~SessionWorker() { Stop(); }
 
-Status SessionWorker::Start() {
-  // Every session with unfinished work, oldest first (all tenants).
-  model::BreadcrumbQuery query;
-  query.schema_name = std::string(kExecutionSchema);
-  query.all_tags = {"session-execution"};
-  query.any_tags = {"status:pending", "status:running"};
-  query.include_context = true;
-  query.order = model::SortOrder::kOldestFirst;
-  query.limit = 500;
-  while (true) {
-    CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(model::kDefaultTenant, query));
-    for (const auto& crumb : page.items) {
-      if (crumb.context.is_object()) Schedule(crumb.owner_id, Str(crumb.context.as_object(), "session_id"));
+Status SessionWorker::Start(const std::vector<std::string>& tenants) {
+  // Every session with unfinished work, oldest first, in every tenant.
+  for (const std::string& tenant : tenants) {
+    model::BreadcrumbQuery query;
+    query.schema_name = std::string(kExecutionSchema);
+    query.all_tags = {"session-execution"};
+    query.any_tags = {"status:pending", "status:running"};
+    query.include_context = true;
+    query.order = model::SortOrder::kOldestFirst;
+    query.limit = 500;
+    while (true) {
+      CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(tenant, query));
+      for (const auto& crumb : page.items) {
+        if (crumb.context.is_object()) Schedule(crumb.owner_id, Str(crumb.context.as_object(), "session_id"));
+      }
+      if (!page.next_cursor) break;
+      query.cursor = page.next_cursor;
     }
-    if (!page.next_cursor) break;
-    query.cursor = page.next_cursor;
   }
   return Status::Ok();
 }

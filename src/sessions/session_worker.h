@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "base/uuid.h"
 #include "exec/agents/agent_executor.h"
@@ -40,8 +41,8 @@ class SessionWorker {
   SessionWorker(const SessionWorker&) = delete;
   SessionWorker& operator=(const SessionWorker&) = delete;
 
-  // Schedules the sessions that have unfinished executions (the recovery scan).
-  Status Start();
+  // Schedules the sessions of `tenants` that have unfinished executions (the recovery scan).
+  Status Start(const std::vector<std::string>& tenants);
   // The session may have work (new message, an answer).
   void Schedule(const std::string& owner_id, const std::string& session_id);
   // Stops a running execution and its descendants (it ends cancelled). False when it does not

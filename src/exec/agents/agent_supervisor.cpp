@@ -34,8 +34,9 @@ AgentSupervisor::AgentSupervisor(store::CursorStore& cursors, ExecutorHost& host
 
 AgentSupervisor::~AgentSupervisor() { Stop(); }
 
-Status AgentSupervisor::InstallDefaultAgentOnce() {
-  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> marker, cursors_.LoadCursor(kDefaultAgentMarker));
+Status AgentSupervisor::InstallDefaultAgent(const std::string& tenant) {
+  std::string marker_id = TenantMarker(kDefaultAgentMarker, tenant);
+  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> marker, cursors_.LoadCursor(marker_id));
   if (marker) return Status::Ok();
   model::BreadcrumbDraft draft;
   draft.schema_name = std::string(model::kAgentSchema);
@@ -43,13 +44,15 @@ Status AgentSupervisor::InstallDefaultAgentOnce() {
   draft.tags = {"agent", "builtin"};
   draft.path = model::AgentPath(std::string(kDefaultAgentId));
   draft.context = DefaultAgentDefinition();
-  auto created = deps_.store.Create(model::WriteContext{model::kDefaultTenant, "system"}, draft, "");
+  auto created = deps_.store.Create(model::WriteContext{tenant, "system"}, draft, "");
   if (!created.ok() && created.status().code() != StatusCode::kConflict) return created.status();
-  return cursors_.SaveCursor(kDefaultAgentMarker, 1);
+  return cursors_.SaveCursor(marker_id, 1);
 }
 
-Status AgentSupervisor::Start(bool run_executors, bool default_agent) {
-  if (default_agent) CAIRN_RETURN_IF_ERROR(InstallDefaultAgentOnce());
+Status AgentSupervisor::Start(bool run_executors, bool default_agent, const std::vector<std::string>& tenants) {
+  if (default_agent) {
+    for (const std::string& tenant : tenants) CAIRN_RETURN_IF_ERROR(InstallDefaultAgent(tenant));
+  }
   int64_t start_seq = deps_.bus.LastSeq();
   DefinitionKind kind;
   kind.schema_name = std::string(model::kAgentSchema);
@@ -67,7 +70,7 @@ Status AgentSupervisor::Start(bool run_executors, bool default_agent) {
     return DefinitionKind::Built{std::move(spec), std::make_shared<AgentExecutor>(std::move(def), deps_)};
   };
   definitions_ = std::make_unique<DefinitionSupervisor>(deps_.store, deps_.bus, cursors_, host_, std::move(kind));
-  return definitions_->Start(run_executors, start_seq);
+  return definitions_->Start(run_executors, start_seq, tenants);
 }
 
 void AgentSupervisor::Stop() {

@@ -5,8 +5,9 @@
 // The default agent, `default-chat-assistant` (docs/agents.md), triggers on user.message.v1
 // addressed to it or to no agent in particular, keeps the last 20 messages of the same session
 // as `history`, and may call the built-in tools that only read (echo, sleep, breadcrumb_get,
-// breadcrumb_query, wait_for) and, in sessions, user_input. It is written once, at the first start with `default_agent` on (a
-// marker in the CursorStore); the user may change or delete it afterwards.
+// breadcrumb_query, wait_for) and, in sessions, user_input. It is written once per tenant, at the first start with `default_agent` on (a
+// marker of the tenant in the CursorStore) or when the tenant is created (InstallDefaultAgent); the
+// user may change or delete it afterwards.
 #pragma once
 
 #include <memory>
@@ -31,11 +32,13 @@ class AgentSupervisor {
   AgentSupervisor(const AgentSupervisor&) = delete;
   AgentSupervisor& operator=(const AgentSupervisor&) = delete;
 
-  Status Start(bool run_executors, bool default_agent);
+  // Runs the agents of every tenant in `tenants` (and those written later, in any tenant).
+  Status Start(bool run_executors, bool default_agent, const std::vector<std::string>& tenants);
   void Stop();
+  // Writes the default agent into `tenant` unless it was written there before (its marker).
+  Status InstallDefaultAgent(const std::string& tenant);
 
  private:
-  Status InstallDefaultAgentOnce();
 
   store::CursorStore& cursors_;
   ExecutorHost& host_;

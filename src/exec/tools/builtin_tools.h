@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ struct BuiltinToolOptions {
   ProcessToolOptions process;                // process tools (MakeTool): tool user, run directories
   std::shared_ptr<McpToolCaller> mcp;        // mcp tools (MakeTool); null: they answer unavailable
   const search::Searcher* searcher = nullptr;  // the search tool's; null: it answers kUnavailable
+  // The value of secret `name` of `tenant` (auth::SecretStore::Resolve), for process tools'
+  // secret_env; null: no secrets (a tool naming one fails saying so).
+  std::function<Result<std::string>(const std::string& tenant, const std::string& name)> resolve_secret;
 };
 
 struct BuiltinToolDeps {

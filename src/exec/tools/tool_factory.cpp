@@ -19,17 +19,64 @@ std::string Tail(const std::string& text, size_t bytes) {
   return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
 }
 
+// Secret values a run was given, and their replacement "[secret:NAME]" wherever the run's output
+// or errors could carry them (raw, and as a JSON string would escape them).
+class SecretRedactor {
+ public:
+  void Add(const std::string& name, const std::string& value) {
+    if (value.empty()) return;
+    std::string label = "[secret:" + name + "]";
+    pairs_.emplace_back(value, label);
+    std::string escaped = json::serialize(json::value(value));
+    escaped = escaped.substr(1, escaped.size() - 2);
+    if (escaped != value) pairs_.emplace_back(escaped, label);
+  }
+  std::string operator()(std::string text) const {
+    for (const auto& [value, label] : pairs_) {
+      for (size_t at = text.find(value); at != std::string::npos; at = text.find(value, at + label.size())) {
+        text.replace(at, value.size(), label);
+      }
+    }
+    return text;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> pairs_;
+};
+
 class ProcessTool final : public Tool {
  public:
   ProcessTool(model::ToolDefinition def, const BuiltinToolOptions& options)
-      : def_(std::move(def)), sandbox_(options.process), env_policy_(options.limits.tool_env) {}
+      : def_(std::move(def)), sandbox_(options.process), env_policy_(options.limits.tool_env),
+        resolve_secret_(options.resolve_secret) {}
 
   Result<json::value> Invoke(const ToolCall& call) override {
+    SecretRedactor redact;
+    std::vector<std::pair<std::string, std::string>> secret_env;
+    for (const auto& [var, name] : def_.secret_env) {
+      if (!resolve_secret_) return Status::FailedPrecondition(def_.name + ": this server has no secrets");
+      auto value = resolve_secret_(call.trigger.owner_id, name);
+      if (!value.ok()) return Status(value.status().code(), def_.name + ": secret " + name + ": " + value.status().message());
+      redact.Add(name, *value);
+      secret_env.emplace_back(var, std::move(value).value());
+    }
+    Result<json::value> output = Run(call, secret_env, redact);
+    if (def_.secret_env.empty()) return output;
+    if (!output.ok()) return Status(output.status().code(), redact(output.status().message()));
+    auto redacted = ParseJson(redact(json::serialize(*output)), kMaxResultDepth);
+    if (!redacted.ok()) return Status::Internal(def_.name + " wrote a result that cannot be redacted");
+    return std::move(redacted).value();
+  }
+
+ private:
+  Result<json::value> Run(const ToolCall& call, const std::vector<std::pair<std::string, std::string>>& secret_env,
+                          const SecretRedactor& redact) {
     CAIRN_ASSIGN_OR_RETURN(RunDirectory dir, RunDirectory::Create(sandbox_));
     ProcessSpec spec;
     spec.argv = def_.command;
     spec.cwd = def_.cwd.empty() ? dir.path() : def_.cwd;
     spec.env = ToolEnvironment(def_.env, env_policy_, dir.path());
+    for (const auto& entry : secret_env) spec.env.push_back(entry);
     spec.stdin_data = json::serialize(json::object{{"input", call.input}, {"context", call.context}});
     spec.wall_timeout = call.timeout;
     const model::ProcessLimits& limits = def_.process_limits;
@@ -42,8 +89,8 @@ class ProcessTool final : public Tool {
     spec.max_result_bytes = static_cast<size_t>(limits.output_bytes);
     spec.run_as = sandbox_.user;
     CAIRN_ASSIGN_OR_RETURN(ProcessResult result, RunProcess(spec, &call.cancelled));
-    if (!result.stdout_tail.empty()) CAIRN_LOG_DEBUG("tool {} stdout: {}", def_.name, result.stdout_tail);
-    if (!result.stderr_tail.empty()) CAIRN_LOG_DEBUG("tool {} stderr: {}", def_.name, result.stderr_tail);
+    if (!result.stdout_tail.empty()) CAIRN_LOG_DEBUG("tool {} stdout: {}", def_.name, redact(result.stdout_tail));
+    if (!result.stderr_tail.empty()) CAIRN_LOG_DEBUG("tool {} stderr: {}", def_.name, redact(result.stderr_tail));
     if (result.leftovers > 0) CAIRN_LOG_DEBUG("tool {}: killed {} processes it left behind", def_.name, result.leftovers);
     std::string failure = DescribeFailure(result, spec);
     if (!failure.empty()) {
@@ -56,10 +103,10 @@ class ProcessTool final : public Tool {
     return std::move(parsed).value();
   }
 
- private:
   model::ToolDefinition def_;
   ProcessToolOptions sandbox_;
   model::ToolEnvPolicy env_policy_;
+  std::function<Result<std::string>(const std::string&, const std::string&)> resolve_secret_;
 };
 
 class HttpTool final : public Tool {

@@ -29,9 +29,9 @@ class UnknownToolResponder final : public Executor {
 
   // Before the consumer starts: a definition as stored (the caller passes only those written
   // before the responder's resume point; later ones arrive through Observe, in order).
-  void Know(const std::string& id, const json::value& context) {
+  void Know(const std::string& id, const std::string& owner_id, const json::value& context) {
     auto def = model::ParseToolDefinition(context, limits_);
-    if (def.ok()) definitions_[id] = def->subscriptions;
+    if (def.ok()) definitions_[id] = {owner_id, def->subscriptions};
   }
 
   void Observe(const model::Event& event) override {
@@ -39,14 +39,16 @@ class UnknownToolResponder final : public Executor {
     if (!is_tool || event.type == "breadcrumb.deleted") {
       definitions_.erase(event.breadcrumb_id);
     } else {
-      Know(event.breadcrumb_id, event.context);
+      Know(event.breadcrumb_id, event.owner_id, event.context);
     }
   }
 
-  // Any tool whose trigger selectors take the request answers it (a tool's own selectors may take
-  // requests addressed to another name), so the responder stays silent.
+  // Any tool of the request's tenant whose trigger selectors take the request answers it (a tool's
+  // own selectors may take requests addressed to another name), so the responder stays silent.
   bool Accepts(const model::Event& request) override {
-    for (const auto& [id, triggers] : definitions_) {
+    for (const auto& [id, known] : definitions_) {
+      const auto& [owner_id, triggers] = known;
+      if (owner_id != request.owner_id) continue;
       for (const auto& sub : triggers) {
         if (model::TriggerMatches(sub, request)) return false;
       }
@@ -89,8 +91,8 @@ class UnknownToolResponder final : public Executor {
  private:
   store::Store& store_;
   model::Limits limits_;
-  // Trigger subscriptions by definition id; the consumer thread's only, once it started.
-  std::map<std::string, std::vector<model::Subscription>> definitions_;
+  // (Tenant, trigger subscriptions) by definition id; the consumer thread's only, once it started.
+  std::map<std::string, std::pair<std::string, std::vector<model::Subscription>>> definitions_;
 };
 
 ExecutorSpec ResponderSpec() {
@@ -118,8 +120,9 @@ ToolSupervisor::ToolSupervisor(store::CursorStore& cursors, ExecutorHost& host, 
 
 ToolSupervisor::~ToolSupervisor() { Stop(); }
 
-Status ToolSupervisor::RegisterBuiltinsOnce() {
-  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> marker, cursors_.LoadCursor(kBuiltinMarker));
+Status ToolSupervisor::InstallBuiltins(const std::string& tenant) {
+  std::string marker_id = TenantMarker(kBuiltinMarker, tenant);
+  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> marker, cursors_.LoadCursor(marker_id));
   if (marker) return Status::Ok();
   for (auto& context : BuiltinToolDefinitions()) {
     std::string name(context.at("name").as_string());
@@ -129,14 +132,16 @@ Status ToolSupervisor::RegisterBuiltinsOnce() {
     draft.tags = {"tool", "builtin"};
     draft.path = model::ToolPath(name);
     draft.context = std::move(context);
-    auto created = deps_.store.Create(model::WriteContext{model::kDefaultTenant, kSystemActor}, draft, "");
+    auto created = deps_.store.Create(model::WriteContext{tenant, kSystemActor}, draft, "");
     if (!created.ok() && created.status().code() != StatusCode::kConflict) return created.status();
   }
-  return cursors_.SaveCursor(kBuiltinMarker, 1);
+  return cursors_.SaveCursor(marker_id, 1);
 }
 
-Status ToolSupervisor::Start(bool run_executors, bool builtin_tools) {
-  if (builtin_tools) CAIRN_RETURN_IF_ERROR(RegisterBuiltinsOnce());
+Status ToolSupervisor::Start(bool run_executors, bool builtin_tools, const std::vector<std::string>& tenants) {
+  if (builtin_tools) {
+    for (const std::string& tenant : tenants) CAIRN_RETURN_IF_ERROR(InstallBuiltins(tenant));
+  }
   int64_t start_seq = deps_.bus.LastSeq();
   auto responder = std::make_shared<UnknownToolResponder>(deps_.store, limits_);
   ExecutorSpec responder_spec = ResponderSpec();
@@ -164,10 +169,10 @@ Status ToolSupervisor::Start(bool run_executors, bool builtin_tools) {
     return DefinitionKind::Built{std::move(spec), std::make_shared<ToolExecutor>(def, std::move(tool))};
   };
   kind.on_stored = [responder, known_until](const model::Breadcrumb& crumb) {
-    if (crumb.created_at < known_until) responder->Know(crumb.id, crumb.context);
+    if (crumb.created_at < known_until) responder->Know(crumb.id, crumb.owner_id, crumb.context);
   };
   definitions_ = std::make_unique<DefinitionSupervisor>(deps_.store, deps_.bus, cursors_, host_, std::move(kind));
-  CAIRN_RETURN_IF_ERROR(definitions_->Start(run_executors, start_seq));
+  CAIRN_RETURN_IF_ERROR(definitions_->Start(run_executors, start_seq, tenants));
   if (run_executors) {
     CAIRN_RETURN_IF_ERROR(host_.Upsert(std::move(responder_spec), std::move(responder), start_seq));
   } else {

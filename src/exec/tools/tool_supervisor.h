@@ -1,9 +1,10 @@
 // ToolSupervisor: keeps one executor per tool.v1 definition running in the ExecutorHost.
 //
-// - At first start (no "system:builtin-tools" marker in the CursorStore) it registers the
-//   built-in tools as tool.v1 records at tools/<name> — also when executors do not run, so a
-//   request written to an API-only server is answered once executors start. Later starts leave
-//   the built-ins as the user left them (changed or deleted).
+// - At the first start of each tenant (no "system:builtin-tools" marker of the tenant in the
+//   CursorStore) it registers the built-in tools as tool.v1 records at tools/<name> of that tenant
+//   — also when executors do not run, so a request written to an API-only server is answered once
+//   executors start. Later starts leave the built-ins as the user left them (changed or deleted).
+//   A tenant created while the server runs gets them from InstallBuiltins.
 // - It keeps one executor per tool.v1 definition running (definition_supervisor.h: starts,
 //   reloads and retires them in each executor's own event order).
 // - It runs the "unknown tool" responder: a tool.request.v1 that no definition takes (no tool of
@@ -32,15 +33,16 @@ class ToolSupervisor {
   ToolSupervisor(const ToolSupervisor&) = delete;
   ToolSupervisor& operator=(const ToolSupervisor&) = delete;
 
+  // Runs the definitions of every tenant in `tenants` (and those written later, in any tenant).
   // With `run_executors` false, definitions only get their cursors (see above); with
   // `builtin_tools` false nothing is registered (a later start with it true registers them).
-  Status Start(bool run_executors, bool builtin_tools = true);
+  Status Start(bool run_executors, bool builtin_tools, const std::vector<std::string>& tenants);
+  // Registers the built-in tools in `tenant` unless they were registered there before (its marker).
+  Status InstallBuiltins(const std::string& tenant);
   // Stops following definitions (the host keeps running its executors until it stops). Idempotent.
   void Stop();
 
  private:
-  Status RegisterBuiltinsOnce();
-
   store::CursorStore& cursors_;
   ExecutorHost& host_;
   BuiltinToolDeps deps_;

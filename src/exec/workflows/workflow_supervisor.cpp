@@ -19,7 +19,7 @@ WorkflowSupervisor::WorkflowSupervisor(store::CursorStore& cursors, ExecutorHost
 
 WorkflowSupervisor::~WorkflowSupervisor() { Stop(); }
 
-Status WorkflowSupervisor::Start(bool run_executors) {
+Status WorkflowSupervisor::Start(bool run_executors, const std::vector<std::string>& tenants) {
   int64_t start_seq = deps_.bus.LastSeq();
   DefinitionKind kind;
   kind.schema_name = std::string(model::kWorkflowSchema);
@@ -39,7 +39,7 @@ Status WorkflowSupervisor::Start(bool run_executors) {
                                  std::make_shared<WorkflowExecutor>(std::move(def), std::move(compiled), deps_)};
   };
   definitions_ = std::make_unique<DefinitionSupervisor>(deps_.store, deps_.bus, cursors_, host_, std::move(kind));
-  return definitions_->Start(run_executors, start_seq);
+  return definitions_->Start(run_executors, start_seq, tenants);
 }
 
 void WorkflowSupervisor::Stop() {

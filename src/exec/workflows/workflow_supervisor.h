@@ -26,7 +26,8 @@ class WorkflowSupervisor {
   WorkflowSupervisor(const WorkflowSupervisor&) = delete;
   WorkflowSupervisor& operator=(const WorkflowSupervisor&) = delete;
 
-  Status Start(bool run_executors);
+  // Runs the workflows of every tenant in `tenants` (and those written later, in any tenant).
+  Status Start(bool run_executors, const std::vector<std::string>& tenants);
   void Stop();
 
  private:
