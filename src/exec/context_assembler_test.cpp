@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "base/metrics.h"
+#include "exec/context_budget.h"
 #include "exec/executor.h"
 #include "model/breadcrumb_codec.h"
 #include "search/exact_vector_search.h"
@@ -482,6 +483,100 @@ TEST_F(SimilarContextTest, WithoutASearcherOrVectorsTheKeyIsAbsent) {
   json::object none = AssembleAbout("harbour", subs, nullptr);
   EXPECT_FALSE(none.contains("similar"));
   EXPECT_FALSE(none.contains("text"));
+}
+
+// The context budget (context_budget.h) on contexts assembled from real records.
+class ContextBudgetTest : public ContextAssemblerTest {
+ protected:
+  // A record of about 100 bytes of text, so a few of them make a measurable context.
+  std::string Note(int i) {
+    return Create(Rec().Ctx("{\"text\":\"" + std::string(100, static_cast<char>('a' + i % 26)) + "\"}"),
+                  "note " + std::to_string(i))
+        .id;
+  }
+};
+
+TEST_F(ContextBudgetTest, NoBudgetOrAContextWithinItChangesNothing) {
+  for (int i = 0; i < 3; ++i) Note(i);
+  std::vector<Subscription> subs = {ContextSub("notes", FetchMethod::kRecent, SchemaSelector("note.v1"), 3)};
+  json::object ctx = Assemble(subs);
+  json::object before = ctx;
+  EXPECT_TRUE(ApplyContextBudget(ctx, subs, 0).empty());
+  EXPECT_TRUE(ApplyContextBudget(ctx, subs, EstimateTokens(ctx)).empty());
+  EXPECT_EQ(ctx, before);
+}
+
+TEST_F(ContextBudgetTest, EstimateIsCompactJsonBytesOverFourRoundedUp) {
+  EXPECT_EQ(EstimateTokens(json::value("")), 1);        // "" is 2 bytes
+  EXPECT_EQ(EstimateTokens(json::value("ab")), 1);      // 4 bytes
+  EXPECT_EQ(EstimateTokens(json::value("abc")), 2);     // 5 bytes
+  EXPECT_EQ(EstimateTokens(json::parse("[1,2,3,4]")), 3);  // 9 bytes
+}
+
+TEST_F(ContextBudgetTest, LowerPrioritySectionsGoFirstOldestRecordsFirst) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) ids.push_back(Note(i));
+  Subscription keep = ContextSub("keep", FetchMethod::kRecent, SchemaSelector("note.v1"), 2);
+  keep.priority = 10;
+  Subscription trim = ContextSub("trim", FetchMethod::kRecent, SchemaSelector("note.v1"), 6);
+  std::vector<Subscription> subs = {trim, keep};
+  json::object full = Assemble(subs);
+  ASSERT_EQ(full["trim"].as_array().size(), 6u);
+  // Room for everything but about two and a half of the lower section's records.
+  int64_t record_tokens = EstimateTokens(full["trim"].as_array()[0]);
+  int64_t budget = EstimateTokens(full) - record_tokens * 5 / 2;
+
+  json::object ctx = full;
+  json::array dropped = ApplyContextBudget(ctx, subs, budget);
+  EXPECT_LE(EstimateTokens(ctx), budget);
+  // The higher-priority section is whole; the other lost its 3 oldest records, newest kept.
+  EXPECT_EQ(ctx["keep"], full["keep"]);
+  EXPECT_EQ(Ids(ctx["trim"]), (std::vector<std::string>{ids[5], ids[4], ids[3]}));
+  ASSERT_EQ(dropped.size(), 1u);
+  const json::object& entry = dropped[0].as_object();
+  EXPECT_EQ(entry.at("key").as_string(), "trim");
+  EXPECT_EQ(entry.at("fetch").as_string(), "recent");
+  EXPECT_EQ(entry.at("dropped").as_int64(), 3);
+  EXPECT_EQ(entry.at("kept").as_int64(), 3);
+  EXPECT_EQ(entry.at("ids"), json::parse("[\"" + ids[0] + "\",\"" + ids[1] + "\",\"" + ids[2] + "\"]"));
+}
+
+TEST_F(ContextBudgetTest, ObjectSectionsGoWholeAndTheTriggerAlwaysStays) {
+  for (int i = 0; i < 3; ++i) Note(i);
+  Subscription latest = ContextSub("latest", FetchMethod::kLatest, SchemaSelector("note.v1"));
+  latest.priority = 1;
+  Subscription recent = ContextSub("recent", FetchMethod::kRecent, SchemaSelector("note.v1"), 3);
+  std::vector<Subscription> subs = {latest, recent};
+  json::object ctx = Assemble(subs);
+  json::value trigger = ctx["trigger"];
+  std::string latest_id(ctx["latest"].as_object().at("id").as_string());
+
+  json::array dropped = ApplyContextBudget(ctx, subs, 1);  // smaller than the trigger alone
+  EXPECT_EQ(ctx["trigger"], trigger);
+  EXPECT_FALSE(ctx.contains("latest"));
+  ASSERT_TRUE(ctx["recent"].is_array());  // emptied, still there
+  EXPECT_TRUE(ctx["recent"].as_array().empty());
+  ASSERT_EQ(dropped.size(), 2u);
+  EXPECT_EQ(dropped[0].as_object().at("key").as_string(), "recent");  // priority 0 before 1
+  EXPECT_EQ(dropped[0].as_object().at("dropped").as_int64(), 3);
+  EXPECT_EQ(dropped[1].as_object().at("key").as_string(), "latest");
+  EXPECT_EQ(dropped[1].as_object().at("dropped").as_int64(), 1);
+  EXPECT_EQ(dropped[1].as_object().at("ids"), json::parse("[\"" + latest_id + "\"]"));
+}
+
+TEST_F(ContextBudgetTest, AmongEqualPrioritiesTheLaterDefinedSectionGoesFirst) {
+  for (int i = 0; i < 2; ++i) Note(i);
+  std::vector<Subscription> subs = {ContextSub("a", FetchMethod::kRecent, SchemaSelector("note.v1"), 2),
+                                    ContextSub("b", FetchMethod::kRecent, SchemaSelector("note.v1"), 2)};
+  json::object full = Assemble(subs);
+  json::object ctx = full;
+  int64_t budget = EstimateTokens(full) - EstimateTokens(full["b"]) + 3;
+  json::array dropped = ApplyContextBudget(ctx, subs, budget);
+  EXPECT_LE(EstimateTokens(ctx), budget);
+  EXPECT_EQ(ctx["a"], full["a"]);
+  EXPECT_TRUE(ctx["b"].as_array().empty());
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].as_object().at("key").as_string(), "b");
 }
 
 }  // namespace

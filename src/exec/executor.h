@@ -37,6 +37,8 @@ struct ExecutorSpec {
   // Runs that wait for other executors' answers (agents waiting for tool responses) go to a pool
   // of their own, so they can never take every worker from the executors they wait for.
   bool waits_on_executors = false;
+  // Bounds the assembled context to this many estimated tokens (context_budget.h); 0: no bound.
+  int64_t context_budget_tokens = 0;
 };
 
 // Where a run sits in its tree of executions. A root has no parent, its own id as root, depth 0.

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "exec/context_assembler.h"
+#include "exec/context_budget.h"
 #include "exec/execution_record.h"
 #include "exec/retry.h"
 #include "model/tool_definition.h"
@@ -421,6 +422,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       return refused;
     };
     RunResult result;
+    json::array context_dropped;  // what the context budget left out (context_budget.h)
     if (event.trace.depth >= shared_->options.max_depth) {
       result = refuse("depth_exceeded",
                                        "trace depth " + std::to_string(event.trace.depth) + " reached the maximum of " +
@@ -436,6 +438,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       }
       context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions,
                                 shared_->options.searcher);
+      context_dropped = ApplyContextBudget(context, spec.subscriptions, spec.context_budget_tokens);
       uint64_t token = shared_->runtime.watchdog().Arm(Watchdog::Clock::now() + spec.timeout, &cancelled);
       try {
         result = loaded.executor->Run(request);
@@ -454,6 +457,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     }
     times.completed_micros = shared_->clock.NowMicros();
     if (registration.cancel_requested()) result.cancelled = true;
+    if (!context_dropped.empty()) result.metadata["context_dropped"] = std::move(context_dropped);
     WriteResult(loaded, event, times, std::move(result), request, record);
     if (!spec.record_executions && live) Settle(event.seq);
     if (shared_->run_seconds) {

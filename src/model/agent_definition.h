@@ -21,7 +21,9 @@
 //   "agents": ["researcher", "writer"],    // agents it may hand tasks to with the built-in
 //                                          // `delegate` tool (docs/agents.md "Sub-agents"); default none
 //   "max_delegation_depth": 3,             // deepest execution depth a delegated task may run at, 1..10
-//   "max_children": 16                     // delegated tasks per execution, 1..256
+//   "max_children": 16,                    // delegated tasks per execution, 1..256
+//   "context_budget_tokens": 4000          // bounds the assembled context (exec/context_budget.h),
+//                                          // 1..10,000,000; absent: no bound
 // }
 // Unknown fields are refused, so a typo never goes unnoticed.
 #pragma once
@@ -64,6 +66,7 @@ struct AgentDefinition {
   std::vector<std::string> agents;  // agent ids `delegate` may name
   int64_t max_delegation_depth = 3;
   int64_t max_children = 16;
+  std::optional<int64_t> context_budget_tokens;  // absent: the context is not bounded
 };
 
 // Parses and checks an agent.def.v1 context; errors name the field as "context.<field>".

@@ -83,5 +83,22 @@ TEST(AgentDefinitionTest, MistakesAreNamed) {
   }
 }
 
+TEST(AgentDefinitionTest, ContextBudgetIsOptionalAndBounded) {
+  auto none = ParseAgentDefinition(json::parse(R"({"agent_id": "a"})"), Limits{});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->context_budget_tokens.has_value());
+  auto set = ParseAgentDefinition(json::parse(R"({"agent_id": "a", "context_budget_tokens": 4000})"), Limits{});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->context_budget_tokens, 4000);
+  for (const char* bad : {R"({"agent_id": "a", "context_budget_tokens": 0})",
+                          R"({"agent_id": "a", "context_budget_tokens": 10000001})",
+                          R"({"agent_id": "a", "context_budget_tokens": "4000"})",
+                          R"({"agent_id": "a", "context_budget_tokens": 1.5})"}) {
+    auto parsed = ParseAgentDefinition(json::parse(bad), Limits{});
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.status().field(), "context.context_budget_tokens") << bad;
+  }
+}
+
 }  // namespace
 }  // namespace cairn::model

@@ -59,5 +59,58 @@ TEST_F(e2e_search_context, FetchSearchPutsFullTextMatchesIntoThePrompt) {
   EXPECT_EQ(prompt.find("tomatoes"), std::string::npos) << prompt;  // shares no word with the question
 }
 
+// context_budget_tokens bounds the context the LLM sees: the higher-priority section is whole,
+// the lower one loses its oldest records, and the execution record lists what was dropped.
+TEST_F(e2e_search_context, AContextBudgetKeepsHighPrioritySectionsAndRecordsTheDrop) {
+  Script({Rule(json::object{{"last_role", "user"}}, json::object{{"content", "noted"}})});
+  // Each log line is ~300 bytes of context; 8 of them are far over a 700-token budget.
+  std::vector<std::string> logs;
+  for (int i = 0; i < 8; ++i) {
+    json::object created = CreateOk(json::object{
+        {"title", "log " + std::to_string(i)},
+        {"schema_name", "log.v1"},
+        {"context", json::object{{"line", "log-line-" + std::to_string(i) + " " + std::string(300, 'x')}}}});
+    logs.push_back(StringAt(created, "id"));
+  }
+  CreateOk(json::object{{"title", "runbook"}, {"schema_name", "runbook.v1"},
+                        {"context", json::object{{"text", "restart the pump first"}}}});
+  DefineAgent(json::object{{"agent_id", "budgeted"}, {"context_budget_tokens", 700},
+                           {"subscriptions", json::parse(R"({"selectors": [
+      {"schema_name": "user.message.v1", "context_match": [{"path": "$.agent_id", "op": "eq", "value": "budgeted"}]},
+      {"role": "context", "key": "logs", "schema_name": "log.v1", "fetch": {"method": "recent", "limit": 8}},
+      {"role": "context", "key": "runbook", "schema_name": "runbook.v1", "fetch": "latest", "priority": 5}]})")}});
+  json::object answer = AwaitAnswer(Say("what now?", "budgeted"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+
+  const std::string prompt = Prompt();
+  EXPECT_NE(prompt.find("restart the pump first"), std::string::npos) << prompt;  // priority 5: kept
+  EXPECT_NE(prompt.find("log-line-7"), std::string::npos) << prompt;              // the newest log stays
+  EXPECT_EQ(prompt.find("log-line-0"), std::string::npos) << prompt;              // the oldest went
+  // The prompt's context is within the budget's ~4 bytes a token (its JSON is smaller still).
+  EXPECT_LT(prompt.size(), 700u * 4 + 1000) << prompt.size();
+
+  Response r = client().Get("/executions/" + StringAt(ContextOf(answer), "execution_id"));
+  ASSERT_EQ(r.status, 200) << r.Describe();
+  json::object run = ObjectOf(r);
+  const json::value* metadata = run.if_contains("metadata");
+  ASSERT_TRUE(metadata && metadata->is_object()) << JsonText(run);
+  const json::value* dropped = metadata->as_object().if_contains("context_dropped");
+  ASSERT_TRUE(dropped && dropped->is_array() && dropped->as_array().size() == 1) << JsonText(run);
+  const json::object& entry = dropped->as_array()[0].as_object();
+  EXPECT_EQ(StringAt(entry, "key"), "logs");
+  EXPECT_EQ(StringAt(entry, "fetch"), "recent");
+  int64_t count = IntAt(entry, "dropped");
+  EXPECT_GE(count, 1);
+  EXPECT_LT(count, 8);
+  EXPECT_EQ(IntAt(entry, "kept"), 8 - count);
+  // The ids are the oldest logs, oldest first (the order they were trimmed in).
+  const json::array& ids = entry.at("ids").as_array();
+  ASSERT_EQ(static_cast<int64_t>(ids.size()), count);
+  for (int64_t i = 0; i < count; ++i) EXPECT_EQ(ids[i].as_string(), logs[i]) << i;
+  for (int64_t i = count; i < 8; ++i) {
+    EXPECT_NE(prompt.find("log-line-" + std::to_string(i) + " "), std::string::npos) << "kept " << i;
+  }
+}
+
 }  // namespace
 }  // namespace cairn::e2e
