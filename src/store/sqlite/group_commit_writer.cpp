@@ -126,16 +126,16 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
     commit_seconds_->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
   bool any_committed = false;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    any_committed = any_committed || (commit.ok() && results[i].ok());
-    batch[i].done(commit.ok() || !results[i].ok() ? results[i] : commit);
-  }
+  for (size_t i = 0; i < batch.size(); ++i) any_committed = any_committed || (commit.ok() && results[i].ok());
+  // The listener first: when a writer hears its write succeeded, the write's events are already
+  // published (a client that reads the bus's position after a 201 sees its own write).
   std::vector<model::Event> committed;
   committed.swap(staged);
   if (any_committed) {
     std::lock_guard lock(listener_mu_);
     if (commit_listener_) commit_listener_(std::move(committed));
   }
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].done(commit.ok() || !results[i].ok() ? results[i] : commit);
 }
 
 }  // namespace cairn::store::sqlite

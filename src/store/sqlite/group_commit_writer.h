@@ -48,7 +48,8 @@ class GroupCommitWriter {
   void Close();
 
   // Runs `listener` on the writer thread after each commit in which at least one write succeeded,
-  // with the events the batch appended (Connection::staged_events), in seq order. Returns only
+  // with the events the batch appended (Connection::staged_events), in seq order, before the
+  // batch's writers are told their results (an acknowledged write's events are published). Returns only
   // when no call of the previous listener is running, so whatever it captured may be destroyed
   // then. `listener` must not call SetCommitListener itself.
   using CommitListener = std::function<void(std::vector<model::Event>)>;
