@@ -205,6 +205,8 @@ void SseStream::OnEvents(Result<std::vector<bus::EventPtr>> events) {
   }
   for (const auto& event : *events) {
     if (queue_.size() >= ctx_.options.sse_max_queued_frames) break;  // the rest is read again later
+    // Ephemeral frames published before this event go out before it, not after the whole batch.
+    ReleaseHeldEphemeral();
     cursor_ = event->seq;
     if (event->owner_id != spec_->owner_id || !model::Matches(spec_->selector, *event)) continue;
     if (!spec_->stored_view) {
