@@ -42,3 +42,12 @@ new_results() {
   mkdir -p "$RESULTS"
   LOG=$RESULTS/run.log
 }
+# need_langgraph DIR SKIP_VAR: exits 2 when the LangGraph JS baseline in DIR has no node_modules,
+# unless RUN_LANGGRAPH is 0 (what SKIP_VAR=0 sets).
+need_langgraph() {
+  ((RUN_LANGGRAPH)) || return 0
+  [[ -d $1/node_modules ]] && return 0
+  echo "bench/$BENCH_NAME: $1/node_modules is missing; run scripts/install-deps bench" \
+       "(or npm ci --legacy-peer-deps --prefix ${1#"$ROOT"/}), or set $2=0" >&2
+  exit 2
+}

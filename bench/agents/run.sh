@@ -79,11 +79,7 @@ WRK=${WRK:-wrk}
 need_commands " (run make deps)" node "$WRK" curl awk timeout
 need_cairn "$CAIRN"
 [[ -f $FIXTURE ]] || { echo "bench/agents: $FIXTURE not found" >&2; exit 2; }
-if ((RUN_LANGGRAPH)) && [[ ! -d $LANGGRAPH_DIR/node_modules ]]; then
-  echo "bench/agents: $LANGGRAPH_DIR/node_modules is missing; run scripts/install-deps" \
-       "(or npm ci --legacy-peer-deps --prefix bench/agents/langgraph), or set AGENT_BENCH_LANGGRAPH=0" >&2
-  exit 2
-fi
+need_langgraph "$LANGGRAPH_DIR" AGENT_BENCH_LANGGRAPH
 
 new_results
 # shellcheck source=bench/lib.sh

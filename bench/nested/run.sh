@@ -58,11 +58,7 @@ FIXTURE=$ROOT/tests/e2e/llm-node/fixture-server.mjs
 LANGGRAPH_DIR=$HERE/langgraph
 need_commands " (run make deps)" node curl awk timeout
 need_cairn "$CAIRN"
-if ((RUN_LANGGRAPH)) && [[ ! -d $LANGGRAPH_DIR/node_modules ]]; then
-  echo "bench/nested: $LANGGRAPH_DIR/node_modules is missing; run scripts/install-deps bench," \
-       "or set NESTED_BENCH_LANGGRAPH=0" >&2
-  exit 2
-fi
+need_langgraph "$LANGGRAPH_DIR" NESTED_BENCH_LANGGRAPH
 
 new_results
 # shellcheck source=bench/lib.sh

@@ -65,11 +65,7 @@ CAIRN=$BUILD/src/app/cairn
 LANGGRAPH_DIR=$HERE/langgraph
 need_commands " (run make deps)" node curl awk timeout
 need_cairn "$CAIRN"
-if ((RUN_LANGGRAPH)) && [[ ! -d $LANGGRAPH_DIR/node_modules ]]; then
-  echo "bench/workflows: $LANGGRAPH_DIR/node_modules is missing; run scripts/install-deps bench" \
-       "(or npm ci --legacy-peer-deps --prefix bench/workflows/langgraph), or set WORKFLOW_BENCH_LANGGRAPH=0" >&2
-  exit 2
-fi
+need_langgraph "$LANGGRAPH_DIR" WORKFLOW_BENCH_LANGGRAPH
 
 new_results
 # shellcheck source=bench/lib.sh

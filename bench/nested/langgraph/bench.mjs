@@ -21,8 +21,8 @@ import { END, MessagesAnnotation, Send, START, StateGraph } from '@langchain/lan
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { ChatOpenAI } from '@langchain/openai';
 
-import { openCheckpointer, runThenExit, sqliteFields } from '../../lib/checkpointer.mjs';
-import { ClosedLoop, catching, checkLoopOptions, loopOptions, parseOptions, round } from '../../lib/closed-loop.mjs';
+import { openCheckpointer, runGraphLoop, runThenExit } from '../../lib/checkpointer.mjs';
+import { checkLoopOptions, loopOptions, parseOptions } from '../../lib/closed-loop.mjs';
 
 function usage(msg) {
   process.stderr.write(`langgraph nested bench: ${msg}\nusage: node bench.mjs --base-url URL [--concurrency N] ` +
@@ -114,22 +114,7 @@ async function main() {
   const c = opts.concurrency;
   process.stderr.write(`langgraph nested bench: concurrency ${c}, fan-out ${opts.fanout}, ${opts.warmup}s warm-up + ` +
                        `${opts.seconds}s, checkpoints in ${dbPath}\n`);
-  const loop = new ClosedLoop({ log: (m) => process.stderr.write(`langgraph nested bench: ${m}\n`) });
-  const run = catching(oneRun);
-  await loop.run(Array.from({ length: c }, () => ({ run })), opts.warmup, opts.seconds);
-  const summary = loop.summary();
-  const sqlite = sqliteFields(checkpointer.db);
-  const all = summary.runs + summary.errors + summary.warmup_runs;
-  const out = {
-    impl: 'langgraph',
-    concurrency: c,
-    fanout: opts.fanout,
-    ...summary,
-    sqlite: { ...sqlite, checkpoints_per_run: all > 0 ? round(sqlite.checkpoints / all, 2) : null,
-              writes_per_run: all > 0 ? round(sqlite.writes / all, 2) : null },
-    versions: { node: process.versions.node },
-  };
-  process.stdout.write(JSON.stringify(out) + '\n');
+  await runGraphLoop('langgraph nested bench', opts, oneRun, checkpointer.db, { fanout: opts.fanout });
 }
 
 await runThenExit('langgraph nested bench', main, close);

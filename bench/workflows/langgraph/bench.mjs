@@ -24,8 +24,8 @@
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 
-import { openCheckpointer, runThenExit, sqliteFields } from '../../lib/checkpointer.mjs';
-import { ClosedLoop, catching, checkLoopOptions, loopOptions, parseOptions, round } from '../../lib/closed-loop.mjs';
+import { openCheckpointer, runGraphLoop, runThenExit } from '../../lib/checkpointer.mjs';
+import { checkLoopOptions, loopOptions, parseOptions } from '../../lib/closed-loop.mjs';
 
 function usage(msg) {
   process.stderr.write(`langgraph workflow bench: ${msg}\nusage: node bench.mjs [--concurrency N] [--seconds S] ` +
@@ -75,20 +75,7 @@ async function main() {
   const c = opts.concurrency;
   process.stderr.write(`langgraph workflow bench: concurrency ${c}, ${opts.warmup}s warm-up + ${opts.seconds}s, ` +
                        `checkpoints in ${dbPath}\n`);
-  const loop = new ClosedLoop({ log: (m) => process.stderr.write(`langgraph workflow bench: ${m}\n`) });
-  const run = catching(oneRun);
-  await loop.run(Array.from({ length: c }, () => ({ run })), opts.warmup, opts.seconds);
-  const summary = loop.summary();
-  const sqlite = sqliteFields(checkpointer.db);
-  const all = summary.runs + summary.errors + summary.warmup_runs;
-  const out = {
-    impl: 'langgraph',
-    concurrency: c,
-    ...summary,
-    sqlite: { ...sqlite, checkpoints_per_run: all > 0 ? round(sqlite.checkpoints / all, 2) : null },
-    versions: { node: process.versions.node },
-  };
-  process.stdout.write(JSON.stringify(out) + '\n');
+  await runGraphLoop('langgraph workflow bench', opts, oneRun, checkpointer.db);
 }
 
 await runThenExit('langgraph workflow bench', main, close);
