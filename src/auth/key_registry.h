@@ -17,14 +17,16 @@
 
 #include "auth/principal.h"
 #include "base/status.h"
+#include "model/reserved.h"
 #include "store/store.h"
 
 namespace cairn::auth {
 
 // The owner of the auth records: not a valid tenant id (ValidateTenantId).
 inline constexpr char kSystemOwner[] = "_system";
-inline constexpr std::string_view kTenantSchema = "auth.tenant.v1";
-inline constexpr std::string_view kKeySchema = "auth.key.v1";
+static_assert(std::string_view(kSystemOwner) == model::kSystemOwner);
+inline constexpr std::string_view kTenantSchema = model::kAuthTenantSchema;
+inline constexpr std::string_view kKeySchema = model::kAuthKeySchema;
 
 struct TenantInfo {
   std::string id;

@@ -14,11 +14,12 @@
 
 #include "auth/secret_box.h"
 #include "base/status.h"
+#include "model/reserved.h"
 #include "store/store.h"
 
 namespace cairn::auth {
 
-inline constexpr std::string_view kSecretSchema = "auth.secret.v1";
+inline constexpr std::string_view kSecretSchema = model::kAuthSecretSchema;
 inline constexpr size_t kMaxSecretBytes = 64 * 1024;
 
 // What may be shown of a secret: never its value.

@@ -40,6 +40,14 @@ inline constexpr std::string_view kSessionMessageSchema = "agent.session.message
 // An MCP server cairn connects to (exec/mcp, docs/mcp.md), at mcp/<name>.
 inline constexpr std::string_view kMcpServerSchema = "mcp.server.v1";
 
+// The owner of cairn's own records (tenants, API keys, secrets): not a valid tenant id, so no
+// client reads or writes them, and nothing of theirs is embedded or sent to an outside service.
+inline constexpr std::string_view kSystemOwner = "_system";
+// Auth (src/auth): a tenant, an API key (its hash) and a sealed secret, all owned by kSystemOwner.
+inline constexpr std::string_view kAuthTenantSchema = "auth.tenant.v1";
+inline constexpr std::string_view kAuthKeySchema = "auth.key.v1";
+inline constexpr std::string_view kAuthSecretSchema = "auth.secret.v1";
+
 // A stored event selector (POST /selectors).
 inline constexpr std::string_view kStoredSelectorSchema = "subscription.selector.v1";
 
@@ -53,7 +61,7 @@ inline bool IsReservedSchema(std::string_view schema) {
        {kToolSchema, kAgentSchema, kWorkflowSchema, kToolRequestSchema, kToolResponseSchema, kWorkflowRequestSchema,
         kWorkflowResultSchema, kWorkflowStepSchema, kUserMessageSchema, kAgentResponseSchema, kAgentSnapshotSchema, kAgentTaskSchema,
         kExecutionSchema, kSessionSchema, kSessionMessageSchema, kStoredSelectorSchema, kSystemErrorSchema,
-        kMcpServerSchema}) {
+        kMcpServerSchema, kAuthTenantSchema, kAuthKeySchema, kAuthSecretSchema}) {
     if (schema == name) return true;
   }
   return false;

@@ -145,7 +145,8 @@ Status EmbeddingWorker::Embed(const std::vector<model::Breadcrumb>& crumbs, std:
                               std::vector<store::VectorKey>* removals) {
   std::vector<const model::Breadcrumb*> embed;
   for (const auto& crumb : crumbs) {
-    if (EmbedsSchema(options_.schemas, crumb.schema_name)) {
+    // cairn's own records (keys, secrets) never go to an embedder, whatever the schema globs say.
+    if (crumb.owner_id != model::kSystemOwner && EmbedsSchema(options_.schemas, crumb.schema_name)) {
       embed.push_back(&crumb);
     } else {
       removals->push_back({crumb.owner_id, crumb.id});

@@ -5,6 +5,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include "model/reserved.h"
 #include "search/exact_vector_search.h"
 #include "search/hashing_embedder.h"
 #include "search/search_test_helpers.h"
@@ -90,6 +91,26 @@ TEST(EmbedsSchemaTest, GlobsAndReservedSchemas) {
   EXPECT_FALSE(EmbedsSchema({"note.*"}, std::nullopt));
   EXPECT_TRUE(EmbedsSchema({"*.v1"}, "a.b.v1"));
   EXPECT_FALSE(EmbedsSchema({}, "note.v1"));
+  EXPECT_FALSE(EmbedsSchema({"*"}, "auth.key.v1"));
+  EXPECT_FALSE(EmbedsSchema({"auth.*"}, "auth.secret.v1"));
+}
+
+TEST_F(EmbeddingWorkerTest, CairnsOwnRecordsAreNeverEmbeddedWhateverTheGlobs) {
+  EmbeddingWorkerOptions everything;
+  everything.schemas = {"*", "auth.secret.v1", "auth.key.v1"};
+  StartWorker(embedder_, everything);
+  for (std::string_view schema : {"auth.secret.v1", "auth.key.v1", "note.v1"}) {
+    model::BreadcrumbDraft d;
+    d.title = "sealed";
+    d.context = boost::json::parse(R"({"text":"key material"})");
+    d.schema_name = std::string(schema);
+    model::WriteContext system;
+    system.owner_id = std::string(model::kSystemOwner);
+    ASSERT_TRUE(store_->Create(system, d, "").ok());
+  }
+  Create("a tenant's note", R"({"text":"key material"})", "note.v1");
+  CatchUp();
+  EXPECT_EQ(Vectors(embedder_), 1);
 }
 
 TEST_F(EmbeddingWorkerTest, EmbedsWritesAndFindsTheNearest) {
