@@ -46,7 +46,8 @@ HttpResponse Invoke(const Route& route, const HttpRequest& request) {
     auto result = route.handler(request);
     return result.ok() ? std::move(result).value() : ErrorResponse(result.status());
   } catch (const std::exception& e) {  // a handler bug must not take the server down
-    CAIRN_LOG_ERROR("http: {} {} threw: {}", request.method, request.target, e.what());
+    // The path, not the target: the query may hold an access_token.
+    CAIRN_LOG_ERROR("http: {} {} threw: {}", request.method, request.path, e.what());
     return ErrorResponse(Status::Internal("internal error"));
   }
 }

@@ -18,6 +18,11 @@ Status Authenticate(HttpRequest& request, const RouteAccess& access, const auth:
     request.query.erase(found);
   }
   if (!authenticator) return Status::Ok();
+  // A credential in a URL ends up in proxies' and browsers' histories: only where a client has no
+  // other way, EventSource's GET.
+  if (access_token && request.method != "GET") {
+    return Status::Unauthenticated("access_token is accepted on GET only; send Authorization: Bearer");
+  }
   auto authorization = request.Header("authorization");
   if (access.kind == RouteAccess::Kind::kPublic && !authorization && !access_token) return Status::Ok();
   CAIRN_ASSIGN_OR_RETURN(auth::Principal principal, authenticator->Authenticate(authorization, access_token));

@@ -2,7 +2,7 @@
 // for every matched route, before the handler runs).
 //
 // With an authenticator (--auth=on): the credential is the Authorization header or the
-// `access_token` query parameter (EventSource clients cannot set headers); a missing, malformed,
+// `access_token` query parameter on GET (EventSource clients cannot set headers); a missing, malformed,
 // expired or forged one is kUnauthenticated (401) unless the route is public; a principal without
 // the route's role is kPermissionDenied (403) naming the role. The principal is then the
 // request's (WriteContextFrom reads its tenant and id).

@@ -182,6 +182,15 @@ TEST_F(e2e_auth, EventStreamsTakeTheTokenAsAQueryParameter) {
   CreateOk(json::object{{"title", "seen"}, {"tags", {"s"}}}, Bearer(kBootstrapKey));
   ASSERT_TRUE(stream.WaitForEvents(1, 10s)) << stream.Describe();
   EXPECT_EQ(StringAt(stream.Events()[0].Json().as_object(), "type"), "breadcrumb.created");
+
+  // A token in the URL only where EventSource needs it: a write with one is refused and stores nothing.
+  std::string writer = KeyFor("default", "wes", {"user"});
+  Response posted = client().Post("/breadcrumbs?access_token=" + UrlEncode(writer),
+                                  JsonText(json::object{{"title", "via url"}, {"tags", {"s"}}}));
+  EXPECT_TRUE(IsError(posted, 401, "unauthenticated")) << posted.Describe();
+  Response listed = client().Get("/breadcrumbs?tag=s", Bearer(key));
+  ASSERT_EQ(listed.status, 200) << listed.Describe();
+  EXPECT_EQ(ObjectOf(listed).at("items").as_array().size(), 1u) << listed.Describe();
 }
 
 
