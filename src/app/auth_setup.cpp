@@ -1,15 +1,10 @@
 #include "app/auth_setup.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <functional>
-#include <fstream>
-#include <sstream>
 
 #include "auth/jwt.h"
+#include "base/file_util.h"
 #include "base/log.h"
 
 namespace cairn::app {
@@ -19,32 +14,21 @@ bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // A key kept in the data dir (jwt.key, master.key): made by `make` and written once (0600,
-// O_EXCL), then read at every start.
+// atomically, so a crash cannot leave a part of a key that fails every later start), then read at
+// every start.
 Result<std::string> DataDirSecret(const std::string& data_dir, const std::string& file_name,
                                   const std::function<Result<std::string>()>& make) {
   std::string path = (std::filesystem::path(data_dir) / file_name).string();
-  if (std::filesystem::exists(path)) return ReadFile(path);
+  if (std::filesystem::exists(path)) return ReadWholeFile(path);
   CAIRN_ASSIGN_OR_RETURN(std::string secret, make());
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::Internal("cannot create " + path);
-  bool written = ::write(fd, secret.data(), secret.size()) == static_cast<ssize_t>(secret.size()) && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!written) return Status::Internal("cannot write " + path);
+  CAIRN_RETURN_IF_ERROR(WriteFileAtomically(path, secret, 0600));
   return secret;
 }
 
 Result<std::unique_ptr<auth::JwtCodec>> MakeJwtCodec(const Settings& settings) {
   if (const std::string& file = settings.GetString("jwt_private_key_file"); !file.empty()) {
-    CAIRN_ASSIGN_OR_RETURN(std::string pem, ReadFile(file));
+    CAIRN_ASSIGN_OR_RETURN(std::string pem, ReadWholeFile(file));
     return auth::JwtCodec::FromPrivateKeyPem(pem);
   }
   if (const std::string& secret = settings.GetString("jwt_secret"); !secret.empty()) return auth::JwtCodec::Hs256(secret);

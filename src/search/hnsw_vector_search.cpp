@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <shared_mutex>
-#include <sstream>
 
 #include <boost/json.hpp>
 
+#include "base/file_util.h"
 #include "base/json_util.h"
 #include "base/log.h"
 
@@ -38,11 +38,9 @@ bool Filtered(const store::TextSearchQuery& query) {
 }
 
 std::optional<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return std::move(bytes).str();
+  auto bytes = ReadWholeFile(path);
+  if (!bytes.ok()) return std::nullopt;
+  return std::move(bytes).value();
 }
 
 }  // namespace
