@@ -41,7 +41,7 @@ Result<json::value> InputOption(const CommandRun& run) {
 }
 
 int ReportAnswer(CommandRun& run, const json::object& answer, const std::string& command, const std::string& what) {
-  bool ok = StringAt(answer, "status") == "success";
+  bool ok = StringMember(answer, "status") == "success";
   if (run.args().Has("full")) {
     run.PrintJson(answer);
   } else if (ok) {
@@ -50,8 +50,8 @@ int ReportAnswer(CommandRun& run, const json::object& answer, const std::string&
   }
   if (ok) return kExitOk;
   const json::value* error = answer.if_contains("error");
-  std::string code = error && error->is_object() ? StringAt(error->as_object(), "code") : "";
-  std::string message = error && error->is_object() ? StringAt(error->as_object(), "message") : "";
+  std::string code = error && error->is_object() ? StringMember(error->as_object(), "code") : "";
+  std::string message = error && error->is_object() ? StringMember(error->as_object(), "message") : "";
   run.context().err << "cairn " << command << ": " << what << " failed: " << code << ": " << message << "\n";
   return kExitFailure;
 }
@@ -124,7 +124,7 @@ Result<AnswerOutcome> AwaitAnswer(CommandRun& run, const AnswerWait& wait) {
         return false;
       }
       if (event->as_object().contains("context_omitted")) {  // too large for the stream: read the record
-        omitted_id = StringAt(event->as_object(), "breadcrumb_id");
+        omitted_id = StringMember(event->as_object(), "breadcrumb_id");
         return false;
       }
     }

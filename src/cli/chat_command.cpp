@@ -177,13 +177,13 @@ class ChatSession {
 
   // One event; false ends the stream (stdin is done, or a stop was requested while reading it).
   bool OnEvent(const json::object& event) {
-    const std::string type = StringAt(event, "type");
+    const std::string type = StringMember(event, "type");
     if (type == "ping") return true;
     if (type == "stream.dropped") {  // the server closes next; it says where to resume
       if (const json::value* from = event.if_contains("resume_from"); from != nullptr && from->is_int64()) {
         resume_ = from->get_int64();
       }
-      dropped_reason_ = StringAt(event, "reason");
+      dropped_reason_ = StringMember(event, "reason");
       return true;
     }
     if (options_.json) out_ << CompactJson(event) << "\n" << std::flush;
@@ -192,21 +192,21 @@ class ChatSession {
       return true;
     }
     if (type != "breadcrumb.created") return true;
-    const std::string schema = StringAt(event, "schema_name");
+    const std::string schema = StringMember(event, "schema_name");
     if (schema == model::kToolRequestSchema) {
       if (options_.json || !awaiting_) return true;
       auto context = ContextOf(event);
       if (!context) return true;
       const json::value* input = context->if_contains("input");
       EndTokenLine();
-      out_ << "  \u2192 " << StringAt(*context, "tool") << "("
+      out_ << "  \u2192 " << StringMember(*context, "tool") << "("
            << FirstChars(input != nullptr ? CompactJson(*input) : "{}", kToolInputChars) << ")\n"
            << std::flush;
       return true;
     }
     if (schema != model::kAgentResponseSchema || !awaiting_) return true;
     auto context = ContextOf(event);
-    if (!context || StringAt(*context, "request_id") != request_id_) return true;  // another message's answer
+    if (!context || StringMember(*context, "request_id") != request_id_) return true;  // another message's answer
     Answered(*context);
     return SendNext();
   }
@@ -214,7 +214,7 @@ class ChatSession {
   void OnToken(const json::object& event) {
     if (options_.json || !awaiting_) return;
     // Tokens that name the message they answer must name this one.
-    if (event.contains("request_id") && StringAt(event, "request_id") != request_id_) return;
+    if (event.contains("request_id") && StringMember(event, "request_id") != request_id_) return;
     const json::value* delta = event.if_contains("delta");
     if (delta == nullptr || !delta->is_string() || delta->get_string().empty()) return;
     out_ << std::string_view(delta->get_string()) << std::flush;
@@ -225,7 +225,7 @@ class ChatSession {
   // The answer to the current message.
   void Answered(const json::object& context) {
     awaiting_ = false;
-    const bool error = StringAt(context, "status") == "error";
+    const bool error = StringMember(context, "status") == "error";
     if (!options_.json) {
       EndTokenLine();
       // The streamed tokens were the answer, unless some may have been lost in a reconnection.
@@ -241,7 +241,7 @@ class ChatSession {
       const json::value* e = context.if_contains("error");
       const json::object empty;
       const json::object& detail = e != nullptr && e->is_object() ? e->get_object() : empty;
-      err_ << "error: " << StringAt(detail, "code") << ": " << StringAt(detail, "message") << "\n" << std::flush;
+      err_ << "error: " << StringMember(detail, "code") << ": " << StringMember(detail, "message") << "\n" << std::flush;
     }
   }
 
@@ -280,7 +280,7 @@ class ChatSession {
                         {"context", std::move(context)}};
       auto written = run_.api().Call("POST", "/breadcrumbs", json::value(std::move(body)));
       std::string id;
-      if (written.ok() && written->body.is_object()) id = StringAt(written->body.get_object(), "id");
+      if (written.ok() && written->body.is_object()) id = StringMember(written->body.get_object(), "id");
       if (id.empty()) {
         failed_writes_ = true;
         err_ << "cairn chat: the message was not sent: "
@@ -304,9 +304,9 @@ class ChatSession {
       return std::nullopt;
     }
     if (!event.contains("context_omitted")) return std::nullopt;
-    auto record = run_.api().Call("GET", BreadcrumbPath(StringAt(event, "breadcrumb_id"), "/full"));
+    auto record = run_.api().Call("GET", BreadcrumbPath(StringMember(event, "breadcrumb_id"), "/full"));
     if (!record.ok()) {
-      err_ << "cairn chat: cannot read breadcrumb " << StringAt(event, "breadcrumb_id") << ": "
+      err_ << "cairn chat: cannot read breadcrumb " << StringMember(event, "breadcrumb_id") << ": "
            << record.status().message() << "\n" << std::flush;
       return std::nullopt;
     }

@@ -94,9 +94,4 @@ std::string FormatJson(const json::value& value, bool compact) {
   return compact ? CompactJson(value) : PrettyJson(value);
 }
 
-std::string StringAt(const boost::json::object& object, std::string_view key) {
-  const boost::json::value* v = object.if_contains(key);
-  return v != nullptr && v->is_string() ? std::string(v->get_string()) : "";
-}
-
 }  // namespace cairn::cli

@@ -20,7 +20,4 @@ std::string CompactJson(const boost::json::value& value);
 // PrettyJson, or CompactJson when `compact`.
 std::string FormatJson(const boost::json::value& value, bool compact);
 
-// The string member `key` of `object`, or "" when it is absent or not a string.
-std::string StringAt(const boost::json::object& object, std::string_view key);
-
 }  // namespace cairn::cli

@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 #include <iostream>
 
+#include "base/json_util.h"
 #include "base/random_id.h"
 #include "cli/answer_stream.h"
 #include "cli/commands.h"
@@ -59,10 +60,10 @@ class HttpBackend final : public mcp_server::CairnBackend {
                         {"tags", json::array{json::value("session:" + session)}},
                         {"context", std::move(context)}};
       CAIRN_ASSIGN_OR_RETURN(ApiReply reply, run_.api().Call("POST", "/breadcrumbs", json::value(std::move(body))));
-      if (reply.body.is_object()) message_id = StringAt(reply.body.as_object(), "id");
+      if (reply.body.is_object()) message_id = StringMember(reply.body.as_object(), "id");
       return Status::Ok();
     };
-    wait.match = [&](const json::object& context) { return StringAt(context, "request_id") == message_id; };
+    wait.match = [&](const json::object& context) { return StringMember(context, "request_id") == message_id; };
     CAIRN_ASSIGN_OR_RETURN(AnswerOutcome outcome, AwaitAnswer(run_, wait));
     if (!outcome.answer) return Status::Unavailable("no answer within " + std::to_string(timeout.count()) + " s");
     return json::object{{"session_id", session}, {"message_id", message_id}, {"answer", *outcome.answer}};
@@ -85,12 +86,12 @@ int RunMcpList(CommandRun& run) {
   for (const json::value& value : servers->as_array()) {
     if (!value.is_object()) continue;
     const json::object& s = value.as_object();
-    out << StringAt(s, "name") << " (" << StringAt(s, "transport") << "): " << StringAt(s, "state");
-    if (!StringAt(s, "protocol_version").empty()) out << ", protocol " << StringAt(s, "protocol_version");
+    out << StringMember(s, "name") << " (" << StringMember(s, "transport") << "): " << StringMember(s, "state");
+    if (!StringMember(s, "protocol_version").empty()) out << ", protocol " << StringMember(s, "protocol_version");
     const json::value* restarts = s.if_contains("restarts");
     if (restarts && restarts->is_int64() && restarts->as_int64() > 0) out << ", " << restarts->as_int64() << " restarts";
     out << "\n";
-    if (!StringAt(s, "error").empty()) out << "  error: " << StringAt(s, "error") << "\n";
+    if (!StringMember(s, "error").empty()) out << "  error: " << StringMember(s, "error") << "\n";
     if (const json::value* tools = s.if_contains("tools"); tools && tools->is_array()) {
       for (const json::value& tool : tools->as_array()) {
         if (tool.is_string()) out << "  " << tool.as_string().c_str() << "\n";

@@ -9,6 +9,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "base/random_id.h"
+#include "base/json_util.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/url_util.h"
@@ -55,8 +56,8 @@ int RunTools(CommandRun& run) {
   for (const auto& value : definitions) {
     if (!value.is_object()) continue;
     const json::object& def = value.as_object();
-    out << StringAt(def, "name") << " (" << StringAt(def, "runtime") << ")\n";
-    if (!StringAt(def, "description").empty()) out << "  " << StringAt(def, "description") << "\n";
+    out << StringMember(def, "name") << " (" << StringMember(def, "runtime") << ")\n";
+    if (!StringMember(def, "description").empty()) out << "  " << StringMember(def, "description") << "\n";
     const json::value* schema = def.if_contains("input_schema");
     out << "  input: " << (schema ? json::serialize(*schema) : std::string("{\"type\":\"object\"}")) << "\n";
   }

@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "cli/answer_stream.h"
+#include "base/json_util.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "cli/url_util.h"
@@ -53,13 +54,13 @@ int RunRun(CommandRun& run) {
   wait.stream_query = query.Build();
   wait.wait_seconds = *wait_seconds;
   wait.write = start;
-  wait.match = [&](const json::object& result) { return StringAt(result, "request_id") == StringAt(started, "request_id"); };
+  wait.match = [&](const json::object& result) { return StringMember(result, "request_id") == StringMember(started, "request_id"); };
   auto answer = AwaitAnswer(run, wait);
   if (!answer.ok()) return run.Failure(answer.status());
   if (!answer->answer) {
     if (answer->interrupted) return kExitFailure;
     return run.Failure(Status::Unavailable("no result from " + workflow + " within " + std::to_string(*wait_seconds) +
-                                           " s (execution " + StringAt(started, "execution_id") + "; it may still end)"));
+                                           " s (execution " + StringMember(started, "execution_id") + "; it may still end)"));
   }
   return ReportAnswer(run, *answer->answer, "run", workflow);
 }

@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "base/json_util.h"
 #include "exec/execution_record.h"
 #include "exec/response_waiter.h"
 #include "exec/retry.h"
@@ -40,17 +41,12 @@ std::string AgentText(const json::value& input) {
   return json::serialize(input);
 }
 
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
-
 StepAnswer FromAnswer(model::StepKind kind, const json::object& answer) {
   StepAnswer out;
-  if (StringAt(answer, "status") == "success") {
+  if (StringMember(answer, "status") == "success") {
     out.kind = StepAnswer::Kind::kSucceeded;
     if (kind == model::StepKind::kAgent) {
-      out.output = json::value(StringAt(answer, "message"));
+      out.output = json::value(StringMember(answer, "message"));
     } else if (const json::value* output = answer.if_contains("output")) {
       out.output = *output;
     }
@@ -63,8 +59,8 @@ StepAnswer FromAnswer(model::StepKind kind, const json::object& answer) {
     if (error->is_string()) {
       out.message = std::string(error->as_string());
     } else if (error->is_object()) {
-      if (std::string code = StringAt(error->as_object(), "code"); !code.empty()) out.code = code;
-      if (std::string message = StringAt(error->as_object(), "message"); !message.empty()) out.message = message;
+      if (std::string code = StringMember(error->as_object(), "code"); !code.empty()) out.code = code;
+      if (std::string message = StringMember(error->as_object(), "message"); !message.empty()) out.message = message;
     }
   }
   return out;

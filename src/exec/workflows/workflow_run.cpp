@@ -4,9 +4,11 @@
 #include <boost/json/serialize.hpp>
 #include <chrono>
 
+#include "base/json_util.h"
 #include "base/log.h"
 #include "exec/execution_record.h"
 #include "exec/retry.h"
+#include "store/record_pages.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -15,11 +17,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr size_t kMaxHelpers = 32;  // helper jobs of one run in the pool at once
-
-std::string StringAt(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : "";
-}
 
 std::string UnitKey(const std::string& step_id, int64_t index) {
   return index < 0 ? step_id : step_id + "/" + std::to_string(index);
@@ -72,40 +69,34 @@ Status WorkflowRun::LoadRecords() {
   query.all_tags = {"execution:" + request_.execution_id};
   query.include_context = true;
   query.limit = 500;
-  while (true) {
-    CAIRN_ASSIGN_OR_RETURN(store::Page page, deps_.store.List(request_.trigger_event.owner_id, query));
-    for (const auto& crumb : page.items) {
-      if (!crumb.context.is_object()) continue;
-      const json::object& c = crumb.context.as_object();
-      auto step = step_index.find(StringAt(c, "step"));
-      if (step == step_index.end()) continue;  // a step the definition no longer has
-      const json::value* index = c.if_contains("index");
-      int64_t item_index = index && index->is_int64() ? index->as_int64() : -1;
-      std::string status = StringAt(c, "status");
-      if (status == "skipped") {
-        steps_[step->second].skipped_record = true;
-        continue;
-      }
-      auto unit = std::make_unique<Unit>();
-      unit->step = step->second;
-      unit->index = item_index;
-      unit->key = UnitKey(step->first, item_index);
-      unit->record_id = crumb.id;
-      unit->status = status == "completed" || status == "failed" ? status : "running";
-      const json::value* attempt = c.if_contains("attempt");
-      unit->attempt = attempt && attempt->is_int64() ? attempt->as_int64() : 1;
-      unit->request_written = unit->status == "running";
-      if (const json::value* output = c.if_contains("output")) unit->output = *output;
-      if (const json::value* error = c.if_contains("error"); error && error->is_object()) {
-        unit->code = StringAt(error->as_object(), "code");
-        unit->message = StringAt(error->as_object(), "message");
-      }
-      units_[unit->key] = std::move(unit);
+  return store::ForEachRecord(deps_.store, request_.trigger_event.owner_id, query, [&](const model::Breadcrumb& crumb) {
+    if (!crumb.context.is_object()) return;
+    const json::object& c = crumb.context.as_object();
+    auto step = step_index.find(StringMember(c, "step"));
+    if (step == step_index.end()) return;  // a step the definition no longer has
+    const json::value* index = c.if_contains("index");
+    int64_t item_index = index && index->is_int64() ? index->as_int64() : -1;
+    std::string status = StringMember(c, "status");
+    if (status == "skipped") {
+      steps_[step->second].skipped_record = true;
+      return;
     }
-    if (!page.next_cursor) break;
-    query.cursor = page.next_cursor;
-  }
-  return Status::Ok();
+    auto unit = std::make_unique<Unit>();
+    unit->step = step->second;
+    unit->index = item_index;
+    unit->key = UnitKey(step->first, item_index);
+    unit->record_id = crumb.id;
+    unit->status = status == "completed" || status == "failed" ? status : "running";
+    const json::value* attempt = c.if_contains("attempt");
+    unit->attempt = attempt && attempt->is_int64() ? attempt->as_int64() : 1;
+    unit->request_written = unit->status == "running";
+    if (const json::value* output = c.if_contains("output")) unit->output = *output;
+    if (const json::value* error = c.if_contains("error"); error && error->is_object()) {
+      unit->code = StringMember(error->as_object(), "code");
+      unit->message = StringMember(error->as_object(), "message");
+    }
+    units_[unit->key] = std::move(unit);
+  });
 }
 
 json::value WorkflowRun::StepsView() const {
