@@ -2,6 +2,7 @@
 
 #include "base/log.h"
 #include "model/reserved.h"
+#include "store/record_pages.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -43,15 +44,10 @@ Status DefinitionSupervisor::Start(bool run_executors, int64_t start_seq, const 
     query.include_context = true;
     query.order = model::SortOrder::kOldestFirst;
     query.limit = 500;
-    while (true) {
-      CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(tenant, query));
-      for (const auto& crumb : page.items) {
-        ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
-        if (kind_.on_stored) kind_.on_stored(crumb);
-      }
-      if (!page.next_cursor) break;
-      query.cursor = page.next_cursor;
-    }
+    CAIRN_RETURN_IF_ERROR(store::ForEachRecord(store_, tenant, query, [&](const model::Breadcrumb& crumb) {
+      ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
+      if (kind_.on_stored) kind_.on_stored(crumb);
+    }));
   }
   thread_ = std::thread([this, start_seq] { Loop(start_seq); });
   return Status::Ok();

@@ -6,6 +6,7 @@
 #include "model/breadcrumb_codec.h"
 #include "model/reserved.h"
 #include "server/request_support.h"
+#include "store/record_pages.h"
 
 namespace cairn::server {
 namespace json = boost::json;
@@ -83,12 +84,8 @@ void AddSelectorRoutes(Router& router, store::Store& store, const model::Limits&
     query.limit = 1000;
     query.include_context = true;
     json::array items;
-    while (true) {
-      CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(ctx.owner_id, query));
-      for (const auto& crumb : page.items) items.emplace_back(SelectorView(crumb));
-      if (!page.next_cursor) break;
-      query.cursor = page.next_cursor;
-    }
+    CAIRN_RETURN_IF_ERROR(store::ForEachRecord(store, ctx.owner_id, query,
+                                               [&](const model::Breadcrumb& crumb) { items.emplace_back(SelectorView(crumb)); }));
     return HttpResponse::Json(200, json::serialize(json::object{{"items", std::move(items)}}));
   });
 

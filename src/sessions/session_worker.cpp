@@ -8,6 +8,7 @@
 #include "sessions/execution_recorder.h"
 #include "sessions/records.h"
 #include "sessions/session_service.h"
+#include "store/record_pages.h"
 
 namespace cairn::sessions {
 namespace json = boost::json;
@@ -80,14 +81,9 @@ Status SessionWorker::Start(const std::vector<std::string>& tenants) {
     query.include_context = true;
     query.order = model::SortOrder::kOldestFirst;
     query.limit = 500;
-    while (true) {
-      CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(tenant, query));
-      for (const auto& crumb : page.items) {
-        if (crumb.context.is_object()) Schedule(crumb.owner_id, Str(crumb.context.as_object(), "session_id"));
-      }
-      if (!page.next_cursor) break;
-      query.cursor = page.next_cursor;
-    }
+    CAIRN_RETURN_IF_ERROR(store::ForEachRecord(store_, tenant, query, [&](const model::Breadcrumb& crumb) {
+      if (crumb.context.is_object()) Schedule(crumb.owner_id, Str(crumb.context.as_object(), "session_id"));
+    }));
   }
   return Status::Ok();
 }
