@@ -2,6 +2,7 @@
 // webhooks with failing deliveries and the dead-letter queue. Refreshed every 5 s while shown.
 import { api, get, parseMetrics, metricSum } from './api.js';
 import { h, clear, errorBox, table, badge, short, duration, when, setTitle } from './dom.js';
+import { may, needs } from './caller.js';
 
 const STATUSES = ['pending', 'running', 'paused', 'completed', 'failed', 'cancelled'];
 const PAGE = 1000;
@@ -32,7 +33,9 @@ export function render(view) {
       clear(health, stat('Health', h('span', { class: 'ok' }, hl.status), 'health'), stat('Version', hl.version),
         stat('Uptime', duration(hl.uptime_seconds * 1000)));
     } catch (e) { clear(health, errorBox(e)); }
-    try {
+    if (!may('admin')) {
+      clear(rates, h('p', { class: 'muted', id: 'rates-denied' }, needs('admin', 'read the metrics')));
+    } else try {
       const res = await api('GET', '/metrics');
       const m = parseMetrics(res.data);
       const now = performance.now();
@@ -52,7 +55,10 @@ export function render(view) {
       clear(byStatus, STATUSES.map((s, i) => stat(s, counts[i], `count-${s}`)),
         stat('Tokens (last 200 agent runs)', String(tokens)));
     } catch (e) { clear(byStatus, errorBox(e)); }
-    try {
+    if (!may('developer')) {
+      clear(hooks, h('p', { class: 'muted', id: 'hooks-denied' }, needs('developer', 'see webhooks and dead letters')));
+      clear(dlq);
+    } else try {
       const [wh, dl] = await Promise.all([get('/webhooks'), get('/dlq?limit=1000')]);
       const failing = new Map();
       for (const d of dl.items || []) failing.set(d.webhook_id, (failing.get(d.webhook_id) || 0) + 1);
