@@ -33,9 +33,23 @@ export function render(view) {
       clear(health, stat('Health', h('span', { class: 'ok' }, hl.status), 'health'), stat('Version', hl.version),
         stat('Uptime', duration(hl.uptime_seconds * 1000)));
     } catch (e) { clear(health, errorBox(e)); }
+    await loadRates();
+    try {
+      const counts = await Promise.all(STATUSES.map((s) => count(`/executions?status=${s}&limit=${PAGE}`)));
+      const recent = await get('/executions?kind=agent&limit=200');
+      const tokens = (recent.items || []).reduce((a, x) => a + ((x.token_usage && x.token_usage.total) || 0), 0);
+      clear(byStatus, STATUSES.map((s, i) => stat(s, counts[i], `count-${s}`)),
+        stat('Tokens (last 200 agent runs)', String(tokens)));
+    } catch (e) { clear(byStatus, errorBox(e)); }
+    await loadHooks();
+  }
+  // Rates from two readings of /metrics (admins only).
+  async function loadRates() {
     if (!may('admin')) {
       clear(rates, h('p', { class: 'muted', id: 'rates-denied' }, needs('admin', 'read the metrics')));
-    } else try {
+      return;
+    }
+    try {
       const res = await api('GET', '/metrics');
       const m = parseMetrics(res.data);
       const now = performance.now();
@@ -48,17 +62,15 @@ export function render(view) {
         stat('Events (last seq)', String(cur.events)));
       previous = cur;
     } catch (e) { clear(rates, errorBox(e)); }
-    try {
-      const counts = await Promise.all(STATUSES.map((s) => count(`/executions?status=${s}&limit=${PAGE}`)));
-      const recent = await get('/executions?kind=agent&limit=200');
-      const tokens = (recent.items || []).reduce((a, x) => a + ((x.token_usage && x.token_usage.total) || 0), 0);
-      clear(byStatus, STATUSES.map((s, i) => stat(s, counts[i], `count-${s}`)),
-        stat('Tokens (last 200 agent runs)', String(tokens)));
-    } catch (e) { clear(byStatus, errorBox(e)); }
+  }
+  // Webhooks with their dead-letter counts, and the dead-letter queue (developers and up).
+  async function loadHooks() {
     if (!may('developer')) {
       clear(hooks, h('p', { class: 'muted', id: 'hooks-denied' }, needs('developer', 'see webhooks and dead letters')));
       clear(dlq);
-    } else try {
+      return;
+    }
+    try {
       const [wh, dl] = await Promise.all([get('/webhooks'), get('/dlq?limit=1000')]);
       const failing = new Map();
       for (const d of dl.items || []) failing.set(d.webhook_id, (failing.get(d.webhook_id) || 0) + 1);

@@ -27,6 +27,7 @@ const { page, consoleErrors, step, axe, shot, go, finish } = await openBrowser()
 // ---- the data the pages show, made with the bootstrap admin key -----------------------------------
 const readerKey = (await ok(admin('POST', '/tenants/default/keys', { principal: 'rita', roles: ['reader'] }), 201, 'reader key')).key;
 const devKey = (await ok(admin('POST', '/tenants/default/keys', { principal: 'dora', roles: ['developer'] }), 201, 'developer key')).key;
+const userKey = (await ok(admin('POST', '/tenants/default/keys', { principal: 'ursula', roles: ['user'] }), 201, 'user key')).key;
 await ok(admin('POST', '/breadcrumbs', { schema_name: 'agent.def.v1', title: AGENT,
   context: { agent_id: AGENT, system_prompt: 'You are the roles test agent.', tools: ['user_input'], stream: false } }), 201, 'the agent');
 const sid = (await ok(admin('POST', '/sessions', { agent_id: AGENT, title: 'Roles' }), 201, 'a session')).id;
@@ -126,6 +127,31 @@ await step('signing out forgets the key', async () => {
   await page.click('#sign-out');
   await page.waitForSelector('#api-key', { timeout: WAIT });
   check(await page.evaluate(() => sessionStorage.getItem('cairn.apiKey')) === null, 'no key kept');
+});
+
+await step('a user is offered sessions, answers and record edits, but no definition edits', async () => {
+  await signIn(userKey, 'user');
+  await page.waitForSelector('#hooks-denied', { timeout: WAIT });
+  await go(`#/sessions/${sid}`);
+  await page.waitForSelector('.msg.notification form', { timeout: WAIT });
+  await present('#chat-input, #send', 'sending');
+  await go(`#/records/${recordId}`);
+  await page.waitForFunction(() => document.querySelector('#rec-version')?.textContent === '1', null, { timeout: WAIT });
+  check(await page.isVisible('#rec-save'), 'a plain record can be edited');
+  await go(`#/records/${echo.id}`); // a definition is a record too: developers edit it
+  await page.waitForFunction(() => /tool\.v1/.test(document.querySelector('main .panel')?.textContent || ''), null, { timeout: WAIT });
+  check(await page.isVisible('#rec-edit-denied') && !(await page.isVisible('#rec-save')), 'a definition record has no editor for a user');
+  await go(`#/definitions/tools/${echo.id}`);
+  await page.waitForSelector('#try-run', { timeout: WAIT }); // trying a tool is a user's write
+  await absent('#def-save', 'saving a definition');
+  await go('#/definitions/agents');
+  await page.waitForSelector('#def-denied', { timeout: WAIT });
+  await absent('#def-new', 'a new definition');
+  check(await forced('POST', '/breadcrumbs', userKey, { schema_name: 'agent.def.v1', title: 'x', context: { agent_id: 'ursula-made' } }) === 403,
+    'a user writing a definition');
+  await absent('#auth .error', 'an error: no 403 from what the page offered');
+  await page.click('#sign-out');
+  await page.waitForSelector('#api-key', { timeout: WAIT });
 });
 
 await step('a developer is offered sessions, runs and definitions, but not the metrics', async () => {
