@@ -1,5 +1,7 @@
-// The dashboard: a hash router (#/page/arg) over the page modules, and the API-key sign-in.
+// The dashboard: a hash router (#/page/arg) over the page modules, and the API-key sign-in (then
+// GET /auth/me: who we are, so the pages offer only what the role allows; caller.js).
 import { apiKey, setApiKey } from './api.js';
+import { loadCaller, caller, roleName } from './caller.js';
 import { h, clear, errorBox } from './dom.js';
 import * as overview from './overview.js';
 import * as sessions from './sessions.js';
@@ -32,23 +34,45 @@ function route() {
   }
 }
 
-function renderAuth() {
+// The top bar's sign-in: who the page acts as (GET /auth/me) and their role, or a key field.
+function renderAuth(message) {
   const box = document.getElementById('auth');
-  if (apiKey()) {
-    clear(box, h('span', { class: 'muted' }, 'signed in with an API key '),
-      h('button', { type: 'button', onclick: () => { setApiKey(''); renderAuth(); route(); } }, 'Sign out'));
+  const me = caller();
+  const signOut = () => { setApiKey(''); start(); };
+  if (me && me.auth === 'none') {
+    clear(box, h('span', { class: 'muted', id: 'whoami' }, `${me.principal} · ${roleName()} (authentication is off)`),
+      apiKey() ? h('button', { type: 'button', class: 'secondary', onclick: signOut }, 'Forget key') : null);
+    return;
+  }
+  if (me) {
+    clear(box, h('span', { class: 'muted', id: 'whoami' }, 'signed in as ', h('strong', {}, me.principal), ` (${me.tenant}) · `,
+      h('span', { id: 'whoami-role' }, roleName())),
+    h('button', { type: 'button', class: 'secondary', id: 'sign-out', onclick: signOut }, 'Sign out'));
     return;
   }
   const input = h('input', { type: 'password', id: 'api-key', autocomplete: 'off', placeholder: 'API key', size: 14 });
   clear(box, h('form', {
-    class: 'inline', onsubmit: (e) => {
+    class: 'inline', 'aria-label': 'Sign in', onsubmit: async (e) => {
       e.preventDefault();
       if (!input.value.trim()) return;
       setApiKey(input.value.trim());
-      renderAuth();
-      route();
+      const who = await loadCaller();
+      if (!who) setApiKey(''); // refused: keep nothing
+      show(who ? '' : 'the server refused that key');
     },
-  }, h('label', { for: 'api-key', class: 'sr-only' }, 'API key'), input, h('button', { type: 'submit' }, 'Sign in')));
+  }, h('label', { for: 'api-key', class: 'sr-only' }, 'API key'), input, h('button', { type: 'submit' }, 'Sign in')),
+  message ? errorBox({ message }) : null);
+}
+
+function show(message) {
+  renderAuth(message);
+  route();
+}
+
+// Who we are first (the pages show only what the role allows), then the page.
+async function start() {
+  await loadCaller();
+  show();
 }
 
 // A 401/403 from any call: say so once, next to the sign-in.
@@ -57,5 +81,4 @@ window.addEventListener('cairn-auth', (e) => {
   if (!box.querySelector('.error')) box.append(errorBox({ message: e.detail === 401 ? 'sign in with an API key' : 'your key may not do that' }));
 });
 window.addEventListener('hashchange', route);
-renderAuth();
-route();
+start();

@@ -4,6 +4,7 @@
 import { api, get, qs, stream } from './api.js';
 import { h, clear, errorBox, table, link, field, pretty, setTitle, short } from './dom.js';
 import { schemaForm } from './schema_form.js';
+import { may, needs } from './caller.js';
 
 const KINDS = {
   tools: { schema: 'tool.v1', label: 'Tools', name: (c) => c.name, info: (c) => c.runtime,
@@ -25,7 +26,8 @@ function renderList(view, kind) {
   const k = KINDS[kind];
   setTitle(k.label);
   const list = h('div', { class: 'table-wrap' });
-  view.append(h('p', {}, link(`definitions/${kind}/new`, `New ${kind.slice(0, -1)}`, { id: 'def-new' })), list);
+  view.append(h('p', {}, may('developer') ? link(`definitions/${kind}/new`, `New ${kind.slice(0, -1)}`, { id: 'def-new' })
+    : h('span', { class: 'muted', id: 'def-denied' }, needs('developer', 'create or edit definitions'))), list);
   get(`/breadcrumbs${qs({ schema_name: k.schema, include_context: true, limit: 500, order: 'asc' })}`).then((data) => {
     clear(list, table(['Name', 'Kind', 'Description', 'Built in', 'Version'], data.items || [], (r) => {
       const c = r.context || {};
@@ -54,9 +56,11 @@ export function locate(text, fieldPath) {
 function renderEditor(view, kind, id) {
   const k = KINDS[kind];
   const isNew = id === 'new';
+  const canDefine = may('developer');
   setTitle(isNew ? `New ${kind.slice(0, -1)}` : `${k.label}: ${short(id)}`);
   const title = h('input', { id: 'def-title', size: 30 });
-  const editor = h('textarea', { id: 'def-editor', rows: 18, spellcheck: 'false', 'aria-describedby': 'def-field-error' });
+  const editor = h('textarea', { id: 'def-editor', rows: 18, spellcheck: 'false', 'aria-describedby': 'def-field-error', readonly: !canDefine });
+  if (!canDefine) title.readOnly = true;
   const fieldError = h('div', { id: 'def-field-error', 'aria-live': 'assertive' });
   const saved = h('div', { role: 'status' });
   const tryBox = h('div');
@@ -64,7 +68,8 @@ function renderEditor(view, kind, id) {
   view.append(h('h2', {}, isNew ? `New ${kind.slice(0, -1)}` : `Edit ${kind.slice(0, -1)}`),
     h('form', { 'aria-label': 'Definition', onsubmit: (e) => { e.preventDefault(); save(); } },
       field('Title', title), h('label', { for: 'def-editor' }, `Definition (the ${k.schema} context, JSON)`), editor, fieldError,
-      h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'def-save' }, isNew ? 'Create' : 'Save'), saved)),
+      h('div', { class: 'toolbar' }, canDefine ? h('button', { type: 'submit', id: 'def-save' }, isNew ? 'Create' : 'Save')
+        : h('span', { class: 'muted', id: 'def-denied' }, needs('developer', 'create or edit definitions')), saved)),
     tryBox);
 
   function showError(e) {
@@ -83,6 +88,7 @@ function renderEditor(view, kind, id) {
     } else if (where === 'title') title.setAttribute('aria-invalid', 'true');
   }
   async function save() {
+    if (!canDefine) return;
     clear(fieldError);
     clear(saved);
     editor.removeAttribute('aria-invalid');
@@ -112,7 +118,7 @@ function renderEditor(view, kind, id) {
     title.value = r.title;
     editor.value = pretty(r.context);
     if (r.created_by === 'system') saved.append(h('span', { class: 'muted' }, 'built in: read-only (copy it under another name to change it)'));
-    if (kind === 'tools') renderTry(r.context || {});
+    if (kind === 'tools' && may('user')) renderTry(r.context || {});
   }).catch((e) => showError(e));
 
   function renderTry(tool) {

@@ -5,6 +5,7 @@
 import { api, get, qs, ApiError } from './api.js';
 import { h, clear, errorBox, pagedTable, badge, short, when, runDuration, link, field, pretty, setTitle } from './dom.js';
 import { diffView } from './diff.js';
+import { may } from './caller.js';
 
 const ACTIVE = new Set(['pending', 'running', 'paused']);
 
@@ -154,9 +155,9 @@ function renderOne(view, id) {
         ['Started', when(x.started_at || x.created_at)], ['Duration', runDuration(x)], ['Steps', String(x.step_count ?? 0)],
         ['Tokens', String((x.token_usage && x.token_usage.total) || 0)]].map(([k, v]) => h('div', { class: 'stat' }, h('dt', { class: 'label' }, k), h('dd', { class: 'value' }, v)))),
     x.error ? errorBox({ message: `${x.error.code}: ${x.error.message}` }) : null);
-    clear(actions,
+    clear(actions, !may('user') ? null : [
       ACTIVE.has(x.status) ? h('button', { type: 'button', class: 'danger', id: 'exec-cancel', onclick: () => act('cancel') }, 'Cancel') : null,
-      x.status === 'paused' ? h('button', { type: 'button', id: 'exec-resume', onclick: () => act('resume') }, 'Resume') : null);
+      x.status === 'paused' ? h('button', { type: 'button', id: 'exec-resume', onclick: () => act('resume') }, 'Resume') : null]);
     clear(io, h('div', {}, h('h2', {}, 'Input'), h('pre', { tabindex: '0' }, pretty(x.input ?? null))),
       h('div', {}, h('h2', {}, 'Output'), h('pre', { tabindex: '0' }, pretty(x.output ?? null))));
     if (x.status !== lastStatus) { // the tree, conversation and snapshots change when the status does

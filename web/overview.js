@@ -2,6 +2,7 @@
 // webhooks with failing deliveries and the dead-letter queue. Refreshed every 5 s while shown.
 import { api, get, parseMetrics, metricSum } from './api.js';
 import { h, clear, errorBox, table, badge, short, duration, when, setTitle } from './dom.js';
+import { may, needs } from './caller.js';
 
 const STATUSES = ['pending', 'running', 'paused', 'completed', 'failed', 'cancelled'];
 const PAGE = 1000;
@@ -32,6 +33,22 @@ export function render(view) {
       clear(health, stat('Health', h('span', { class: 'ok' }, hl.status), 'health'), stat('Version', hl.version),
         stat('Uptime', duration(hl.uptime_seconds * 1000)));
     } catch (e) { clear(health, errorBox(e)); }
+    await loadRates();
+    try {
+      const counts = await Promise.all(STATUSES.map((s) => count(`/executions?status=${s}&limit=${PAGE}`)));
+      const recent = await get('/executions?kind=agent&limit=200');
+      const tokens = (recent.items || []).reduce((a, x) => a + ((x.token_usage && x.token_usage.total) || 0), 0);
+      clear(byStatus, STATUSES.map((s, i) => stat(s, counts[i], `count-${s}`)),
+        stat('Tokens (last 200 agent runs)', String(tokens)));
+    } catch (e) { clear(byStatus, errorBox(e)); }
+    await loadHooks();
+  }
+  // Rates from two readings of /metrics (admins only).
+  async function loadRates() {
+    if (!may('admin')) {
+      clear(rates, h('p', { class: 'muted', id: 'rates-denied' }, needs('admin', 'read the metrics')));
+      return;
+    }
     try {
       const res = await api('GET', '/metrics');
       const m = parseMetrics(res.data);
@@ -45,13 +62,14 @@ export function render(view) {
         stat('Events (last seq)', String(cur.events)));
       previous = cur;
     } catch (e) { clear(rates, errorBox(e)); }
-    try {
-      const counts = await Promise.all(STATUSES.map((s) => count(`/executions?status=${s}&limit=${PAGE}`)));
-      const recent = await get('/executions?kind=agent&limit=200');
-      const tokens = (recent.items || []).reduce((a, x) => a + ((x.token_usage && x.token_usage.total) || 0), 0);
-      clear(byStatus, STATUSES.map((s, i) => stat(s, counts[i], `count-${s}`)),
-        stat('Tokens (last 200 agent runs)', String(tokens)));
-    } catch (e) { clear(byStatus, errorBox(e)); }
+  }
+  // Webhooks with their dead-letter counts, and the dead-letter queue (developers and up).
+  async function loadHooks() {
+    if (!may('developer')) {
+      clear(hooks, h('p', { class: 'muted', id: 'hooks-denied' }, needs('developer', 'see webhooks and dead letters')));
+      clear(dlq);
+      return;
+    }
     try {
       const [wh, dl] = await Promise.all([get('/webhooks'), get('/dlq?limit=1000')]);
       const failing = new Map();

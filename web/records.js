@@ -3,6 +3,10 @@
 import { api, get, qs } from './api.js';
 import { h, clear, errorBox, pagedTable, short, when, link, field, pretty, setTitle } from './dom.js';
 import { diffView } from './diff.js';
+import { may, needs } from './caller.js';
+
+// Definitions are written by developers (docs/auth.md); other records by users.
+const DEFINITIONS = new Set(['tool.v1', 'agent.def.v1', 'workflow.def.v1']);
 
 export function render(view, [id], params) {
   return id ? renderOne(view, id) : renderList(view, params);
@@ -14,6 +18,9 @@ function renderList(view, params) {
   const schema = h('input', { id: 'rec-schema', size: 16, value: params.get('schema_name') || '' });
   const tag = h('input', { id: 'rec-tag', size: 14, value: params.get('tag') || '' });
   const prefix = h('input', { id: 'rec-path', size: 14, value: params.get('path_prefix') || '' });
+  // Search by words (text), by meaning (vector) or both (hybrid: the server's default when it embeds).
+  const mode = h('select', { id: 'rec-mode' }, ['', 'text', 'hybrid', 'vector'].map((m) => h('option', { value: m }, m || 'default')));
+  mode.value = params.get('mode') || '';
   const searching = () => q.value.trim() !== '';
   const paged = pagedTable(['Title', 'Schema', 'Path', 'Tags', 'Version', 'Updated'], (r) => [
     link(`records/${encodeURIComponent(r.id)}`, r.title || short(r.id)), r.schema_name || '', r.path || '',
@@ -22,13 +29,13 @@ function renderList(view, params) {
     if (!searching()) {
       return get(`/breadcrumbs${qs({ schema_name: schema.value.trim(), tag: tag.value.trim(), path_prefix: prefix.value.trim(), limit: 50, cursor })}`);
     }
-    const found = await get(`/breadcrumbs/search${qs({ q: q.value.trim(), schema_name: schema.value.trim(), tag: tag.value.trim(), limit: 50 })}`);
+    const found = await get(`/breadcrumbs/search${qs({ q: q.value.trim(), mode: mode.value, schema_name: schema.value.trim(), tag: tag.value.trim(), limit: 50 })}`);
     return { items: found.items, next_cursor: null }; // search answers one page
   });
   const load = paged.load;
   view.append(h('h1', {}, 'Records'),
     h('form', { class: 'inline', role: 'search', 'aria-label': 'Find records', onsubmit: (e) => { e.preventDefault(); load(false); } },
-      field('Search', q), field('Schema', schema), field('Tag', tag), field('Path prefix', prefix), h('button', { type: 'submit' }, 'Find')),
+      field('Search', q), field('Search mode', mode), field('Schema', schema), field('Tag', tag), field('Path prefix', prefix), h('button', { type: 'submit' }, 'Find')),
     paged.node);
   load(false);
 }
@@ -41,14 +48,14 @@ function renderOne(view, id) {
   const history = h('div', { id: 'rec-history' });
   let version = null;
   let loaded = ''; // the record as loaded, to show what someone else changed on a 412
-  view.append(h('h1', {}, `Record ${short(id)}`), head,
-    h('h2', {}, 'Edit'),
+  const denied = h('p', { class: 'muted', id: 'rec-edit-denied', hidden: true });
+  const editSection = h('section', { 'aria-label': 'Edit', hidden: true }, h('h2', {}, 'Edit'),
     h('form', {
       'aria-label': 'Edit the record', onsubmit: async (e) => { e.preventDefault(); save(); },
     }, h('label', { for: 'rec-editor' }, 'Title, tags and context (JSON); saved with If-Match on the version you loaded'), editor, editError,
     h('div', { class: 'toolbar' }, h('button', { type: 'submit', id: 'rec-save' }, 'Save'),
-      h('button', { type: 'button', class: 'secondary', onclick: () => load() }, 'Reload'))),
-    h('h2', {}, 'History'), history);
+      h('button', { type: 'button', class: 'secondary', onclick: () => load() }, 'Reload'))));
+  view.append(h('h1', {}, `Record ${short(id)}`), head, denied, editSection, h('h2', {}, 'History'), history);
 
   async function save() {
     let patch;
@@ -87,6 +94,10 @@ function renderOne(view, id) {
         ['Version', h('span', { id: 'rec-version' }, String(r.version))], ['Updated', `${when(r.updated_at)} by ${r.updated_by || ''}`],
         ['Created', `${when(r.created_at)} by ${r.created_by || ''}`]].map(([k, v]) => h('div', { class: 'stat' }, h('dt', { class: 'label' }, k), h('dd', { class: 'value' }, v)))),
       r.path ? h('p', {}, link(`events?path=${encodeURIComponent(r.path)}`, 'tail its events')) : null);
+      const role = DEFINITIONS.has(r.schema_name) ? 'developer' : 'user';
+      editSection.hidden = !may(role);
+      denied.hidden = may(role);
+      denied.textContent = needs(role, 'edit this record');
       editor.value = pretty({ title: r.title, tags: r.tags, context: r.context });
       loaded = editor.value;
       if (!keepMessage) clear(editError);

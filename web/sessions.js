@@ -1,8 +1,10 @@
 // Sessions: the list, and a session as a chat (docs/sessions.md): send a message, watch the
-// tokens stream, tool calls and sub-runs inline, info messages folded, answer a paused
-// user_input, cancel the running execution. The chat follows GET /sessions/{id}/events.
+// tokens stream, tool calls, sub-agents (what they say as they go) and the end of sub-runs inline,
+// info messages folded, answer a paused user_input, cancel the running execution. The chat follows
+// GET /sessions/{id}/events.
 import { api, get, qs, stream } from './api.js';
 import { h, clear, errorBox, table, badge, short, when, link, field, setTitle } from './dom.js';
+import { may, needs } from './caller.js';
 
 const ENDED = new Set(['execution.completed', 'execution.failed', 'execution.cancelled']);
 
@@ -27,7 +29,7 @@ function renderList(view) {
     } catch (e) { clear(list, errorBox(e)); }
   }
   view.append(h('h1', {}, 'Sessions'),
-    h('form', {
+    !may('user') ? h('p', { class: 'muted', id: 'new-session-denied' }, needs('user', 'start sessions')) : h('form', {
       class: 'inline panel', 'aria-label': 'New session', onsubmit: async (e) => {
         e.preventDefault();
         try {
@@ -57,13 +59,16 @@ function renderChat(view, sid) {
   const seen = new Set(); // message ids shown
   const streaming = new Map(); // execution id → bubble of its streamed tokens
   const folds = new Map(); // execution id → <details> of its info messages
+  const subAgents = new Map(); // sub-agent execution id → its inline line
   let ready = false;
   const early = [];
 
+  const canWrite = may('user'); // send, answer, cancel
   view.append(h('h1', {}, 'Session ', h('span', { id: 'session-title' }, short(sid))), head, chat,
-    h('form', {
+    canWrite ? h('form', {
       class: 'inline', 'aria-label': 'Send a message', onsubmit: (e) => { e.preventDefault(); send(); },
-    }, h('label', { for: 'chat-input', class: 'sr-only' }, 'Message'), input, h('button', { type: 'submit', id: 'send' }, 'Send'), cancel, state),
+    }, h('label', { for: 'chat-input', class: 'sr-only' }, 'Message'), input, h('button', { type: 'submit', id: 'send' }, 'Send'), cancel, state)
+      : h('p', { class: 'muted', id: 'chat-readonly' }, needs('user', 'send messages, answer questions or cancel runs'), ' · ', state),
     sendError);
   input.addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); send(); } });
 
@@ -107,7 +112,8 @@ function renderChat(view, sid) {
     d.querySelector('summary').textContent = `run ${short(ev.execution_id)}: ${d.dataset.count} info messages`;
   }
   function question(ev) {
-    if (ev.fromHistory && !paused.has(ev.execution_id)) { // answered (or ended) before this page loaded
+    // Answered (or ended) before this page loaded, or a role that may not answer: the question only.
+    if (!canWrite || (ev.fromHistory && !paused.has(ev.execution_id))) {
       chat.append(h('div', { class: 'msg notification', 'data-execution': ev.execution_id }, h('span', { class: 'who' }, 'the agent asked'), ev.content));
       return;
     }
@@ -133,8 +139,35 @@ function renderChat(view, sid) {
     chat.append(box);
   }
 
+  // A sub-agent the session's run delegated to (agent.step per model reply, agent.token while it
+  // streams): one indented line per sub-agent run, under the delegate call, holding its newest text.
+  function subAgent(ev) {
+    let line = subAgents.get(ev.execution_id);
+    if (!line) {
+      const agent = ev.agent_id || (ev.metadata && ev.metadata.agent_id) || 'sub-agent';
+      line = h('div', { class: 'inline-run sub-agent', 'data-execution': ev.execution_id },
+        '⤷ ', h('code', {}, agent), ' ', runLink(ev.execution_id), ': ', h('span', { class: 'text' }));
+      subAgents.set(ev.execution_id, line);
+      chat.append(line);
+    }
+    const text = line.querySelector('.text');
+    if (ev.event_type === 'agent.token') {
+      if (line.dataset.stepped) { text.textContent = ''; delete line.dataset.stepped; }
+      text.append(ev.content);
+      return;
+    }
+    const calls = (ev.metadata && ev.metadata.tool_calls) || [];
+    const names = calls.map((c) => (c.function && c.function.name) || c.name).filter(Boolean);
+    text.textContent = ev.content || (names.length ? `calls ${names.join(', ')}` : '');
+    line.dataset.stepped = '1'; // the next reply's tokens start afresh
+  }
+
   // One event of the session (a stream frame, or a stored message in the same shape).
   function show(ev) {
+    if (ev.parent_execution_id && (ev.event_type === 'agent.step' || ev.event_type === 'agent.token')) {
+      subAgent(ev);
+      return scroll();
+    }
     if (ev.event_type === 'agent.token') {
       let b = streaming.get(ev.execution_id);
       if (!b) {

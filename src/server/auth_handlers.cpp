@@ -28,6 +28,22 @@ Result<std::string> RequiredString(const json::object& body, const std::string& 
 
 std::string ActorOf(const HttpRequest& req) { return req.principal ? req.principal->id : "anonymous"; }
 
+// GET /auth/me: who the caller is. With --auth=none there are no principals: whoever reaches the
+// port is the local admin of tenant "default", acting as X-Cairn-Actor (or "anonymous").
+Result<json::object> CallerView(const HttpRequest& req) {
+  json::array roles;
+  if (!req.principal) {
+    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
+    roles.emplace_back(auth::RoleName(auth::Role::kAdmin));
+    return json::object{{"principal", ctx.actor}, {"tenant", ctx.owner_id}, {"roles", std::move(roles)},
+                        {"system_admin", true}, {"auth", "none"}};
+  }
+  const auth::Principal& principal = *req.principal;
+  for (auth::Role role : principal.roles) roles.emplace_back(auth::RoleName(role));
+  return json::object{{"principal", principal.id}, {"tenant", principal.tenant}, {"roles", std::move(roles)},
+                      {"system_admin", principal.system_admin}, {"auth", "on"}};
+}
+
 json::object TenantView(const auth::TenantInfo& tenant) { return {{"id", tenant.id}, {"name", tenant.name}}; }
 
 // What a client sees of a secret: never its value.
@@ -59,6 +75,12 @@ void AddAuthRoutes(Router& router, const auth::Authenticator& authenticator, con
                                                                 {"token_type", "Bearer"},
                                                                 {"algorithm", issued.algorithm},
                                                                 {"expires_in", issued.expires_in}}));
+  });
+
+  router.Add("GET", "/auth/me", Dispatch::kInline, [](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_ASSIGN_OR_RETURN(json::object caller, CallerView(req));
+    return HttpResponse::Json(200, json::serialize(caller));
   });
 
   router.Add("POST", "/tenants", Dispatch::kWorker, [&authenticator, limits](const HttpRequest& req) -> Result<HttpResponse> {

@@ -1,5 +1,7 @@
 // Routes of authentication and tenants (docs/auth.md):
 //   POST /auth/token               {"key"} or Authorization: Bearer <API key> → {token, token_type, expires_in}
+//   GET /auth/me                   the caller: {principal, tenant, roles, system_admin, auth: "on"}; with
+//                                  --auth=none the local admin {..., roles: ["admin"], auth: "none"}
 //   POST /tenants, GET /tenants    create and list tenants (system admins)
 //   POST /tenants/{tenant}/keys    {"principal", "roles"} → {"key", ...}, the key shown once
 //                                  (a system admin, or an admin of that tenant)

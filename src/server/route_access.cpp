@@ -24,6 +24,8 @@ RouteAccess AccessFor(std::string_view method, std::string_view pattern) {
       (method == "POST" && pattern == "/auth/token")) {
     return {K::kPublic, Role::kReader};
   }
+  // Who am I: any principal (each has at least one role, so reader is every principal).
+  if (read && pattern == "/auth/me") return {K::kRole, Role::kReader};
   if (pattern == "/tenants") return {K::kSystemAdmin, Role::kAdmin};
   if (Under(pattern, "/tenants") || pattern == "/metrics" || Under(pattern, "/secrets")) return {K::kRole, Role::kAdmin};
   if (Under(pattern, "/webhooks") || pattern == "/agents/{id}/webhooks" || Under(pattern, "/dlq")) return {K::kRole, Role::kDeveloper};

@@ -3,6 +3,7 @@
 //   public        /health, POST /auth/token (and their /rcrt twins): no credentials needed
 //   /rcrt/...     as the native route it calls (docs/rcrt.md); /rcrt/tenants/{id} system admin,
 //                 /rcrt/agents/{id} and its secret admin
+//   any principal GET /auth/me (who the caller is)
 //   system admin  /tenants (the bootstrap key's principal)
 //   admin         POST /tenants/{tenant}/keys (of that tenant), /metrics, /secrets
 //   developer     webhooks and the dead-letter queue; definitions (tool.v1, agent.def.v1,

@@ -115,6 +115,50 @@ TEST_F(e2e_auth, EachRouteStatesTheRoleItNeeds) {
                       403, "permission_denied"));
 }
 
+// GET /auth/me: the caller's principal, tenant and roles, for any principal (a key or its token);
+// 401 without credentials or with bad ones; no query parameters; only GET.
+TEST_F(e2e_auth, AuthMeNamesTheCallerAndItsRoles) {
+  ASSERT_EQ(client().Post("/tenants", R"({"id":"acme"})", Bearer(kBootstrapKey)).status, 201);
+  std::string reader = KeyFor("default", "rita", {"reader"});
+  std::string dev = KeyFor("acme", "dora", {"developer", "user"});
+  auto me = [&](const Headers& as) {
+    Response r = client().Get("/auth/me", as);
+    EXPECT_EQ(r.status, 200) << r.Describe();
+    return ObjectOf(r);
+  };
+  auto roles_of = [](const json::object& caller) {
+    std::vector<std::string> out;
+    for (const auto& role : caller.at("roles").as_array()) out.emplace_back(role.as_string());
+    return out;
+  };
+  json::object rita = me(Bearer(reader));
+  EXPECT_EQ(StringAt(rita, "principal"), "rita");
+  EXPECT_EQ(StringAt(rita, "tenant"), "default");
+  EXPECT_EQ(roles_of(rita), std::vector<std::string>{"reader"});
+  EXPECT_EQ(rita.at("system_admin"), json::value(false));
+  EXPECT_EQ(StringAt(rita, "auth"), "on");
+  json::object dora = me(Bearer(dev));
+  EXPECT_EQ(StringAt(dora, "principal"), "dora");
+  EXPECT_EQ(StringAt(dora, "tenant"), "acme");
+  EXPECT_EQ(roles_of(dora), (std::vector<std::string>{"developer", "user"}));
+  // A token says the same as its key; the bootstrap key is a system admin.
+  Response token = client().Post("/auth/token", JsonText(json::object{{"key", dev}}));
+  ASSERT_EQ(token.status, 200) << token.Describe();
+  EXPECT_EQ(StringAt(me(Bearer(StringAt(ObjectOf(token), "token"))), "principal"), "dora");
+  json::object root = me(Bearer(kBootstrapKey));
+  EXPECT_EQ(root.at("system_admin"), json::value(true));
+  EXPECT_EQ(roles_of(root), std::vector<std::string>{"admin"});
+  // As the query parameter of a client that cannot set headers.
+  Response by_query = client().Get("/auth/me?access_token=" + reader);
+  ASSERT_EQ(by_query.status, 200) << by_query.Describe();
+  EXPECT_EQ(StringAt(ObjectOf(by_query), "principal"), "rita");
+
+  EXPECT_TRUE(IsError(client().Get("/auth/me"), 401, "unauthenticated"));
+  EXPECT_TRUE(IsError(client().Get("/auth/me", Bearer("ck_unknown")), 401, "unauthenticated"));
+  EXPECT_TRUE(IsError(client().Get("/auth/me?x=1", Bearer(reader)), 400, "bad_request", "x"));
+  EXPECT_EQ(client().Post("/auth/me", "{}", Bearer(kBootstrapKey)).status, 405);
+}
+
 TEST_F(e2e_auth, TenantsAndKeysRefuseBadInput) {
   Headers root = Bearer(kBootstrapKey);
   EXPECT_TRUE(IsError(client().Post("/tenants", R"({"id":"Bad Id"})", root), 422, "validation_failed", "id"));
@@ -225,6 +269,25 @@ TEST_F(e2e_rate_limits, BucketsPerPrincipalAndTenantAnswer429WithRetryAfter) {
   // Unknown credentials are refused before any bucket (401, not 429); public routes have none.
   EXPECT_EQ(client().Get("/breadcrumbs", Bearer("ck_wrong")).status, 401);
   EXPECT_EQ(client().Get("/health").status, 200);
+}
+
+// With --auth=none whoever reaches the port is the local admin of tenant "default".
+TEST(e2e_auth_modes, AuthMeWithoutAuthIsTheLocalAdmin) {
+  ServerProcess local;
+  ASSERT_TRUE(local.Start()) << local.error() << local.LogTail();
+  HttpClient client(local.port());
+  Response r = client.Get("/auth/me");
+  ASSERT_EQ(r.status, 200) << r.Describe();
+  json::object caller = ObjectOf(r);
+  EXPECT_EQ(StringAt(caller, "principal"), "anonymous");
+  EXPECT_EQ(StringAt(caller, "tenant"), "default");
+  EXPECT_EQ(JsonText(caller.at("roles")), R"(["admin"])");
+  EXPECT_EQ(caller.at("system_admin"), json::value(true));
+  EXPECT_EQ(StringAt(caller, "auth"), "none");
+  Response as = client.Get("/auth/me", {{"X-Cairn-Actor", "ops-laptop"}});
+  EXPECT_EQ(StringAt(ObjectOf(as), "principal"), "ops-laptop");
+  EXPECT_TRUE(IsError(client.Get("/auth/me", {{"X-Cairn-Actor", std::string(129, 'a')}}), 400, "bad_request"));
+  EXPECT_EQ(local.Stop(), 0);
 }
 
 TEST(e2e_auth_modes, NoAuthIsRefusedOffLoopbackUnlessInsecure) {

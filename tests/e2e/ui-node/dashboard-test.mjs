@@ -1,46 +1,27 @@
 #!/usr/bin/env node
 // Browser tests of the dashboard (/ui): playwright-core driving Debian's chromium (headless)
 // against a running cairn, with axe-core accessibility checks on every page. Started by
-// tests/e2e/ui_test.cpp, which runs the real server (with the scripted LLM server) and passes:
+// tests/e2e/ui_test.cpp, which runs the real server (authentication off, with the scripted LLM
+// server) and passes, besides harness.mjs's CAIRN_URL, CAIRN_UI_SHOTS and CHROMIUM:
 //
-//   CAIRN_URL         the server, "http://127.0.0.1:<port>"
 //   CAIRN_UI_AGENT    an agent whose model is scripted: "slow" → a 20 s sleep tool call; "ask me" →
 //                     a user_input question "Which colour?"; any other user message → an echo tool
 //                     call; a tool result → a streamed answer "Hello from the fixture: <result>"
-//   CAIRN_UI_SHOTS    where to write screenshots (docs/ui to refresh the README's)
-//   CHROMIUM          the browser (default /usr/bin/chromium)
+//   CAIRN_UI_BOSS     an orchestrator agent that delegates every message to a sub-agent (its
+//                     `agents`), then answers "the helper says: <its answer>"
+//
+// The server delivers webhooks to loopback (--allow-private-network 127.0.0.0/8) and gives up
+// after a few quick attempts, so a failing receiver fills the dead-letter queue.
 //
 // Prints "ok <step>" per step and "figure <name> <value>" for the measured figures; exits 1 at the
 // first failure with what went wrong. Waits are on conditions with deadlines, never fixed sleeps.
-import { chromium } from 'playwright-core';
-import AxeBuilder from '@axe-core/playwright';
-import fs from 'node:fs';
-import path from 'node:path';
+import { createServer } from 'node:http';
+import { BASE, WAIT, requireEnv, check, http, until, openBrowser } from './harness.mjs';
 
-const BASE = process.env.CAIRN_URL;
+requireEnv('CAIRN_UI_AGENT', 'CAIRN_UI_BOSS');
 const AGENT = process.env.CAIRN_UI_AGENT;
-const SHOTS = process.env.CAIRN_UI_SHOTS;
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const WAIT = 30000; // long enough for a loaded ASan machine
-if (!BASE || !AGENT || !SHOTS) {
-  console.error('CAIRN_URL, CAIRN_UI_AGENT and CAIRN_UI_SHOTS are required');
-  process.exit(2);
-}
-fs.mkdirSync(SHOTS, { recursive: true });
+const BOSS = process.env.CAIRN_UI_BOSS;
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-async function http(method, p, body, headers = {}) {
-  const res = await fetch(BASE + p, {
-    method, headers: { ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let data = text;
-  try { data = JSON.parse(text); } catch { /* not JSON */ }
-  return { status: res.status, data, headers: res.headers };
-}
 async function lastSeq() {
   const m = await http('GET', '/metrics');
   const line = String(m.data).split('\n').find((l) => l.startsWith('cairn_bus_last_seq'));
@@ -59,38 +40,7 @@ async function writeMany(n, tag, parallel = 16) {
   await Promise.all(Array.from({ length: parallel }, worker));
 }
 
-const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-const page = await context.newPage();
-const consoleErrors = [];
-page.on('pageerror', (e) => consoleErrors.push(String(e)));
-page.on('console', (m) => { if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) consoleErrors.push(m.text()); });
-
-const failures = [];
-async function step(name, fn) {
-  try {
-    await fn();
-    console.log(`ok ${name}`);
-  } catch (e) {
-    failures.push(name);
-    console.log(`FAILED ${name}: ${e && e.stack ? e.stack : e}`);
-    try { await page.screenshot({ path: path.join(SHOTS, `failed-${name.replace(/\W+/g, '-')}.png`), fullPage: true }); } catch { /* best effort */ }
-  }
-}
-// Zero serious or critical axe violations on what the page shows now.
-async function axe(name) {
-  const result = await new AxeBuilder({ page }).analyze();
-  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  check(bad.length === 0, `${name}: accessibility violations ${JSON.stringify(bad.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => n.target) })))}`);
-}
-const shot = async (name) => {
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-};
-const go = async (hash) => {
-  await page.goto(`${BASE}/ui${hash}`);
-  await page.waitForSelector('main .page', { timeout: WAIT });
-};
+const { page, consoleErrors, step, axe, shot, go, finish } = await openBrowser();
 
 // ---- first load and caching --------------------------------------------------------------------
 await step('first load is small, compressed and cached with ETags', async () => {
@@ -128,33 +78,34 @@ await step('overview shows health, version, rates and executions by status', asy
   await page.waitForFunction(() => /ok/.test(document.querySelector('#health')?.textContent || ''), null, { timeout: WAIT });
   await page.waitForSelector('#count-completed', { timeout: WAIT });
   await page.waitForFunction(() => /\d/.test(document.querySelector('#rate-requests .value')?.textContent || ''), null, { timeout: WAIT });
-  await shot('overview');
   await axe('overview');
 });
 
-// ---- sign-in -----------------------------------------------------------------------------------
-await step('sign-in keeps the key in sessionStorage and sends it as a Bearer token', async () => {
+// ---- who we are -------------------------------------------------------------------------------
+await step('with authentication off the top bar names the local admin and offers no sign-in', async () => {
   await go('#/overview');
-  await page.fill('#api-key', 'ck_test_key');
-  const sent = page.waitForRequest((r) => r.url().startsWith(`${BASE}/health`) && r.headers().authorization === 'Bearer ck_test_key', { timeout: WAIT });
-  await page.click('#auth button[type=submit]');
-  await sent;
-  check(await page.evaluate(() => sessionStorage.getItem('cairn.apiKey')) === 'ck_test_key', 'the key is in sessionStorage');
-  await page.click('#auth button');
-  check(await page.evaluate(() => sessionStorage.getItem('cairn.apiKey')) === null, 'signing out forgets the key');
+  await page.waitForFunction(() => /admin \(authentication is off\)/.test(document.querySelector('#whoami')?.textContent || ''), null, { timeout: WAIT });
+  check(await page.locator('#api-key').count() === 0, 'no key field');
+  await page.waitForSelector('#rate-requests', { timeout: WAIT });
+  check(await page.locator('#rates-denied, #hooks-denied').count() === 0, 'nothing is held back from the local admin');
 });
 
 // ---- sessions: send, stream, tool calls inline -------------------------------------------------
 let sessionId = '';
 let helloExecution = '';
-await step('a session: send a message, watch the answer stream, tool calls inline', async () => {
+// Starts a session of `agent` from the sessions page; resolves its id once its chat is idle.
+async function newSession(agent, title) {
   await go('#/sessions');
-  await page.fill('#new-session-agent', AGENT);
-  await page.fill('#new-session-title', 'Dashboard test');
+  await page.fill('#new-session-agent', agent);
+  await page.fill('#new-session-title', title);
   await page.click('form[aria-label="New session"] button[type=submit]');
   await page.waitForFunction(() => /^#\/sessions\/.+/.test(location.hash), null, { timeout: WAIT });
-  sessionId = decodeURIComponent(await page.evaluate(() => location.hash.split('/')[2]));
   await page.waitForFunction(() => document.querySelector('#chat-state')?.textContent === 'idle', null, { timeout: WAIT });
+  return decodeURIComponent(await page.evaluate(() => location.hash.split('/')[2]));
+}
+
+await step('a session: send a message, watch the answer stream, tool calls inline', async () => {
+  sessionId = await newSession(AGENT, 'Dashboard test');
   await page.fill('#chat-input', 'hello there');
   await page.click('#send');
   // The tokens arrive before the stored answer: the streaming bubble shows first.
@@ -237,6 +188,26 @@ await step('cancel a slow run from the chat', async () => {
   check(await page.locator('#exec-cancel').count() === 0, 'no cancel button on an ended run');
 });
 
+await step('sub-agents shown inline in the chat: the delegate call, what the helper says, its end', async () => {
+  await newSession(BOSS, 'Delegation');
+  await page.fill('#chat-input', 'plan it');
+  await page.click('#send');
+  await page.waitForSelector('.chat .inline-run:has-text("calls delegate")', { timeout: WAIT });
+  // The helper's own reply, live, on a line of its own (not a bubble of the session's agent).
+  const helper = await page.waitForSelector('.chat .sub-agent:has-text("facts about look up plan it")', { timeout: WAIT });
+  check(/ui-helper/.test(await helper.textContent()), `the line names the sub-agent: ${await helper.textContent()}`);
+  await page.waitForSelector('.chat .inline-run:has-text("↳ agent ui-helper")', { timeout: WAIT });
+  const final = await page.waitForSelector('.msg.assistant:not(.streaming)', { timeout: WAIT });
+  check(/the helper says: facts about look up plan it/.test(await final.textContent()), `the answer: ${await final.textContent()}`);
+  check(await page.locator('.msg.assistant').count() === 1, 'the sub-agent is not shown as the session agent speaking');
+  await page.waitForFunction(() => document.querySelector('#chat-state')?.textContent === 'idle', null, { timeout: WAIT });
+  await shot('session-subagent');
+  await axe('session with a sub-agent');
+  // Its run is a child in the tree of the session's run (delegate itself runs inside the agent).
+  await go(`#/executions/${encodeURIComponent(await final.getAttribute('data-execution'))}`);
+  await page.waitForFunction(() => /agent\s+ui-boss[\s\S]*└ agent\s+ui-helper/.test(document.querySelector('#exec-tree')?.textContent || ''), null, { timeout: WAIT });
+});
+
 await step('executions list with filters', async () => {
   await go('#/executions');
   await page.selectOption('#exec-kind', 'tool');
@@ -296,6 +267,58 @@ await step('definitions: create a tool, try it from its schema form, see a 422 a
   await axe('definition editor');
 });
 
+// The field of a 422 in the editor: the message, the editor marked invalid, the key selected.
+async function expect422At(fieldPath, key) {
+  await page.waitForSelector('#def-field-error .def-field', { timeout: WAIT });
+  const err = await page.textContent('#def-field-error');
+  check(err.includes(fieldPath) && /422/.test(err), `the error: ${err}`);
+  check(await page.getAttribute('#def-editor', 'aria-invalid') === 'true', 'the editor is marked invalid');
+  const selected = await page.evaluate(() => {
+    const t = document.querySelector('#def-editor');
+    return t.value.slice(t.selectionStart, t.selectionEnd);
+  });
+  check(selected === JSON.stringify(key), `the field is selected in the editor: ${selected}`);
+}
+// Saves the editor's JSON after `change`; waits for "saved, version <version>".
+async function saveEdited(change, version) {
+  const def = JSON.parse(await page.inputValue('#def-editor'));
+  change(def);
+  await page.fill('#def-editor', JSON.stringify(def, null, 2));
+  await page.click('#def-save');
+  if (version) await page.waitForFunction((v) => document.querySelector('#def-save + [role=status]')?.textContent === `saved, version ${v}`, version, { timeout: WAIT });
+}
+
+await step('definitions: edit an agent and a workflow, a 422 at the field, then a save', async () => {
+  await go('#/definitions/agents');
+  await page.click('main tbody a:text-is("ui-helper")');
+  await page.waitForFunction(() => /"agent_id": "ui-helper"/.test(document.querySelector('#def-editor')?.value || ''), null, { timeout: WAIT });
+  const agentId = decodeURIComponent(await page.evaluate(() => location.hash.split('/')[3]));
+  await saveEdited((d) => { d.temperature = 5; });
+  await expect422At('context.temperature', 'temperature');
+  check((await http('GET', `/breadcrumbs/${agentId}/full`)).data.version === 1, 'the refused edit changed nothing');
+  await saveEdited((d) => { d.temperature = 0.5; }, 2);
+  check(await page.getAttribute('#def-editor', 'aria-invalid') === null, 'the editor is no longer marked invalid');
+  const agent = await http('GET', `/breadcrumbs/${agentId}/full`);
+  check(agent.data.version === 2 && agent.data.context.temperature === 0.5, `the saved agent: ${JSON.stringify(agent.data.context)}`);
+
+  await go('#/definitions/workflows/new');
+  await page.fill('#def-title', 'ui_flow');
+  await page.fill('#def-editor', JSON.stringify({ name: 'ui_flow', steps: [{ id: 'first', tool: 'echo', input: { text: '${{ input.text }}' } }] }, null, 2));
+  await page.click('#def-save');
+  await page.waitForFunction(() => /^#\/definitions\/workflows\/[^/]+$/.test(location.hash) && !location.hash.endsWith('/new'), null, { timeout: WAIT });
+  await page.waitForFunction(() => /"name": "ui_flow"/.test(document.querySelector('#def-editor')?.value || ''), null, { timeout: WAIT });
+  const flowId = decodeURIComponent(await page.evaluate(() => location.hash.split('/')[3]));
+  await saveEdited((d) => { d.steps[0].needs = ['nowhere']; });
+  await expect422At('context.steps[0].needs[0]', 'needs');
+  await axe('workflow editor with a 422');
+  await saveEdited((d) => { delete d.steps[0].needs; d.steps.push({ id: 'second', tool: 'echo', needs: ['first'], input: { text: 'then' } }); }, 2);
+  const flow = await http('GET', `/breadcrumbs/${flowId}/full`);
+  check(flow.data.version === 2 && flow.data.context.steps.length === 2, `the saved workflow: ${JSON.stringify(flow.data.context)}`);
+  await go('#/definitions/workflows');
+  await page.waitForSelector('main tbody a:text-is("ui_flow")', { timeout: WAIT });
+  check(/2 steps/.test(await page.textContent('main tbody')), 'the list shows the new step count');
+});
+
 // ---- records -----------------------------------------------------------------------------------
 await step('records: browse, history as a diff, an edit that conflicts shows the 412', async () => {
   const made = await http('POST', '/breadcrumbs', { title: 'ui note', tags: ['ui'], context: { colour: 'red', n: 1 } });
@@ -332,6 +355,59 @@ await step('records: browse, history as a diff, an edit that conflicts shows the
   check(now.data.context.colour === 'green' && now.data.version === 3, 'the refused edit changed nothing');
   await shot('record');
   await axe('record');
+});
+
+await step('records: full-text search finds a record by a word of its context, narrowed by a tag', async () => {
+  const hit = await http('POST', '/breadcrumbs', { title: 'ferry timetable', tags: ['ui-search'], context: { body: 'the zanzibar crossing' } });
+  const miss = await http('POST', '/breadcrumbs', { title: 'bus timetable', tags: ['ui-search'], context: { body: 'the city loop' } });
+  check(hit.status === 201 && miss.status === 201, 'records written');
+  await until(async () => ((await http('GET', '/breadcrumbs/search?q=zanzibar&mode=text')).data.items || []).length > 0, 'the search index to hold the record');
+  await go('#/records');
+  await page.selectOption('#rec-mode', 'text'); // by words only: a vector search finds neighbours too
+  await page.fill('#rec-q', 'zanzibar');
+  await page.click('form[role=search] button[type=submit]');
+  await page.waitForSelector(`main tbody a[href="#/records/${hit.data.id}"]`, { timeout: WAIT });
+  check(/Search results/.test(await page.textContent('main caption')), 'the table says it holds search results');
+  check(await page.locator(`main tbody a[href="#/records/${miss.data.id}"]`).count() === 0, 'a record without the word is not found');
+  // With a tag the search narrows; a word nothing has finds nothing.
+  await page.fill('#rec-q', 'timetable');
+  await page.fill('#rec-tag', 'ui-search');
+  await page.click('form[role=search] button[type=submit]');
+  await page.waitForSelector(`main tbody a[href="#/records/${miss.data.id}"]`, { timeout: WAIT });
+  check(await page.locator('main tbody tr').count() === 2, 'both timetables, nothing else');
+  await page.fill('#rec-q', 'xylophonist');
+  await page.click('form[role=search] button[type=submit]');
+  await page.waitForSelector('main tbody td:text-is("nothing here yet")', { timeout: WAIT });
+  await axe('records search');
+});
+
+// ---- overview: a failing webhook and its dead letters -------------------------------------------
+await step('overview: a webhook whose receiver fails, and its dead letter', async () => {
+  // A loopback receiver that answers every delivery with a 500.
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => { res.writeHead(500, { Connection: 'close' }); res.end('down'); });
+  });
+  await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+  try {
+    const hook = await http('POST', '/webhooks', { url: `http://127.0.0.1:${receiver.address().port}/hook`, selector: { any_tags: ['ui-hook'] } });
+    check(hook.status === 201, `POST /webhooks → ${hook.status} ${JSON.stringify(hook.data)}`);
+    check((await http('POST', '/breadcrumbs', { title: 'hooked', tags: ['ui-hook'] })).status === 201, 'write');
+    const dead = await until(async () => ((await http('GET', `/dlq?webhook_id=${hook.data.id}`)).data.items || [])[0], 'the delivery to give up');
+    await go('#/overview');
+    const tail = hook.data.id.slice(-8);
+    const row = await page.waitForSelector(`main tbody tr:has(td:text-is("${dead.id.slice(-8)}"))`, { timeout: WAIT });
+    const cells = await row.$$eval('td', (tds) => tds.map((td) => td.textContent));
+    check(cells[1] === tail && cells[4] === '500' && cells[3] === String(dead.attempts), `the dead letter: ${cells.join(' | ')}`);
+    const hookRow = await page.waitForSelector(`main tbody tr:has(td:text-is("${tail}"))`, { timeout: WAIT });
+    check(await hookRow.$eval('td:last-child .error', (e) => e.textContent) === '1', 'the webhook shows one dead letter');
+    await page.waitForFunction(() => /\d/.test(document.querySelector('#rate-requests .value')?.textContent || ''), null, { timeout: WAIT });
+    await shot('overview');
+    await axe('overview with dead letters');
+  } finally {
+    receiver.close();
+    receiver.closeAllConnections();
+  }
 });
 
 // ---- events ------------------------------------------------------------------------------------
@@ -451,9 +527,4 @@ await step('no script errors', async () => {
   check(consoleErrors.length === 0, `errors: ${consoleErrors.join(' | ')}`);
 });
 
-await browser.close();
-if (failures.length) {
-  console.log(`${failures.length} failed: ${failures.join('; ')}`);
-  process.exit(1);
-}
-console.log('all passed');
+await finish();
