@@ -4,6 +4,7 @@
 // executions/<parent>/tasks/<task> follow each task. The models are the scripted fixture server:
 // each agent's system prompt carries a marker the rules match on.
 #include <map>
+#include <set>
 #include <thread>
 
 #include "session_support.h"
@@ -299,6 +300,37 @@ TEST_F(e2e_nested_agents, ATimedOutTaskCancelsItsSubAgentAndItsSubtree) {
   })) << JsonText(Tree(root));
   EXPECT_LT(std::chrono::steady_clock::now() - asked_at, 30s);
   EXPECT_EQ(ListPages("/executions?status=running").size(), 0u);
+}
+
+TEST_F(e2e_nested_agents, ATaskGivenUpBeforeItsSubAgentStartedNamesItsExecution) {
+  // One slow run at a time: the second task's sub-agent has not started when both are given up.
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("slow", "first")}, {"delegate", Delegate("slow", "second")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("gave up")),
+          Rule(Match({{"any_content_contains", "SLOW"}}), json::object{{"content", "late"}, {"delay_ms", 60000}})});
+  Agent("slow", "SLOW", json::object{{"concurrency", 1}});
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"slow"}}, {"tool_timeout_ms", 1500}});
+
+  json::object answer = AwaitAnswer(Say("go", "boss"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  EXPECT_EQ(RequestsOf("SLOW").size(), 1u) << "the second sub-agent never asked its model";
+  auto tasks = Tasks(StringAt(ContextOf(answer), "execution_id"));
+  ASSERT_EQ(tasks.size(), 2u);
+  std::set<std::string> children;
+  for (const auto& task : tasks) {
+    EXPECT_EQ(StringAt(ContextOf(task), "status"), "cancelled") << JsonText(task);
+    children.insert(StringAt(ContextOf(task), "execution_id"));
+  }
+  children.erase("");
+  ASSERT_EQ(children.size(), 2u) << JsonText(tasks[0]) << JsonText(tasks[1]);
+  // The execution each task names is the one its sub-agent ran (or, never started, ends) under.
+  EXPECT_TRUE(Eventually([&] {
+    for (const auto& id : children) {
+      Response r = client().Get("/executions/" + id);
+      if (r.status != 200 || StringAt(ObjectOf(r), "status") != "cancelled") return false;
+    }
+    return true;
+  })) << client().Get("/executions?kind=agent&executor=slow").body;
 }
 
 TEST_F(e2e_nested_agents, ACancelledOrchestratorsOpenTasksEndCancelled) {
