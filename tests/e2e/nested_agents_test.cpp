@@ -625,6 +625,58 @@ TEST_F(e2e_nested_user_input, CancellingThePausedRootCancelsTheWaitingSubAgent) 
   EXPECT_TRUE(IsError(PostJson("/executions/" + child_ + "/input", json::object{{"content", "x"}}), 409, "conflict"));
 }
 
+TEST_F(e2e_nested_agents, AQuestionFromDeepInTheTreePausesEveryOrchestratorAboveIt) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("planner", "plan the trip")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("All set: {{last_tool_content}}")),
+          Rule(Match({{"any_content_contains", "PLANNER"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("asker", "book the train")}})),
+          Rule(Match({{"any_content_contains", "PLANNER"}, {"last_role", "tool"}}), Text("planned: {{last_tool_content}}")),
+          Rule(Match({{"any_content_contains", "ASKER"}, {"last_role", "user"}}),
+               ToolCallsReply({{"user_input", json::object{{"question", "Which city?"}}}})),
+          Rule(Match({{"any_content_contains", "ASKER"}, {"last_role", "tool"}}), Text("booked from {{last_tool_content}}"))});
+  Agent("asker", "ASKER");
+  Agent("planner", "PLANNER", json::object{{"agents", json::array{"asker"}}});
+  SessionAgent("boss", json::object{{"system_prompt", "You are ORCHESTRATOR."},
+                                    {"tools", json::array{}},
+                                    {"agents", json::array{"planner"}}});
+  std::string sid = NewSessionId("boss");
+  SessionStream stream(server(), sid);
+  ASSERT_TRUE(stream.Open()) << stream.Describe();
+  Posted p = Send(sid, "Plan a trip to Porto");
+  auto paused = stream.AwaitType("execution.paused", p.execution_id);
+  ASSERT_TRUE(paused) << stream.Describe();
+  EXPECT_EQ(StringAt(paused->metadata, "agent_id"), "asker") << JsonText(paused->data);
+
+  // The planner waits as well (it gave up its worker), its task too, with the asker's question.
+  auto root_tasks = Tasks(p.execution_id);
+  ASSERT_EQ(root_tasks.size(), 1u);
+  json::object planner_task = ContextOf(root_tasks[0]);
+  EXPECT_EQ(StringAt(planner_task, "status"), "waiting") << JsonText(planner_task);
+  EXPECT_EQ(StringAt(ObjAt(planner_task, "awaiting_input"), "agent_id"), "asker") << JsonText(planner_task);
+  std::string planner = StringAt(planner_task, "execution_id");
+  EXPECT_EQ(StringAt(Execution(planner), "status"), "paused");
+  auto planner_tasks = Tasks(planner);
+  ASSERT_EQ(planner_tasks.size(), 1u);
+  EXPECT_EQ(StringAt(ContextOf(planner_tasks[0]), "status"), "waiting") << JsonText(planner_tasks[0]);
+  std::string asker = StringAt(ContextOf(planner_tasks[0]), "execution_id");
+  EXPECT_EQ(StringAt(Execution(asker), "status"), "paused");
+  EXPECT_EQ(StringAt(Execution(asker), "root_execution_id"), p.execution_id);
+  EXPECT_EQ(IntAt(Execution(asker), "depth"), 2);
+
+  Send(sid, "Lisbon");
+  auto end = stream.AwaitEnd(p.execution_id);
+  ASSERT_TRUE(end) << stream.Describe();
+  EXPECT_EQ(end->event_type, "execution.completed") << stream.Describe();
+  auto assistant = session_tests::WithRole(Messages(sid), "assistant");
+  ASSERT_EQ(assistant.size(), 1u);
+  EXPECT_EQ(StringAt(assistant[0], "content"), "All set: planned: booked from Lisbon");
+  EXPECT_EQ(RequestsOf("ASKER").size(), 2u);
+  EXPECT_EQ(RequestsOf("PLANNER").size(), 2u);
+  EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 2u);
+  for (const auto& id : {planner, asker}) EXPECT_EQ(StringAt(Execution(id), "status"), "completed") << id;
+}
+
 class e2e_nested_user_input_recovery : public Recovering<e2e_nested_user_input> {};
 
 TEST_F(e2e_nested_user_input_recovery, KillWhileWaitingThenTheAnswerResumesWithoutAskingAnyModelAgain) {
