@@ -476,7 +476,6 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   }
 
  private:
-
   // Whether `event` answers a paused run; with `take`, that run is queued to run again.
   bool AnswersPaused(const model::Event& event, bool take) {
     std::string id = AnsweredRequest(event);
