@@ -53,6 +53,17 @@ class e2e_nested_agents : public SessionTest {
     return Eventually([&] { return RequestsOf(marker).size() >= n; });
   }
   json::object Tree(const std::string& id) { return ObjectOf(client().Get("/executions/" + id + "/tree")); }
+  // Waits on `stream` for the end of session run `execution_id`: it completed, and the session's
+  // one answer is `answer`.
+  void ExpectAnswered(SessionStream& stream, const std::string& sid, const std::string& execution_id,
+                      const std::string& answer) {
+    auto end = stream.AwaitEnd(execution_id);
+    ASSERT_TRUE(end) << stream.Describe();
+    EXPECT_EQ(end->event_type, "execution.completed") << stream.Describe();
+    auto assistant = session_tests::WithRole(Messages(sid), "assistant");
+    ASSERT_EQ(assistant.size(), 1u);
+    EXPECT_EQ(StringAt(assistant[0], "content"), answer);
+  }
   // The one execution of `agent` in flight or recorded.
   std::string ExecutionOf(const std::string& agent) {
     auto runs = ListPages("/executions?kind=agent&executor=" + agent);
@@ -577,12 +588,7 @@ TEST_F(e2e_nested_user_input, ASubAgentsQuestionPausesTheTreeAndTheSessionsAnswe
   // The answer, as a message in the session, resumes the sub-agent and then the orchestrator.
   Posted answer = Send(sid_, "Lisbon");
   EXPECT_EQ(answer.execution_id, posted_.execution_id) << "the message answers the paused run, it starts none";
-  auto end = stream_->AwaitEnd(posted_.execution_id);
-  ASSERT_TRUE(end) << stream_->Describe();
-  EXPECT_EQ(end->event_type, "execution.completed") << stream_->Describe();
-  auto assistant = session_tests::WithRole(Messages(sid_), "assistant");
-  ASSERT_EQ(assistant.size(), 1u);
-  EXPECT_EQ(StringAt(assistant[0], "content"), "All set: booked from Lisbon");
+  ASSERT_NO_FATAL_FAILURE(ExpectAnswered(*stream_, sid_, posted_.execution_id, "All set: booked from Lisbon"));
   // Each model was asked once per step: nothing was asked again.
   auto asker = RequestsOf("ASKER");
   ASSERT_EQ(asker.size(), 2u);
@@ -606,12 +612,7 @@ TEST_F(e2e_nested_user_input, TheSubAgentsOwnExecutionTakesTheAnswerToo) {
   Response r = PostJson("/executions/" + child_ + "/input", json::object{{"content", "Lisbon"}});
   ASSERT_EQ(r.status, 200) << r.Describe();
   EXPECT_EQ(StringAt(ObjectOf(r), "id"), posted_.execution_id) << "answered through the session's run";
-  auto end = stream_->AwaitEnd(posted_.execution_id);
-  ASSERT_TRUE(end) << stream_->Describe();
-  EXPECT_EQ(end->event_type, "execution.completed") << stream_->Describe();
-  auto assistant = session_tests::WithRole(Messages(sid_), "assistant");
-  ASSERT_EQ(assistant.size(), 1u);
-  EXPECT_EQ(StringAt(assistant[0], "content"), "All set: booked from Lisbon");
+  ASSERT_NO_FATAL_FAILURE(ExpectAnswered(*stream_, sid_, posted_.execution_id, "All set: booked from Lisbon"));
 }
 
 TEST_F(e2e_nested_user_input, CancellingThePausedRootCancelsTheWaitingSubAgent) {
@@ -665,12 +666,7 @@ TEST_F(e2e_nested_agents, AQuestionFromDeepInTheTreePausesEveryOrchestratorAbove
   EXPECT_EQ(IntAt(Execution(asker), "depth"), 2);
 
   Send(sid, "Lisbon");
-  auto end = stream.AwaitEnd(p.execution_id);
-  ASSERT_TRUE(end) << stream.Describe();
-  EXPECT_EQ(end->event_type, "execution.completed") << stream.Describe();
-  auto assistant = session_tests::WithRole(Messages(sid), "assistant");
-  ASSERT_EQ(assistant.size(), 1u);
-  EXPECT_EQ(StringAt(assistant[0], "content"), "All set: planned: booked from Lisbon");
+  ASSERT_NO_FATAL_FAILURE(ExpectAnswered(stream, sid, p.execution_id, "All set: planned: booked from Lisbon"));
   EXPECT_EQ(RequestsOf("ASKER").size(), 2u);
   EXPECT_EQ(RequestsOf("PLANNER").size(), 2u);
   EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 2u);
@@ -693,12 +689,7 @@ TEST_F(e2e_nested_user_input_recovery, KillWhileWaitingThenTheAnswerResumesWitho
   ASSERT_TRUE(stream.Open()) << stream.Describe();
   Posted answer = Send(sid_, "Lisbon");
   EXPECT_EQ(answer.execution_id, posted_.execution_id);
-  auto end = stream.AwaitEnd(posted_.execution_id);
-  ASSERT_TRUE(end) << stream.Describe();
-  EXPECT_EQ(end->event_type, "execution.completed") << stream.Describe();
-  auto assistant = session_tests::WithRole(Messages(sid_), "assistant");
-  ASSERT_EQ(assistant.size(), 1u);
-  EXPECT_EQ(StringAt(assistant[0], "content"), "All set: booked from Lisbon");
+  ASSERT_NO_FATAL_FAILURE(ExpectAnswered(stream, sid_, posted_.execution_id, "All set: booked from Lisbon"));
   EXPECT_EQ(RequestsOf("ASKER").size(), 2u);
   EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 2u);
   EXPECT_EQ(ListAll("schema_name=user.message.v1&tag=delegated").size(), 1u);
