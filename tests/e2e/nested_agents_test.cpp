@@ -626,6 +626,26 @@ TEST_F(e2e_nested_user_input, CancellingThePausedRootCancelsTheWaitingSubAgent) 
   EXPECT_TRUE(IsError(PostJson("/executions/" + child_ + "/input", json::object{{"content", "x"}}), 409, "conflict"));
 }
 
+TEST_F(e2e_nested_user_input, CancellingTheWaitingSubAgentItselfIsReadWhenTheSessionsRunGoesOn) {
+  AskAndAwaitThePause();
+  Response r = client().Post("/executions/" + child_ + "/cancel", "");
+  ASSERT_EQ(r.status, 200) << r.Describe();
+  EXPECT_TRUE(Eventually([&] { return StringAt(Execution(child_), "status") == "cancelled"; })) << JsonText(Execution(child_));
+  EXPECT_EQ(StringAt(Execution(posted_.execution_id), "status"), "paused");
+  // Resumed without an answer, the session's run reads the cancellation as the task's result.
+  ASSERT_EQ(client().Post("/executions/" + posted_.execution_id + "/resume", "").status, 200);
+  auto end = stream_->AwaitEnd(posted_.execution_id);
+  ASSERT_TRUE(end) << stream_->Describe();
+  EXPECT_EQ(end->event_type, "execution.completed") << stream_->Describe();
+  auto boss = RequestsOf("ORCHESTRATOR");
+  ASSERT_EQ(boss.size(), 2u);
+  auto results = ToolMessagesOf(boss[1]);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_NE(StringAt(results[0], "content").find("cancelled"), std::string::npos) << JsonText(results[0]);
+  EXPECT_EQ(StringAt(ContextOf(Tasks(posted_.execution_id).at(0)), "status"), "cancelled");
+  EXPECT_EQ(RequestsOf("ASKER").size(), 1u);
+}
+
 TEST_F(e2e_nested_agents, AQuestionFromDeepInTheTreePausesEveryOrchestratorAboveIt) {
   Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
                ToolCallsReply({{"delegate", Delegate("planner", "plan the trip")}})),
