@@ -118,8 +118,10 @@ Result<ExecutionPage> ExecutionIndex::List(const std::string& owner_id, const Ex
 
 Result<json::object> ExecutionIndex::Get(const std::string& owner_id, const std::string& id) {
   CAIRN_ASSIGN_OR_RETURN(std::optional<model::Breadcrumb> stored, FindRecord(store_, owner_id, id));
-  if (stored) return ExecutionRecordView(*stored);
+  // A paused run that goes on again is in flight while its record still says paused.
+  if (stored && ExecutionStatus(stored->context) != "paused") return ExecutionRecordView(*stored);
   if (auto running = runs_.Find(owner_id, id)) return *running;
+  if (stored) return ExecutionRecordView(*stored);
   return Status::NotFound("execution " + id + " not found");
 }
 
@@ -141,7 +143,11 @@ Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std
     json::object view = ExecutionRecordView(crumb);
     all[StringMember(view, "id")] = std::move(view);
   }
-  for (auto& record : runs_.InFlight(owner_id, root)) all.try_emplace(StringMember(record, "id"), std::move(record));
+  for (auto& record : runs_.InFlight(owner_id, root)) {
+    auto [it, added] = all.try_emplace(StringMember(record, "id"), record);
+    // A paused run going on again: in flight, its record still says paused.
+    if (!added && StringMember(it->second, "status") == "paused") it->second = std::move(record);
+  }
   CAIRN_ASSIGN_OR_RETURN(auto tasks, TasksOfTree(store_, owner_id, root, kMaxTreeNodes));
   auto with_tasks = [&](json::object& node, const std::string& node_id) {
     auto found = tasks.find(node_id);

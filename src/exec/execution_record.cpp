@@ -103,7 +103,7 @@ json::object ExecutionContext(const ExecutionRecord& r) {
   }
   json::value duration = nullptr;
   if (r.started_micros != 0 && r.completed_micros != 0) duration = (r.completed_micros - r.started_micros) / 1000;
-  return json::object{
+  json::object context{
       {"id", r.id},
       {"kind", r.kind},
       {"executor", r.executor},
@@ -127,6 +127,8 @@ json::object ExecutionContext(const ExecutionRecord& r) {
       {"completed_at", TimeOrNull(r.completed_micros)},
       {"duration_ms", std::move(duration)},
   };
+  if (!r.awaiting_input.is_null()) context["awaiting_input"] = r.awaiting_input;
+  return context;
 }
 
 std::vector<std::string> ExecutionTags(const json::object& context) {

@@ -76,6 +76,7 @@ struct ExecutionRecord {
   TokenUsage token_usage;
   std::string last_snapshot_id;
   boost::json::object metadata;
+  boost::json::value awaiting_input;  // a paused run's question; recorded only when not null
   int64_t created_micros = 0;
   int64_t started_micros = 0;    // 0: not started
   int64_t completed_micros = 0;  // 0: not ended

@@ -16,6 +16,7 @@
 #include "model/event.h"
 #include "model/reserved.h"
 #include "model/subscription.h"
+#include "store/store.h"
 
 namespace cairn::exec {
 
@@ -87,6 +88,15 @@ struct RunResult {
   TokenUsage token_usage;
   std::string last_snapshot_id;
   boost::json::object metadata;  // what is particular to the kind (an agent's model, stop reason)
+  // The run waits for answers that may take long (a user's, through its session): it gives up its
+  // worker. The host records it `paused` (no response) and runs it again — the same execution,
+  // from its snapshots — when one of `awaiting` (request ids) is answered by a tool.response.v1
+  // or an agent.response.v1, and at the next start.
+  bool paused = false;
+  std::vector<std::string> awaiting;
+  boost::json::value awaiting_input;  // on the paused record: the question asked (null: none)
+  // Written in the transaction of the run's record (a paused sub-agent's task record).
+  std::vector<store::WriteOp> also;
 };
 
 class Executor {

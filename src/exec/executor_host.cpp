@@ -7,7 +7,9 @@
 #include <set>
 #include <thread>
 
+#include "base/json_util.h"
 #include "base/log.h"
+#include "base/time_format.h"
 #include "exec/context_assembler.h"
 #include "exec/context_budget.h"
 #include "exec/execution_record.h"
@@ -111,7 +113,7 @@ ExecutionRecord RunningRecord(const ExecutorSpec& spec, const model::Event& trig
 
 // The finished record: what the run reported, ended completed, failed or cancelled.
 ExecutionRecord EndedRecord(ExecutionRecord r, const RunTimes& times, const RunResult& result) {
-  r.status = result.cancelled ? "cancelled" : result.failed ? "failed" : "completed";
+  r.status = result.cancelled ? "cancelled" : result.failed ? "failed" : result.paused ? "paused" : "completed";
   if (result.failed || result.cancelled) {
     r.error_code = result.cancelled ? "cancelled" : result.error_code.empty() ? "error" : result.error_code;
     r.error_message = result.error_message;
@@ -121,8 +123,40 @@ ExecutionRecord EndedRecord(ExecutionRecord r, const RunTimes& times, const RunR
   r.token_usage = result.token_usage;
   r.last_snapshot_id = result.last_snapshot_id;
   r.metadata = result.metadata;
+  if (result.paused && !result.cancelled && !result.failed) {
+    r.awaiting_input = result.awaiting_input;
+    json::array awaiting;
+    for (const auto& id : result.awaiting) awaiting.emplace_back(id);
+    r.metadata["awaiting"] = std::move(awaiting);
+    return r;  // not ended
+  }
   r.completed_micros = times.completed_micros;
   return r;
+}
+
+// Whether `event` is an answer (tool.response.v1, agent.response.v1) and to which request ("" if none).
+std::string AnsweredRequest(const model::Event& event) {
+  if (event.type != "breadcrumb.created" || !event.schema_name ||
+      (*event.schema_name != model::kToolResponseSchema && *event.schema_name != model::kAgentResponseSchema)) {
+    return "";
+  }
+  return event.context.is_object() ? StringMember(event.context.as_object(), "request_id") : "";
+}
+
+// Whether an answer to `request_id` is stored already.
+Result<bool> AnswerStored(store::Store& store, const std::string& owner_id, const std::string& request_id) {
+  for (std::string_view schema : {model::kToolResponseSchema, model::kAgentResponseSchema}) {
+    model::BreadcrumbQuery query;
+    query.schema_name = std::string(schema);
+    query.all_tags = {"request:" + request_id};
+    query.include_context = true;
+    query.limit = 8;
+    CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(owner_id, query));
+    for (const auto& crumb : page.items) {
+      if (crumb.context.is_object() && StringMember(crumb.context.as_object(), "request_id") == request_id) return true;
+    }
+  }
+  return false;
 }
 
 // How many events an executor's consumer may let pass without being woken (it reads them all, in
@@ -211,6 +245,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     if (!current) return true;
     const ExecutorSpec& spec = current->spec;
     if (!spec.definition_id.empty() && event.breadcrumb_id == spec.definition_id) return true;
+    if (AnswersPaused(event, false)) return true;
     for (const auto& sub : spec.subscriptions) {
       if (model::TriggerMatches(sub, event)) return true;
     }
@@ -227,6 +262,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         woken_ = false;
       }
       ReadAvailable();
+      RunAnswered();
       SaveCursor(false);
     }
     SaveCursor(true);
@@ -244,6 +280,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         for (const auto& event : *events) {
           if (!FollowDefinition(*event)) return;  // the definition is gone
           loaded()->executor->Observe(*event);
+          AnswersPaused(*event, true);
           if (!Consider(event, true)) return;  // stopping
           std::lock_guard lock(mu_);
           read_pos_ = event->seq;
@@ -258,6 +295,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         if (own_definition && !DispatchByPriority(waiting)) return;
         if (!FollowDefinition(*event)) return;
         loaded()->executor->Observe(*event);
+        AnswersPaused(*event, true);
         waiting.push_back(event);
       }
       if (!DispatchByPriority(waiting)) return;
@@ -370,7 +408,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     if (attempt == 1) return std::optional<int64_t>(attempt);
     // Claimed before: by a run that finished (its record exists; the claim was not yet released)
     // or by one a crash interrupted.
-    CAIRN_ASSIGN_OR_RETURN(bool finished, RecordExists(spec, event));
+    CAIRN_ASSIGN_OR_RETURN(bool finished, Finished(spec, event));
     if (finished) {
       NoteReleasable(event.seq, claim.trigger_key);
       return std::optional<int64_t>();
@@ -378,12 +416,103 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     return std::optional<int64_t>(attempt);
   }
 
-  Result<bool> RecordExists(const ExecutorSpec& spec, const model::Event& event) {
+  // Whether the run's record says it ended (a paused run's record does not).
+  Result<bool> Finished(const ExecutorSpec& spec, const model::Event& event) {
+    CAIRN_ASSIGN_OR_RETURN(auto record, StoredRecord(spec, ExecutionIdFor(spec, event)));
+    return record.has_value() && !IsActiveStatus(ExecutionStatus(record->context));
+  }
+
+  Result<std::optional<model::Breadcrumb>> StoredRecord(const ExecutorSpec& spec, const std::string& execution_id) {
     model::BreadcrumbQuery query;
-    query.path = ExecutionRecordPath(ExecutionIdFor(spec, event));
+    query.path = ExecutionRecordPath(execution_id);
+    query.include_context = true;
     query.limit = 1;
     CAIRN_ASSIGN_OR_RETURN(store::Page page, shared_->store.List(spec.owner_id, query));
-    return !page.items.empty();
+    if (page.items.empty()) return std::optional<model::Breadcrumb>();
+    return std::optional<model::Breadcrumb>(std::move(page.items.front()));
+  }
+
+  // Notes that the run of `trigger` is paused until one of `awaiting` is answered; an answer
+  // stored already makes it run again at once. Called after its paused record is committed.
+  void NotePaused(const model::Event& trigger, const std::vector<std::string>& awaiting) {
+    auto event = std::make_shared<const model::Event>(trigger);
+    {
+      std::lock_guard lock(paused_mu_);
+      for (const auto& id : awaiting) paused_[id] = event;
+    }
+    // After the note: an answer committed later is seen on the bus, one committed before is found here.
+    for (const auto& id : awaiting) {
+      auto stored = AnswerStored(shared_->store, trigger.owner_id, id);
+      if (stored.ok() && !*stored) continue;
+      std::lock_guard lock(paused_mu_);
+      if (paused_.count(id)) TakePausedLocked(paused_.at(id));
+      break;
+    }
+    Wake();
+  }
+
+  // Queues the paused runs of `owner_id` whose trigger is `trigger_id` or whose execution, parent
+  // or root is `execution_id` (a cancelled tree's: they start cancelled). Returns how many.
+ public:
+  size_t WakePaused(const std::string& owner_id, const std::string& execution_id, const std::string& trigger_id) {
+    std::shared_ptr<const Loaded> current = loaded();
+    size_t woken = 0;
+    {
+      std::lock_guard lock(paused_mu_);
+      std::set<bus::EventPtr> matched;
+      for (const auto& [id, trigger] : paused_) {
+        if (!owner_id.empty() && trigger->owner_id != owner_id) continue;
+        Lineage lineage = LineageOf(*trigger, ExecutionIdFor(current->spec, *trigger));
+        bool tree = !execution_id.empty() &&
+                    (execution_id == lineage.parent_execution_id || execution_id == lineage.root_execution_id ||
+                     execution_id == ExecutionIdFor(current->spec, *trigger));
+        if (tree || (!trigger_id.empty() && trigger->breadcrumb_id == trigger_id)) matched.insert(trigger);
+      }
+      for (const auto& trigger : matched) TakePausedLocked(trigger);
+      woken = matched.size();
+    }
+    if (woken > 0) Wake();
+    return woken;
+  }
+
+ private:
+  // Whether `event` answers a paused run; with `take`, that run is queued to run again.
+  bool AnswersPaused(const model::Event& event, bool take) {
+    std::string id = AnsweredRequest(event);
+    if (id.empty()) return false;
+    std::lock_guard lock(paused_mu_);
+    if (!paused_.count(id)) return false;
+    if (take) TakePausedLocked(paused_.at(id));
+    return true;
+  }
+
+  void Wake() {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+    cv_.notify_all();
+  }
+
+  // paused_mu_ held: queues the paused run of `trigger` and forgets everything it awaited.
+  void TakePausedLocked(bus::EventPtr trigger) {
+    for (auto it = paused_.begin(); it != paused_.end();) {
+      it = it->second == trigger ? paused_.erase(it) : std::next(it);
+    }
+    answered_.push_back(std::move(trigger));
+  }
+
+  // Runs again the paused runs whose answers came (on the consumer thread).
+  void RunAnswered() {
+    while (!Stopping()) {
+      bus::EventPtr trigger;
+      {
+        std::lock_guard lock(paused_mu_);
+        if (answered_.empty()) return;
+        trigger = std::move(answered_.front());
+        answered_.pop_front();
+      }
+      CAIRN_LOG_DEBUG("executor {}: {} was answered; its paused run goes on", loaded()->spec.actor, TriggerKey(*trigger));
+      if (!Consider(trigger, false)) return;
+    }
   }
 
   void RunJob(const Loaded& loaded, const model::Event& event, const std::string& key, bool live) {
@@ -456,39 +585,45 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       }
     }
     times.completed_micros = shared_->clock.NowMicros();
+    if (registration.cancel_requested() && result.paused) result = refuse("cancelled", spec.actor + " was cancelled");
     if (registration.cancel_requested()) result.cancelled = true;
     if (!context_dropped.empty()) result.metadata["context_dropped"] = std::move(context_dropped);
-    WriteResult(loaded, event, times, std::move(result), request, record);
+    std::vector<std::string> awaiting = result.awaiting;
+    bool paused = WriteResult(loaded, event, times, std::move(result), request, record);
     if (!spec.record_executions && live) Settle(event.seq);
     if (shared_->run_seconds) {
       shared_->run_seconds->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
     Finish(key);
+    // After Finish: an answer that comes now runs it again (a run in flight would be skipped).
+    if (paused) NotePaused(event, awaiting);
   }
 
   // `running` is the run's record as it started (id and lineage computed once, at the start).
-  void WriteResult(const Loaded& loaded, const model::Event& event, const RunTimes& times, RunResult result,
+  // True when the run was recorded paused.
+  bool WriteResult(const Loaded& loaded, const model::Event& event, const RunTimes& times, RunResult result,
                    const RunRequest& request, const ExecutionRecord& running) {
     const ExecutorSpec& spec = loaded.spec;
     model::WriteContext ctx{spec.owner_id, spec.actor, true};
     std::vector<store::WriteOp> ops;
-    if (result.respond) {
+    bool paused = result.paused && spec.record_executions && !result.cancelled && !result.failed;
+    if (result.respond && !paused) {
       result.response.trace = ChildTrace(event);
       // A recorded run is answered once because its record's path is unique (same transaction);
       // an unrecorded one by the response's idempotency key.
       std::string key = spec.record_executions ? "" : "response:" + spec.consumer_id + ":" + TriggerKey(event);
       ops.push_back(store::WriteOp::Create(std::move(result.response), std::move(key)));
     }
-    if (spec.record_executions) {
-      ops.push_back(store::WriteOp::Create(ExecutionDraft(EndedRecord(running, times, result))));
-    }
-    if (ops.empty()) return;
+    if (spec.record_executions) ops.push_back(RecordWrite(spec, EndedRecord(running, times, result), times));
+    for (auto& op : result.also) ops.push_back(std::move(op));
+    if (ops.empty()) return false;
     auto written = RetryWhenBusy(shared_->stopping, [&] { return shared_->store.Apply(ctx, ops); });
+    if (written.ok() && paused) return true;
     if (written.ok()) {
       if (spec.record_executions) NoteReleasable(event.seq, TriggerKey(event));
       Counter* counter = result.failed ? shared_->failed : shared_->completed;
       if (counter) counter->Increment();
-      return;
+      return false;
     }
     CAIRN_LOG_ERROR("executor {}: writing the result for {} failed: {}", spec.actor, event.breadcrumb_id,
                     written.status().message());
@@ -508,11 +643,32 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       failed.failed = true;
       failed.error_code = "internal";
       failed.error_message = why;
-      fallback.push_back(store::WriteOp::Create(ExecutionDraft(EndedRecord(running, times, failed))));
+      fallback.push_back(RecordWrite(spec, EndedRecord(running, times, failed), times));
       auto marked = shared_->store.Apply(ctx, fallback);
       if (marked.ok()) NoteReleasable(event.seq, TriggerKey(event));
       if (!marked.ok()) CAIRN_LOG_ERROR("executor {}: recording the failed run: {}", spec.actor, marked.status().message());
     }
+    return false;
+  }
+
+  // The write of the run's record: a new one, or an update of the record an earlier attempt left
+  // paused (which keeps the run's first start; only a resumed run can have one).
+  store::WriteOp RecordWrite(const ExecutorSpec& spec, ExecutionRecord record, const RunTimes& times) {
+    std::optional<model::Breadcrumb> earlier;
+    if (times.attempt > 1) {
+      auto found = StoredRecord(spec, record.id);
+      if (found.ok() && *found && IsActiveStatus(ExecutionStatus((*found)->context))) earlier = std::move(**found);
+    }
+    if (!earlier) return store::WriteOp::Create(ExecutionDraft(record));
+    const json::object& before = earlier->context.as_object();
+    for (auto [field, micros] : {std::pair{"created_at", &record.created_micros}, std::pair{"started_at", &record.started_micros}}) {
+      if (auto at = ParseRfc3339Micros(StringMember(before, field))) *micros = *at;
+    }
+    model::BreadcrumbDraft draft = ExecutionDraft(record);
+    model::BreadcrumbPatch patch;
+    patch.tags.Set(std::move(draft.tags));
+    patch.context.Set(std::move(draft.context));
+    return store::WriteOp::Update(earlier->id, std::move(patch), earlier->version);
   }
 
   // A finished run's claim. It is released once the saved cursor is past its trigger: a claim
@@ -609,7 +765,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         NoteReleasable(claim.trigger_seq, claim.trigger_key);
         continue;
       }
-      auto done = RecordExists(spec, event);
+      auto done = Finished(spec, event);
       if (done.ok() && *done) {
         NoteReleasable(claim.trigger_seq, claim.trigger_key);
         continue;
@@ -630,6 +786,11 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   std::shared_ptr<const Loaded> interest_;  // loaded_, for Concerns on the bus thread (interest_mu_)
   int running_ = 0;
   std::set<int64_t> unsettled_;      // seqs dispatched whose claim is not committed yet
+  // Paused runs (RunResult::paused): the request ids they wait for -> their trigger; and those
+  // answered, to run again. paused_mu_ is taken last and never held while calling out.
+  std::mutex paused_mu_;
+  std::map<std::string, bus::EventPtr> paused_;
+  std::deque<bus::EventPtr> answered_;
   std::multimap<int64_t, std::string> releasable_;  // trigger seq -> key of finished runs' claims
   int64_t read_pos_ = 0;
   int64_t saved_ = 0;
@@ -642,6 +803,11 @@ ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, sto
                            bus::EventBus& bus, const Clock& clock, Runtime& runtime, HostOptions options,
                            MetricsRegistry* metrics)
     : shared_(std::make_shared<Shared>(store, cursors, claims, bus, clock, runtime, options)) {
+  // A cancelled tree's paused runs (not in flight) run again to answer, cancelled.
+  runtime.runs().SetPausedWaker([this](const std::string& owner_id, const std::string& execution_id,
+                                       const std::string& trigger_id) {
+    return WakePaused(owner_id, execution_id, trigger_id);
+  });
   if (metrics) {
     shared_->completed = &metrics->GetCounter("cairn_executor_runs_total", "Executor runs finished", "status=\"completed\"");
     shared_->failed = &metrics->GetCounter("cairn_executor_runs_total", "Executor runs finished", "status=\"failed\"");
@@ -653,6 +819,18 @@ ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, sto
 }
 
 ExecutorHost::~ExecutorHost() { Stop(); }
+
+size_t ExecutorHost::WakePaused(const std::string& owner_id, const std::string& execution_id,
+                                const std::string& trigger_id) {
+  std::vector<std::shared_ptr<Consumer>> consumers;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, consumer] : consumers_) consumers.push_back(consumer);
+  }
+  size_t woken = 0;
+  for (const auto& consumer : consumers) woken += consumer->WakePaused(owner_id, execution_id, trigger_id);
+  return woken;
+}
 
 Status ExecutorHost::Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq,
                             DefinitionFollower follow) {
@@ -699,6 +877,10 @@ void ExecutorHost::Stop() {
     std::lock_guard lock(mu_);
     if (stopped_) return;
     stopped_ = true;
+  }
+  shared_->runtime.runs().SetPausedWaker(nullptr);  // waits for a wake in progress
+  {
+    std::lock_guard lock(mu_);
     consumers.swap(consumers_);
   }
   shared_->stopping = true;

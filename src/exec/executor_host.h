@@ -19,6 +19,13 @@
 // run again (attempt + 1). A trigger with an execution record is never run or answered again.
 // This holds for one process; several runner processes need leases (future work).
 //
+// Paused runs: a run may end paused (RunResult::paused: a sub-agent waiting for its user). Its
+// record says `paused`, it writes no response, gives up its worker and keeps its claim; it runs
+// again — the same execution, attempt + 1, resuming from its snapshots — when a tool.response.v1
+// or agent.response.v1 answers one of the request ids it awaits (read on the consumer's stream,
+// or found stored when it paused), when its tree is cancelled (it starts cancelled), and after a
+// restart (its claim). The end then updates the paused record.
+//
 // Concurrency: each executor runs at most spec.concurrency triggers at once (its consumer waits
 // for a slot, so a busy executor holds back only its own stream); the runs are jobs on the
 // runtime's pools (runtime.h), shared with session runs. Stop() cancels the host's runs in flight
@@ -102,6 +109,8 @@ class ExecutorHost {
  private:
   class Consumer;
   struct Shared;
+  // The paused runs of a cancelled tree or trigger run again (RunRegistry::PausedWaker).
+  size_t WakePaused(const std::string& owner_id, const std::string& execution_id, const std::string& trigger_id);
 
   std::shared_ptr<Shared> shared_;
   std::mutex mu_;

@@ -739,5 +739,65 @@ TEST_F(ExecutorHostTest, RemoveThenUpsertDoesNotRunAnInFlightTriggerAgain) {
   EXPECT_EQ(first->CalledIds(), (std::vector<std::string>{t.id}));
 }
 
+TEST_F(ExecutorHostTest, APausedRunGivesUpItsWorkerAndGoesOnWhenAnsweredEvenAfterARestart) {
+  // The run of "ask" pauses until the answer to request "q-1" is stored; other triggers answer.
+  auto executor = std::make_shared<TestExecutor>();
+  std::atomic<bool> answered{false};
+  executor->behavior = [&](const RunRequest& request) {
+    if (request.trigger_event.title != "ask" || answered) return executor->Answer(request, "ok");
+    RunResult paused;
+    paused.respond = false;
+    paused.paused = true;
+    paused.awaiting = {"q-1"};
+    paused.awaiting_input = json::object{{"question", "which?"}};
+    return paused;
+  };
+  auto paused_record = [&](const std::string& id) {
+    return WaitFor([&] {
+      auto record = Execution(Spec(), id);
+      return record && Str(record->context, "status") == "paused";
+    });
+  };
+  StartHost();
+  Upsert(Spec(), executor);
+  model::Breadcrumb ask = Write("ask");
+  ASSERT_TRUE(paused_record(ask.id));
+  auto record = Execution(Spec(), ask.id);
+  EXPECT_EQ(record->context.as_object().at("awaiting_input").as_object().at("question"), "which?");
+  EXPECT_TRUE(Responses(ask.id).empty());
+  // Its one worker (concurrency 1) is free: another trigger runs meanwhile.
+  model::Breadcrumb other = Write("other");
+  WaitFinished(Spec(), other.id);
+
+  // A restart: the paused run runs again (from the claim) and pauses again.
+  StartHost();
+  Upsert(Spec(), executor);
+  ASSERT_TRUE(WaitFor([&] {
+    auto again = Execution(Spec(), ask.id);
+    return again && Str(again->context, "status") == "paused" && Int(again->context, "attempt") == 2;
+  }));
+  EXPECT_EQ(executor->Calls().size(), 3u);
+
+  // The answer appears: the run goes on once, ends and answers once.
+  answered = true;
+  model::BreadcrumbDraft response;
+  response.schema_name = std::string(model::kToolResponseSchema);
+  response.title = "answer";
+  response.tags = {"request:q-1"};
+  response.context = json::object{{"request_id", "q-1"}, {"status", "success"}, {"output", "this"}};
+  ASSERT_TRUE(store_->Create(model::WriteContext{"default", "alice", true}, response, "").ok());
+  ASSERT_TRUE(WaitFor([&] {
+    auto ended = Execution(Spec(), ask.id);
+    return ended && Str(ended->context, "status") == "completed";
+  }));
+  EXPECT_EQ(Responses(ask.id).size(), 1u);
+  EXPECT_EQ(Int(Execution(Spec(), ask.id)->context, "attempt"), 3);
+  EXPECT_FALSE(Execution(Spec(), ask.id)->context.as_object().contains("awaiting_input"));
+  // Nothing runs it again: a sentinel after it is answered, and "ask" was run three times.
+  WaitFinished(Spec(), Write("sentinel").id);
+  std::vector<std::string> called = executor->CalledIds();
+  EXPECT_EQ(std::count(called.begin(), called.end(), ask.id), 3);
+}
+
 }  // namespace
 }  // namespace cairn::exec

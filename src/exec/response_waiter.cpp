@@ -56,23 +56,31 @@ ResponseWaiter::ResponseWaiter(store::Store& store, bus::EventBus& bus, std::str
         cv_.notify_all();
       },
       [this](const model::Event& event) {
-        if (!KindOf(event)) return false;
-        std::string id = Member(event.context, "request_id");
         std::lock_guard lock(awaited_mu_);
-        return awaited_.count(id) != 0;
+        if (interrupt_ && interrupt_(event)) return true;
+        if (!KindOf(event)) return false;
+        return awaited_.count(Member(event.context, "request_id")) != 0;
       },
       1024);
+}
+
+void ResponseWaiter::InterruptOn(std::function<bool(const model::Event&)> interrupt) {
+  std::lock_guard lock(awaited_mu_);
+  interrupt_ = std::move(interrupt);
 }
 
 Result<std::set<std::string>> ResponseWaiter::Wait(
     std::map<std::string, std::string> ids, bool look_in_store, std::chrono::steady_clock::time_point deadline,
     const std::atomic<bool>& cancelled, const std::function<void(const std::string&, const json::object&)>& on_answer,
     const std::atomic<bool>* also_cancelled) {
+  std::function<bool(const model::Event&)> interrupt;
   {
     std::lock_guard lock(awaited_mu_);
     awaited_.clear();
     for (const auto& [id, source] : ids) awaited_.insert(id);
+    interrupt = interrupt_;
   }
+  bool interrupted = false;
   auto take = [&](const json::value& context, const ResponseKind& kind) {
     std::string id = Member(context, "request_id");
     auto asked = ids.find(id);
@@ -103,9 +111,10 @@ Result<std::set<std::string>> ResponseWaiter::Wait(
         after_seq_ = event->seq;
         const ResponseKind* kind = KindOf(*event);
         if (kind && event->type == "breadcrumb.created" && event->context.is_object()) take(event->context, *kind);
+        if (interrupt && interrupt(*event)) interrupted = true;
       }
     }
-    if (ids.empty() || cancelled || (also_cancelled && *also_cancelled) || std::chrono::steady_clock::now() >= deadline) {
+    if (ids.empty() || interrupted || cancelled || (also_cancelled && *also_cancelled) || std::chrono::steady_clock::now() >= deadline) {
       break;
     }
     std::unique_lock lock(mu_);

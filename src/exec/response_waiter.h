@@ -12,6 +12,7 @@
 #include <boost/json/object.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,10 @@ class ResponseWaiter {
                                                               const std::string& request_id, const std::string& source,
                                                               ResponseKind kind = kToolResponses);
 
+  // Events that end a Wait early, which then returns what is still unanswered (an orchestrator's
+  // sub-agent task that starts waiting for its user). Evaluated on the bus's thread too: cheap.
+  void InterruptOn(std::function<bool(const model::Event&)> interrupt);
+
   // Calls `on_answer(request_id, response context)` for each request of `requests` (request id →
   // the executor asked) as its answer is found, until all are answered, the deadline passes or
   // `cancelled` (or `also_cancelled`, when given) is set. Only an answer from the executor asked counts: another tool whose
@@ -74,6 +79,7 @@ class ResponseWaiter {
   // The request ids a Wait waits for: only their answers wake it (asked on the bus's thread).
   std::mutex awaited_mu_;
   std::set<std::string> awaited_;
+  std::function<bool(const model::Event&)> interrupt_;
   std::unique_ptr<bus::Subscription> subscription_;
 };
 

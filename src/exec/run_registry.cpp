@@ -85,20 +85,40 @@ void RunRegistry::Remove(const std::shared_ptr<Run>& run) {
 }
 
 size_t RunRegistry::CancelTrigger(const std::string& trigger_id) {
-  std::lock_guard lock(mu_);
-  std::vector<std::pair<std::string, std::string>> roots;  // owner, execution id
-  for (auto& [key, run] : by_id_) {
-    if (run->trigger_id == trigger_id) roots.emplace_back(run->owner_id, StringMember(run->record, "id"));
-  }
-  if (roots.empty()) cancelled_triggers_.Remember(trigger_id);
   size_t told = 0;
-  for (const auto& [owner, id] : roots) told += CancelTreeLocked(owner, id);
-  return told;
+  {
+    std::lock_guard lock(mu_);
+    std::vector<std::pair<std::string, std::string>> roots;  // owner, execution id
+    for (auto& [key, run] : by_id_) {
+      if (run->trigger_id == trigger_id) roots.emplace_back(run->owner_id, StringMember(run->record, "id"));
+    }
+    if (!roots.empty()) {
+      for (const auto& [owner, id] : roots) told += CancelTreeLocked(owner, id);
+      return told;
+    }
+    cancelled_triggers_.Remember(trigger_id);
+  }
+  return WakePaused("", "", trigger_id);
 }
 
 size_t RunRegistry::CancelTree(const std::string& owner_id, const std::string& execution_id) {
-  std::lock_guard lock(mu_);
-  return CancelTreeLocked(owner_id, execution_id);
+  size_t told;
+  {
+    std::lock_guard lock(mu_);
+    told = CancelTreeLocked(owner_id, execution_id);
+  }
+  return told + WakePaused(owner_id, execution_id, "");
+}
+
+void RunRegistry::SetPausedWaker(PausedWaker wake) {
+  std::lock_guard lock(waker_mu_);
+  waker_ = std::move(wake);
+}
+
+size_t RunRegistry::WakePaused(const std::string& owner_id, const std::string& execution_id,
+                               const std::string& trigger_id) {
+  std::lock_guard lock(waker_mu_);
+  return waker_ ? waker_(owner_id, execution_id, trigger_id) : 0;
 }
 
 size_t RunRegistry::CancelTreeLocked(const std::string& owner_id, const std::string& execution_id) {

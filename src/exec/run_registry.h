@@ -12,6 +12,7 @@
 #include <atomic>
 #include <boost/json/object.hpp>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,6 +59,14 @@ class RunRegistry {
   // later start cancelled. Returns how many runs were told.
   size_t CancelTree(const std::string& owner_id, const std::string& execution_id);
 
+  // Paused runs (RunResult::paused) are not in flight. `wake` (the host's) makes the paused runs
+  // of a cancelled tree — `execution_id` their own id, parent or root — or of a cancelled trigger
+  // run again at once: they start cancelled (as remembered here) and answer. It returns how many
+  // it woke. Null: none is woken. Calls in progress finish before a new waker is set.
+  using PausedWaker = std::function<size_t(const std::string& owner_id, const std::string& execution_id,
+                                           const std::string& trigger_id)>;
+  void SetPausedWaker(PausedWaker wake);
+
   // The record of a run in flight, or nullopt.
   std::optional<boost::json::object> Find(const std::string& owner_id, const std::string& execution_id) const;
   // The records of the owner's runs in flight whose root is `root_execution_id` (all when empty).
@@ -74,6 +83,10 @@ class RunRegistry {
     bool Contains(const std::string& id) const { return set.count(id) != 0; }
   };
 
+  size_t WakePaused(const std::string& owner_id, const std::string& execution_id, const std::string& trigger_id);
+
+  std::mutex waker_mu_;  // held while the waker runs; never while mu_ is
+  PausedWaker waker_;
   mutable std::mutex mu_;
   std::multimap<std::string, std::shared_ptr<Run>> by_id_;  // "<owner>\n<execution id>" -> runs
   RecentIds cancelled_triggers_;                            // trigger ids

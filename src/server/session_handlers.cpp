@@ -171,13 +171,52 @@ std::optional<json::object> DescendantPayload(const std::string& session_id, con
   for (const char* key : {"kind", "executor", "status", "depth", "root_execution_id", "duration_ms", "error", "token_usage"}) {
     metadata[key] = ValueOr(Field(event.context, key), nullptr);
   }
+  std::string content = text("kind") + " " + text("executor") + " " + status;
+  // A paused sub-agent waits for the user: the frame carries its question.
+  if (const json::value* awaiting = Field(event.context, "awaiting_input"); awaiting && awaiting->is_object()) {
+    metadata["awaiting_input"] = *awaiting;
+    if (const json::value* question = Field(*awaiting, "question"); question && question->is_string()) {
+      content += ": " + std::string(question->get_string());
+    }
+  }
+  json::object payload{{"session_id", session_id},
+                       {"message_id", ""},
+                       {"execution_id", ValueOr(Field(event.context, "id"), nullptr)},
+                       {"parent_execution_id", *parent},
+                       {"event_type", "execution." + status},
+                       {"role", "info"},
+                       {"content", std::move(content)},
+                       {"metadata", std::move(metadata)},
+                       {"timestamp", event.at}};
+  if (text("kind") == "agent") payload["agent_id"] = text("executor");
+  return payload;
+}
+
+// A task an orchestrator of the session's tree handed out, as it changes: task.<status>.
+std::optional<json::object> TaskPayload(const std::string& session_id, const model::Event& event) {
+  auto text = [&](std::string_view key) {
+    const json::value* v = Field(event.context, key);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  std::string status = text("status");
+  if (status.empty()) return std::nullopt;
+  const json::value* awaiting = Field(event.context, "awaiting_input");
+  json::value content = ValueOr(Field(event.context, status == "waiting" || status == "pending" || status == "running"
+                                                         ? "instruction" : "result"), nullptr);
+  if (awaiting && Field(*awaiting, "question")) content = *Field(*awaiting, "question");
+  json::object metadata{{"task", ValueOr(Field(event.context, "name"), nullptr)},
+                        {"status", status},
+                        {"assignee", ValueOr(Field(event.context, "assignee"), nullptr)},
+                        {"request_id", ValueOr(Field(event.context, "request_id"), nullptr)},
+                        {"awaiting_input", ValueOr(awaiting, nullptr)}};
   return json::object{{"session_id", session_id},
                       {"message_id", ""},
-                      {"execution_id", ValueOr(Field(event.context, "id"), nullptr)},
-                      {"parent_execution_id", *parent},
-                      {"event_type", "execution." + status},
+                      {"execution_id", ValueOr(Field(event.context, "execution_id"), nullptr)},
+                      {"parent_execution_id", ValueOr(Field(event.context, "parent_execution_id"), nullptr)},
+                      {"agent_id", metadata.at("assignee")},
+                      {"event_type", "task." + status},
                       {"role", "info"},
-                      {"content", text("kind") + " " + text("executor") + " " + status},
+                      {"content", std::move(content)},
                       {"metadata", std::move(metadata)},
                       {"timestamp", event.at}};
 }
@@ -217,9 +256,10 @@ std::optional<json::object> SubAgentStepPayload(const std::string& session_id, c
 }  // namespace
 
 std::optional<json::object> SessionMessagePayload(const std::string& session_id, const model::Event& event) {
-  if (event.type == "breadcrumb.created" && event.schema_name == exec::kExecutionSchema) {
-    return DescendantPayload(session_id, event);
-  }
+  bool written = event.type == "breadcrumb.created" || event.type == "breadcrumb.updated";
+  // A descendant's record is created when it ends or pauses; a paused one is updated when it ends.
+  if (written && event.schema_name == exec::kExecutionSchema) return DescendantPayload(session_id, event);
+  if (written && event.schema_name == model::kAgentTaskSchema) return TaskPayload(session_id, event);
   if (event.type == "breadcrumb.created" && event.schema_name == model::kAgentSnapshotSchema) {
     return SubAgentStepPayload(session_id, event);
   }
@@ -274,7 +314,7 @@ std::shared_ptr<SseSpec> SessionStreamSpec(const std::string& owner_id, const st
   // the messages written with them).
   // Sub-agents' steps carry session-activity:<id> (their records are not the session's).
   spec->selector.any_tags = {"session:" + session_id, "session-activity:" + session_id};
-  spec->selector.types = {"breadcrumb.created", std::string(model::kAgentTokenEventType)};
+  spec->selector.types = {"breadcrumb.created", "breadcrumb.updated", std::string(model::kAgentTokenEventType)};
   spec->stored_view = [session_id](const model::Event& event) { return SessionMessagePayload(session_id, event); };
   spec->ephemeral_view = [session_id](const bus::EphemeralEvent& event) -> std::optional<json::object> {
     if (event.type != model::kAgentTokenEventType) return std::nullopt;

@@ -53,9 +53,11 @@ std::shared_ptr<SseSpec> SessionStreamSpec(const std::string& owner_id, const st
                                            int64_t after_seq);
 
 // The payload of a stored event of the session: nullopt unless it is the creation of a session
-// message (schema agent.session.message.v1, type breadcrumb.created) or of the record of a
-// descendant run (agent.execution.v1 with a parent). `message_id` is the message's id
-// (context.id; the breadcrumb id only when that is missing), "" for a run.
+// message (schema agent.session.message.v1, type breadcrumb.created), the creation or update of
+// the record of a descendant run (agent.execution.v1 with a parent: execution.<status>; a paused
+// sub-agent's carries its question), or of a task of the session's tree (agent.task.v1:
+// task.<status>). `message_id` is the message's id (context.id; the breadcrumb id only when that
+// is missing), "" for a run or a task.
 std::optional<boost::json::object> SessionMessagePayload(const std::string& session_id, const model::Event& event);
 
 // The payload of an agent.token event of the session.

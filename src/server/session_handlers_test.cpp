@@ -202,6 +202,47 @@ TEST(SessionPayloadTest, TheEndOfADescendantRunNamesItAndItsParent) {
   EXPECT_FALSE(SessionMessagePayload("s1", MessageEvent(record, std::string(sessions::kExecutionSchema))));
 }
 
+TEST(SessionPayloadTest, APausedSubAgentAndItsWaitingTaskCarryTheQuestion) {
+  json::object awaiting{{"request_id", "c1-1-0"}, {"question", "Which city?"}, {"agent_id", "asker"}, {"execution_id", "c1"}};
+  json::object record{{"id", "c1"}, {"kind", "agent"}, {"executor", "asker"}, {"status", "paused"},
+                      {"parent_execution_id", "x1"}, {"root_execution_id", "x1"}, {"depth", 1},
+                      {"awaiting_input", awaiting}};
+  auto paused = SessionMessagePayload("s1", MessageEvent(record, std::string(sessions::kExecutionSchema)));
+  ASSERT_TRUE(paused.has_value());
+  EXPECT_EQ(paused->at("event_type"), "execution.paused");
+  EXPECT_EQ(paused->at("agent_id"), "asker");
+  EXPECT_EQ(paused->at("content"), "agent asker paused: Which city?");
+  EXPECT_EQ(paused->at("metadata").at("awaiting_input"), json::value(awaiting));
+  // Its end is an update of that record.
+  record["status"] = "completed";
+  record.erase("awaiting_input");
+  model::Event ended = MessageEvent(record, std::string(sessions::kExecutionSchema));
+  ended.type = "breadcrumb.updated";
+  auto end = SessionMessagePayload("s1", ended);
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->at("event_type"), "execution.completed");
+
+  json::object task{{"name", "1-0"}, {"instruction", "book"}, {"assignee", "asker"}, {"status", "waiting"},
+                    {"parent_execution_id", "x1"}, {"execution_id", "c1"}, {"request_id", "x1-1-0"},
+                    {"awaiting_input", awaiting}};
+  model::Event waiting = MessageEvent(task, std::string(model::kAgentTaskSchema));
+  waiting.type = "breadcrumb.updated";
+  auto frame = SessionMessagePayload("s1", waiting);
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ(frame->at("event_type"), "task.waiting");
+  EXPECT_EQ(frame->at("execution_id"), "c1");
+  EXPECT_EQ(frame->at("parent_execution_id"), "x1");
+  EXPECT_EQ(frame->at("agent_id"), "asker");
+  EXPECT_EQ(frame->at("content"), "Which city?");
+  task["status"] = "completed";
+  task["result"] = "booked";
+  task.erase("awaiting_input");
+  auto done = SessionMessagePayload("s1", MessageEvent(task, std::string(model::kAgentTaskSchema)));
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->at("event_type"), "task.completed");
+  EXPECT_EQ(done->at("content"), "booked");
+}
+
 TEST(SessionPayloadTest, OnlyCreatedMessagesAreSessionEvents) {
   EXPECT_FALSE(SessionMessagePayload("s1", MessageEvent({}, std::string(sessions::kSessionSchema))));
   EXPECT_FALSE(SessionMessagePayload("s1", MessageEvent({}, std::string(sessions::kExecutionSchema))));

@@ -5,6 +5,7 @@
 
 #include "base/time_format.h"
 #include "exec/agents/agent_state.h"
+#include "exec/agents/delegation.h"
 #include "exec/execution_index.h"
 #include "model/definition_fields.h"
 #include "model/tool_definition.h"
@@ -427,11 +428,18 @@ Result<json::object> SessionService::CancelExecution(const Caller& caller, const
   std::vector<store::WriteOp> also;
   also.push_back(store::WriteOp::Create(
       MessageDraft(session_id, ids_.Next(), "info", "Execution cancelled", id, "execution.cancelled")));
+  if (status == "paused") {
+    // Its sub-agents may be paused too (one asked the user): the tasks it handed out end
+    // cancelled with it, and then the sub-agents (below).
+    CAIRN_ASSIGN_OR_RETURN(auto tasks, exec::CancelOpenTasks(store_, caller.owner_id, id));
+    for (auto& op : tasks) also.push_back(std::move(op));
+  }
   CAIRN_ASSIGN_OR_RETURN(json::object view,
                          Transition(caller, id, "cancelled",
                                     json::object{{"completed_at", FormatRfc3339Micros(clock_.NowMicros())},
                                                  {"awaiting_input", nullptr}},
                                     std::move(also)));
+  if (status == "paused" && cancel_running_) cancel_running_(caller.owner_id, id);
   // The executions queued behind it may run now (a paused one held them back).
   if (notify_) notify_(caller.owner_id, session_id);
   return view;
@@ -481,9 +489,33 @@ Result<json::object> SessionService::AnswerExecution(const Caller& caller, const
     if (!m->is_object()) return Status::Validation("metadata", "must be an object");
     metadata = m->as_object();
   }
-  CAIRN_ASSIGN_OR_RETURN(json::object view, Answer(caller, id, std::string(content->as_string()), std::move(metadata)));
+  CAIRN_ASSIGN_OR_RETURN(std::string answering, AnsweringRun(caller, id));
+  CAIRN_ASSIGN_OR_RETURN(json::object view, Answer(caller, answering, std::string(content->as_string()), std::move(metadata)));
   view.erase("answer_message_id");
   return view;
+}
+
+Result<std::string> SessionService::AnsweringRun(const Caller& caller, const std::string& id) {
+  auto own = LoadExecution(caller, id);
+  if (own.ok() || own.status().code() != StatusCode::kNotFound) return id;
+  // A sub-agent's execution: its question waits in its session's run.
+  auto record = FindAt(store_, caller.owner_id, kExecutionSchema, exec::ExecutionRecordPath(id), "execution " + id);
+  if (!record.ok()) return own.status();
+  const json::object& fields = record->context.as_object();
+  std::string status = Str(fields, "status");
+  const json::value* awaiting = fields.if_contains("awaiting_input");
+  std::string request_id = awaiting && awaiting->is_object() ? Str(awaiting->as_object(), "request_id") : "";
+  if (status != "paused" || request_id.empty()) {
+    return Status::Conflict("execution " + id + " is " + status + "; only a paused execution takes input");
+  }
+  std::string root = Str(fields, "root_execution_id");
+  auto root_run = LoadExecution(caller, root);
+  const json::value* root_awaiting = root_run.ok() ? root_run->context.as_object().if_contains("awaiting_input") : nullptr;
+  if (!root_awaiting || !root_awaiting->is_object() || Str(root_awaiting->as_object(), "request_id") != request_id) {
+    return Status::Conflict("execution " + id + " waits for an answer its session's run " + root +
+                            " does not wait for (only a sub-agent of a paused session run takes input)");
+  }
+  return root;
 }
 
 Result<json::object> SessionService::ResumeExecution(const Caller& caller, const std::string& id) {

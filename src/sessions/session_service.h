@@ -110,7 +110,9 @@ class SessionService {
   // kNotFound for any other execution.
   Result<boost::json::object> CancelExecution(const Caller& caller, const std::string& id);
   Result<boost::json::object> ResumeExecution(const Caller& caller, const std::string& id);
-  // POST /executions/{id}/input {content}: answers a paused execution's user_input question.
+  // POST /executions/{id}/input {content}: answers a paused execution's user_input question. A
+  // paused sub-agent's (bus-triggered) is answered through its session's run, which waits for the
+  // same question: the answer resumes both, and the view returned is the session run's.
   Result<boost::json::object> AnswerExecution(const Caller& caller, const std::string& id, const boost::json::value& body);
   Result<Listing> ListSnapshots(const Caller& caller, const std::string& execution_id, size_t limit,
                                 const std::optional<std::string>& cursor);
@@ -133,6 +135,8 @@ class SessionService {
   // `from_user` false (a resume): the tool result is `text`, the session gets an info message.
   Result<boost::json::object> Answer(const Caller& caller, const std::string& id, const std::string& text,
                                      boost::json::object metadata, bool from_user = true);
+  // The session run that takes the answer for execution `id`: itself, or a paused sub-agent's root.
+  Result<std::string> AnsweringRun(const Caller& caller, const std::string& id);
   // Messages of one session are posted one at a time (policies look at what is active).
   std::mutex& SessionLock(const std::string& session_id);
 

@@ -203,15 +203,26 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   } else if (outcome.kind == exec::AgentOutcome::Kind::kError) {
     record.Fail(outcome.code, outcome.message, state.usage);
   } else if (outcome.kind == exec::AgentOutcome::Kind::kPaused) {
+    // The question is this run's, or a sub-agent's of its tree (which the notification names).
+    json::object awaiting = outcome.awaiting_input;
+    awaiting["request_id"] = outcome.input_request_id;
+    awaiting["question"] = outcome.question;
+    std::string asker = Str(awaiting, "execution_id");
+    bool sub_agent = !asker.empty() && asker != execution_id;
+    std::string text = sub_agent ? "The sub-agent " + Str(awaiting, "agent_id") + " asks: " + outcome.question : outcome.question;
+    json::object metadata{{"request_id", outcome.input_request_id}};
+    if (sub_agent) {
+      metadata["agent_id"] = awaiting.at("agent_id");
+      metadata["asked_by_execution_id"] = asker;
+      metadata["question"] = outcome.question;
+    }
     std::vector<store::WriteOp> also;
-    also.push_back(store::WriteOp::Create(MessageDraft(session_id, ids_.Next(), "notification", outcome.question,
-                                                       execution_id, "execution.paused",
-                                                       json::object{{"request_id", outcome.input_request_id}})));
+    also.push_back(store::WriteOp::Create(MessageDraft(session_id, ids_.Next(), "notification", text, execution_id,
+                                                       "execution.paused", std::move(metadata))));
     ended = record.Move("paused",
                         json::object{{"step_count", state.step},
                                      {"token_usage", UsageJson(state.usage)},
-                                     {"awaiting_input", json::object{{"request_id", outcome.input_request_id},
-                                                                     {"question", outcome.question}}}},
+                                     {"awaiting_input", std::move(awaiting)}},
                         std::move(also));
   } else {
     ended = record.Complete(outcome, fields, input->definition.agent_id, input->trigger_event);

@@ -3,6 +3,8 @@
 // answer comes back as the tool result, and agent.task.v1 records at
 // executions/<parent>/tasks/<task> follow each task. The models are the scripted fixture server:
 // each agent's system prompt carries a marker the rules match on.
+#include <map>
+#include <set>
 #include <thread>
 
 #include "session_support.h"
@@ -51,6 +53,17 @@ class e2e_nested_agents : public SessionTest {
     return Eventually([&] { return RequestsOf(marker).size() >= n; });
   }
   json::object Tree(const std::string& id) { return ObjectOf(client().Get("/executions/" + id + "/tree")); }
+  // Waits on `stream` for the end of session run `execution_id`: it completed, and the session's
+  // one answer is `answer`.
+  void ExpectAnswered(SessionStream& stream, const std::string& sid, const std::string& execution_id,
+                      const std::string& answer) {
+    auto end = stream.AwaitEnd(execution_id);
+    ASSERT_TRUE(end) << stream.Describe();
+    EXPECT_EQ(end->event_type, "execution.completed") << stream.Describe();
+    auto assistant = session_tests::WithRole(Messages(sid), "assistant");
+    ASSERT_EQ(assistant.size(), 1u);
+    EXPECT_EQ(StringAt(assistant[0], "content"), answer);
+  }
   // The one execution of `agent` in flight or recorded.
   std::string ExecutionOf(const std::string& agent) {
     auto runs = ListPages("/executions?kind=agent&executor=" + agent);
@@ -300,6 +313,37 @@ TEST_F(e2e_nested_agents, ATimedOutTaskCancelsItsSubAgentAndItsSubtree) {
   EXPECT_EQ(ListPages("/executions?status=running").size(), 0u);
 }
 
+TEST_F(e2e_nested_agents, ATaskGivenUpBeforeItsSubAgentStartedNamesItsExecution) {
+  // One slow run at a time: the second task's sub-agent has not started when both are given up.
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("slow", "first")}, {"delegate", Delegate("slow", "second")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("gave up")),
+          Rule(Match({{"any_content_contains", "SLOW"}}), json::object{{"content", "late"}, {"delay_ms", 60000}})});
+  Agent("slow", "SLOW", json::object{{"concurrency", 1}});
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"slow"}}, {"tool_timeout_ms", 1500}});
+
+  json::object answer = AwaitAnswer(Say("go", "boss"));
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  EXPECT_EQ(RequestsOf("SLOW").size(), 1u) << "the second sub-agent never asked its model";
+  auto tasks = Tasks(StringAt(ContextOf(answer), "execution_id"));
+  ASSERT_EQ(tasks.size(), 2u);
+  std::set<std::string> children;
+  for (const auto& task : tasks) {
+    EXPECT_EQ(StringAt(ContextOf(task), "status"), "cancelled") << JsonText(task);
+    children.insert(StringAt(ContextOf(task), "execution_id"));
+  }
+  children.erase("");
+  ASSERT_EQ(children.size(), 2u) << JsonText(tasks[0]) << JsonText(tasks[1]);
+  // The execution each task names is the one its sub-agent ran (or, never started, ends) under.
+  EXPECT_TRUE(Eventually([&] {
+    for (const auto& id : children) {
+      Response r = client().Get("/executions/" + id);
+      if (r.status != 200 || StringAt(ObjectOf(r), "status") != "cancelled") return false;
+    }
+    return true;
+  })) << client().Get("/executions?kind=agent&executor=slow").body;
+}
+
 TEST_F(e2e_nested_agents, ACancelledOrchestratorsOpenTasksEndCancelled) {
   Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
                ToolCallsReply({{"delegate", Delegate("slow", "take your time")},
@@ -334,44 +378,54 @@ TEST_F(e2e_nested_agents, ACancelledOrchestratorsOpenTasksEndCancelled) {
   EXPECT_EQ(status, (std::map<std::string, std::string>{{"quick", "completed"}, {"slow", "cancelled"}}));
 }
 
-TEST_F(e2e_nested_agents, ASubAgentSpendsNoMoreThanWhatIsLeftOfItsTreesBudget) {
-  auto costs5 = [](json::object reply) {
-    reply["usage"] = json::object{{"prompt_tokens", 3}, {"completion_tokens", 2}, {"total_tokens", 5}};
+TEST_F(e2e_nested_agents, ParallelTasksShareWhatIsLeftOfTheTreesBudget) {
+  auto costs = [](int64_t total, json::object reply) {
+    reply["usage"] = json::object{{"prompt_tokens", total - 1}, {"completion_tokens", 1}, {"total_tokens", total}};
     return reply;
   };
-  // Every reply costs 5 tokens. The root may spend 12: after its first reply 7 are left
-  // for the worker (whose own budget is large), which spends 5 and hands 2 on to the leaf.
+  // The root may spend 12. Its first reply costs 2 and hands out two tasks at once: each gets half
+  // of the 10 left. The spender's first reply costs 5, all of its share: it stops before asking
+  // again. The other answers at once, for 5. The sub-agents spent what was left, yet the root's
+  // model reads their results (once) and answers.
   Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
-               costs5(ToolCallsReply({{"delegate", Delegate("worker", "work")}}))),
-          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), costs5(Text("never"))),
-          Rule(Match({{"any_content_contains", "WORKER"}, {"last_role", "user"}}),
-               costs5(ToolCallsReply({{"delegate", Delegate("leaf", "leaf work")}}))),
-          Rule(Match({{"any_content_contains", "WORKER"}, {"last_role", "tool"}}), costs5(Text("worker done"))),
-          Rule(Match({{"any_content_contains", "LEAF"}}), costs5(Text("leaf done")))});
-  Agent("leaf", "LEAF");
-  Agent("worker", "WORKER", json::object{{"agents", json::array{"leaf"}}, {"max_tokens_per_execution", 100000}});
-  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"worker"}}, {"max_tokens_per_execution", 12}});
+               costs(2, ToolCallsReply({{"delegate", Delegate("spender", "spend")}, {"delegate", Delegate("saver", "save")}}))),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), costs(5, Text("read both"))),
+          Rule(Match({{"any_content_contains", "SPENDER"}, {"last_role", "user"}}),
+               costs(5, ToolCallsReply({{"echo", json::object{{"text", "more"}}}}))),
+          Rule(Match({{"any_content_contains", "SPENDER"}, {"last_role", "tool"}}), costs(5, Text("never"))),
+          Rule(Match({{"any_content_contains", "SAVER"}}), costs(5, Text("saved")))});
+  Agent("spender", "SPENDER", json::object{{"tools", json::array{"echo"}}});
+  Agent("saver", "SAVER");
+  Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"spender", "saver"}}, {"max_tokens_per_execution", 12}});
 
   json::object answer = AwaitAnswer(Say("go", "boss"));
-  EXPECT_EQ(StringAt(ContextOf(answer), "stop_reason"), "token_budget") << JsonText(answer);
+  ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
+  EXPECT_EQ(StringAt(ContextOf(answer), "message"), "read both") << JsonText(answer);
+  EXPECT_FALSE(ContextOf(answer).contains("stop_reason")) << JsonText(answer);
   std::string root = StringAt(ContextOf(answer), "execution_id");
-  // The worker was not asked again after its leaf answered: 5 + 5 spent of the 7 it was given.
-  EXPECT_EQ(RequestsOf("WORKER").size(), 1u);
-  EXPECT_EQ(RequestsOf("LEAF").size(), 1u);
-  EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 1u);
-  // Its task failed with an error result naming the budget, not a success.
-  auto tasks = Tasks(root);
-  ASSERT_EQ(tasks.size(), 1u);
-  const json::object& task = ContextOf(tasks[0]);
-  EXPECT_EQ(StringAt(task, "status"), "failed") << JsonText(tasks[0]);
-  json::value result = json::parse(StringAt(task, "result"));
-  EXPECT_EQ(result.at("error").at("code"), "token_budget") << JsonText(result);
-  EXPECT_NE(json::value_to<std::string>(result.at("error").at("message")).find("budget is 7"), std::string::npos);
-  // The message that ran the worker carried what was left.
+  // Each message carried its share, not the whole remainder.
   auto delegated = ListAll("schema_name=user.message.v1&tag=delegated&include_context=true");
-  std::set<int64_t> budgets;
-  for (const auto& m : delegated) budgets.insert(IntAt(ContextOf(m), "token_budget"));
-  EXPECT_EQ(budgets, (std::set<int64_t>{7, 2}));
+  ASSERT_EQ(delegated.size(), 2u);
+  for (const auto& m : delegated) EXPECT_EQ(IntAt(ContextOf(m), "token_budget"), 5) << JsonText(m);
+  EXPECT_EQ(RequestsOf("SPENDER").size(), 1u);
+  EXPECT_EQ(RequestsOf("SAVER").size(), 1u);
+  // The spender's task failed with the budget error, which the root's model read as its result.
+  std::map<std::string, json::object> tasks;
+  for (const auto& task : Tasks(root)) tasks[StringAt(ContextOf(task), "assignee")] = ContextOf(task);
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(StringAt(tasks["spender"], "status"), "failed") << JsonText(tasks["spender"]);
+  json::value result = json::parse(StringAt(tasks["spender"], "result"));
+  EXPECT_EQ(result.at("error").at("code"), "token_budget") << JsonText(result);
+  EXPECT_NE(json::value_to<std::string>(result.at("error").at("message")).find("budget is 5"), std::string::npos);
+  EXPECT_EQ(StringAt(tasks["saver"], "status"), "completed") << JsonText(tasks["saver"]);
+  auto boss = RequestsOf("ORCHESTRATOR");
+  ASSERT_EQ(boss.size(), 2u);
+  auto results = ToolMessagesOf(boss[1]);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_NE(StringAt(results[0], "content").find("token_budget"), std::string::npos) << JsonText(results[0]);
+  EXPECT_EQ(StringAt(results[1], "content"), "saved");
+  // The tree's tokens: the root's own 7 and its sub-agents' 10.
+  EXPECT_EQ(IntAt(ObjAt(ContextOf(answer), "usage"), "total"), 17) << JsonText(answer);
 }
 
 TEST_F(e2e_nested_agents, TheSessionChannelCarriesTheSubAgentsEventsInOrder) {
@@ -437,14 +491,232 @@ TEST_F(e2e_nested_agents, TheSessionChannelCarriesTheSubAgentsEventsInOrder) {
   for (size_t i = 1; i < steps.size(); ++i) EXPECT_GT(steps[i].seq, steps[i - 1].seq);
 }
 
-class e2e_nested_agents_recovery : public e2e_nested_agents {
+// The suite `Base` on a server that syncs each commit (--sync normal): kill -9 loses none.
+template <typename Base>
+class Recovering : public Base {
  protected:
   std::vector<std::string> ServerArgs() const override {
-    auto args = e2e_nested_agents::ServerArgs();
+    auto args = Base::ServerArgs();
     args.insert(args.end(), {"--sync", "normal"});
     return args;
   }
 };
+
+// ---- a sub-agent asks the user -------------------------------------------------------------------
+
+// A session's orchestrator hands a task to `asker`, which asks the user a question; the answer
+// (given in `answer`) resumes it, and its result reaches the orchestrator's final answer.
+class e2e_nested_user_input : public e2e_nested_agents {
+ protected:
+  void SetUp() override {
+    e2e_nested_agents::SetUp();
+    if (HasFatalFailure()) return;
+    Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+                 ToolCallsReply({{"delegate", Delegate("asker", "book the train")}})),
+            Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}),
+                 Text("All set: {{last_tool_content}}")),
+            Rule(Match({{"any_content_contains", "ASKER"}, {"last_role", "user"}}),
+                 ToolCallsReply({{"user_input", json::object{{"question", "Which city do you leave from?"}}}})),
+            Rule(Match({{"any_content_contains", "ASKER"}, {"last_role", "tool"}}), Text("booked from {{last_tool_content}}"))});
+    Agent("asker", "ASKER", json::object{{"description", "Books trains."}});
+    SessionAgent("boss", json::object{{"system_prompt", "You are ORCHESTRATOR."},
+                                      {"tools", json::array{}},
+                                      {"agents", json::array{"asker"}}});
+    sid_ = NewSessionId("boss");
+  }
+
+  // Opens the session's stream, sends the first message and waits until the tree waits for the
+  // user: the session's run paused with the sub-agent's question.
+  void AskAndAwaitThePause() {
+    stream_ = std::make_unique<SessionStream>(server(), sid_);
+    ASSERT_TRUE(stream_->Open()) << stream_->Describe();
+    posted_ = Send(sid_, "Book me a train to Porto");
+    auto paused = stream_->AwaitType("execution.paused", posted_.execution_id);
+    ASSERT_TRUE(paused) << stream_->Describe();
+    paused_ = *paused;
+    auto tasks = Tasks(posted_.execution_id);
+    ASSERT_EQ(tasks.size(), 1u);
+    child_ = StringAt(ContextOf(tasks[0]), "execution_id");
+    ASSERT_FALSE(child_.empty()) << JsonText(tasks[0]);
+  }
+
+  std::string sid_, child_;
+  std::unique_ptr<SessionStream> stream_;
+  Posted posted_;
+  SessionEvent paused_;
+};
+
+TEST_F(e2e_nested_user_input, ASubAgentsQuestionPausesTheTreeAndTheSessionsAnswerResumesIt) {
+  AskAndAwaitThePause();
+  // The session's notification names the sub-agent that asks, and its question.
+  EXPECT_EQ(paused_.role, "notification") << JsonText(paused_.data);
+  EXPECT_NE(paused_.content.find("asker"), std::string::npos) << JsonText(paused_.data);
+  EXPECT_NE(paused_.content.find("Which city do you leave from?"), std::string::npos) << JsonText(paused_.data);
+  EXPECT_EQ(StringAt(paused_.metadata, "agent_id"), "asker") << JsonText(paused_.data);
+  EXPECT_EQ(StringAt(paused_.metadata, "asked_by_execution_id"), child_) << JsonText(paused_.data);
+
+  // The sub-agent, its task and the session's run all wait.
+  json::object child = Execution(child_);
+  EXPECT_EQ(StringAt(child, "status"), "paused") << JsonText(child);
+  EXPECT_EQ(StringAt(child, "parent_execution_id"), posted_.execution_id);
+  EXPECT_EQ(StringAt(ObjAt(child, "awaiting_input"), "question"), "Which city do you leave from?") << JsonText(child);
+  json::object task = ContextOf(Tasks(posted_.execution_id).at(0));
+  EXPECT_EQ(StringAt(task, "status"), "waiting") << JsonText(task);
+  EXPECT_EQ(StringAt(ObjAt(task, "awaiting_input"), "agent_id"), "asker") << JsonText(task);
+  json::object root = Execution(posted_.execution_id);
+  EXPECT_EQ(StringAt(root, "status"), "paused") << JsonText(root);
+  EXPECT_EQ(StringAt(ObjAt(root, "awaiting_input"), "execution_id"), child_) << JsonText(root);
+  // The session channel showed the task waiting and the sub-agent paused, naming it.
+  ASSERT_TRUE(stream_->Await([&](const SessionEvent& e) { return e.event_type == "task.waiting"; })) << stream_->Describe();
+  ASSERT_TRUE(stream_->AwaitType("execution.paused", child_)) << stream_->Describe();
+  for (const auto& e : stream_->Events()) {
+    if (e.event_type != "task.waiting" && !(e.event_type == "execution.paused" && e.execution_id == child_)) continue;
+    EXPECT_EQ(StringAt(e.data, "agent_id"), "asker") << e.Describe();
+    EXPECT_EQ(StringAt(e.data, "parent_execution_id"), posted_.execution_id) << e.Describe();
+    EXPECT_NE(e.content.find("Which city"), std::string::npos) << e.Describe();
+  }
+  EXPECT_EQ(RequestsOf("ASKER").size(), 1u);
+  EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 1u);
+
+  // Bad answers are refused and change nothing.
+  auto before = StoreSnapshot();
+  EXPECT_TRUE(session_tests::IsErrorNaming(PostJson("/executions/" + child_ + "/input", json::object{}), 422,
+                                           "validation_failed", "content"));
+  EXPECT_TRUE(IsError(PostJson("/executions/nope/input", json::object{{"content", "x"}}), 404, "not_found"));
+  EXPECT_EQ(StoreSnapshot(), before);
+
+  // The answer, as a message in the session, resumes the sub-agent and then the orchestrator.
+  Posted answer = Send(sid_, "Lisbon");
+  EXPECT_EQ(answer.execution_id, posted_.execution_id) << "the message answers the paused run, it starts none";
+  ASSERT_NO_FATAL_FAILURE(ExpectAnswered(*stream_, sid_, posted_.execution_id, "All set: booked from Lisbon"));
+  // Each model was asked once per step: nothing was asked again.
+  auto asker = RequestsOf("ASKER");
+  ASSERT_EQ(asker.size(), 2u);
+  auto tool_messages = ToolMessagesOf(asker[1]);
+  ASSERT_EQ(tool_messages.size(), 1u);
+  EXPECT_EQ(StringAt(tool_messages[0], "content"), "Lisbon");
+  EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 2u);
+  EXPECT_EQ(StringAt(Execution(child_), "status"), "completed");
+  EXPECT_EQ(StringAt(ContextOf(Tasks(posted_.execution_id).at(0)), "status"), "completed");
+  EXPECT_TRUE(stream_->AwaitType("execution.completed", child_)) << stream_->Describe();
+  EXPECT_EQ(ListAll("schema_name=agent.response.v1&tag=agent:asker").size(), 1u);
+
+  // Neither waits any more: answering again is a conflict.
+  EXPECT_TRUE(IsError(PostJson("/executions/" + child_ + "/input", json::object{{"content", "Porto"}}), 409, "conflict"));
+  EXPECT_TRUE(IsError(PostJson("/executions/" + posted_.execution_id + "/input", json::object{{"content", "Porto"}}),
+                      409, "conflict"));
+}
+
+TEST_F(e2e_nested_user_input, TheSubAgentsOwnExecutionTakesTheAnswerToo) {
+  AskAndAwaitThePause();
+  Response r = PostJson("/executions/" + child_ + "/input", json::object{{"content", "Lisbon"}});
+  ASSERT_EQ(r.status, 200) << r.Describe();
+  EXPECT_EQ(StringAt(ObjectOf(r), "id"), posted_.execution_id) << "answered through the session's run";
+  ASSERT_NO_FATAL_FAILURE(ExpectAnswered(*stream_, sid_, posted_.execution_id, "All set: booked from Lisbon"));
+}
+
+TEST_F(e2e_nested_user_input, CancellingThePausedRootCancelsTheWaitingSubAgent) {
+  AskAndAwaitThePause();
+  Response r = client().Post("/executions/" + posted_.execution_id + "/cancel", "");
+  ASSERT_EQ(r.status, 200) << r.Describe();
+  EXPECT_TRUE(Eventually([&] { return StringAt(Execution(child_), "status") == "cancelled"; })) << JsonText(Execution(child_));
+  EXPECT_EQ(StringAt(Execution(posted_.execution_id), "status"), "cancelled");
+  EXPECT_EQ(StringAt(ContextOf(Tasks(posted_.execution_id).at(0)), "status"), "cancelled");
+  EXPECT_EQ(RequestsOf("ASKER").size(), 1u);
+  EXPECT_TRUE(IsError(PostJson("/executions/" + child_ + "/input", json::object{{"content", "x"}}), 409, "conflict"));
+}
+
+TEST_F(e2e_nested_user_input, CancellingTheWaitingSubAgentItselfIsReadWhenTheSessionsRunGoesOn) {
+  AskAndAwaitThePause();
+  Response r = client().Post("/executions/" + child_ + "/cancel", "");
+  ASSERT_EQ(r.status, 200) << r.Describe();
+  EXPECT_TRUE(Eventually([&] { return StringAt(Execution(child_), "status") == "cancelled"; })) << JsonText(Execution(child_));
+  EXPECT_EQ(StringAt(Execution(posted_.execution_id), "status"), "paused");
+  // Resumed without an answer, the session's run reads the cancellation as the task's result.
+  ASSERT_EQ(client().Post("/executions/" + posted_.execution_id + "/resume", "").status, 200);
+  auto end = stream_->AwaitEnd(posted_.execution_id);
+  ASSERT_TRUE(end) << stream_->Describe();
+  EXPECT_EQ(end->event_type, "execution.completed") << stream_->Describe();
+  auto boss = RequestsOf("ORCHESTRATOR");
+  ASSERT_EQ(boss.size(), 2u);
+  auto results = ToolMessagesOf(boss[1]);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_NE(StringAt(results[0], "content").find("cancelled"), std::string::npos) << JsonText(results[0]);
+  EXPECT_EQ(StringAt(ContextOf(Tasks(posted_.execution_id).at(0)), "status"), "cancelled");
+  EXPECT_EQ(RequestsOf("ASKER").size(), 1u);
+}
+
+TEST_F(e2e_nested_agents, AQuestionFromDeepInTheTreePausesEveryOrchestratorAboveIt) {
+  Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("planner", "plan the trip")}})),
+          Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "tool"}}), Text("All set: {{last_tool_content}}")),
+          Rule(Match({{"any_content_contains", "PLANNER"}, {"last_role", "user"}}),
+               ToolCallsReply({{"delegate", Delegate("asker", "book the train")}})),
+          Rule(Match({{"any_content_contains", "PLANNER"}, {"last_role", "tool"}}), Text("planned: {{last_tool_content}}")),
+          Rule(Match({{"any_content_contains", "ASKER"}, {"last_role", "user"}}),
+               ToolCallsReply({{"user_input", json::object{{"question", "Which city?"}}}})),
+          Rule(Match({{"any_content_contains", "ASKER"}, {"last_role", "tool"}}), Text("booked from {{last_tool_content}}"))});
+  Agent("asker", "ASKER");
+  Agent("planner", "PLANNER", json::object{{"agents", json::array{"asker"}}});
+  SessionAgent("boss", json::object{{"system_prompt", "You are ORCHESTRATOR."},
+                                    {"tools", json::array{}},
+                                    {"agents", json::array{"planner"}}});
+  std::string sid = NewSessionId("boss");
+  SessionStream stream(server(), sid);
+  ASSERT_TRUE(stream.Open()) << stream.Describe();
+  Posted p = Send(sid, "Plan a trip to Porto");
+  auto paused = stream.AwaitType("execution.paused", p.execution_id);
+  ASSERT_TRUE(paused) << stream.Describe();
+  EXPECT_EQ(StringAt(paused->metadata, "agent_id"), "asker") << JsonText(paused->data);
+
+  // The planner waits as well (it gave up its worker), its task too, with the asker's question.
+  auto root_tasks = Tasks(p.execution_id);
+  ASSERT_EQ(root_tasks.size(), 1u);
+  json::object planner_task = ContextOf(root_tasks[0]);
+  EXPECT_EQ(StringAt(planner_task, "status"), "waiting") << JsonText(planner_task);
+  EXPECT_EQ(StringAt(ObjAt(planner_task, "awaiting_input"), "agent_id"), "asker") << JsonText(planner_task);
+  std::string planner = StringAt(planner_task, "execution_id");
+  EXPECT_EQ(StringAt(Execution(planner), "status"), "paused");
+  auto planner_tasks = Tasks(planner);
+  ASSERT_EQ(planner_tasks.size(), 1u);
+  EXPECT_EQ(StringAt(ContextOf(planner_tasks[0]), "status"), "waiting") << JsonText(planner_tasks[0]);
+  std::string asker = StringAt(ContextOf(planner_tasks[0]), "execution_id");
+  EXPECT_EQ(StringAt(Execution(asker), "status"), "paused");
+  EXPECT_EQ(StringAt(Execution(asker), "root_execution_id"), p.execution_id);
+  EXPECT_EQ(IntAt(Execution(asker), "depth"), 2);
+
+  Send(sid, "Lisbon");
+  ASSERT_NO_FATAL_FAILURE(ExpectAnswered(stream, sid, p.execution_id, "All set: planned: booked from Lisbon"));
+  EXPECT_EQ(RequestsOf("ASKER").size(), 2u);
+  EXPECT_EQ(RequestsOf("PLANNER").size(), 2u);
+  EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 2u);
+  for (const auto& id : {planner, asker}) EXPECT_EQ(StringAt(Execution(id), "status"), "completed") << id;
+}
+
+class e2e_nested_user_input_recovery : public Recovering<e2e_nested_user_input> {};
+
+TEST_F(e2e_nested_user_input_recovery, KillWhileWaitingThenTheAnswerResumesWithoutAskingAnyModelAgain) {
+  AskAndAwaitThePause();
+  stream_.reset();
+  server().Kill9();
+  ASSERT_TRUE(server().Start()) << server().error();
+  ReconnectTools();
+  // After the restart the tree still waits.
+  ASSERT_TRUE(Eventually([&] { return StringAt(Execution(child_), "status") == "paused"; }));
+  EXPECT_EQ(StringAt(Execution(posted_.execution_id), "status"), "paused");
+
+  SessionStream stream(server(), sid_);
+  ASSERT_TRUE(stream.Open()) << stream.Describe();
+  Posted answer = Send(sid_, "Lisbon");
+  EXPECT_EQ(answer.execution_id, posted_.execution_id);
+  ASSERT_NO_FATAL_FAILURE(ExpectAnswered(stream, sid_, posted_.execution_id, "All set: booked from Lisbon"));
+  EXPECT_EQ(RequestsOf("ASKER").size(), 2u);
+  EXPECT_EQ(RequestsOf("ORCHESTRATOR").size(), 2u);
+  EXPECT_EQ(ListAll("schema_name=user.message.v1&tag=delegated").size(), 1u);
+  EXPECT_EQ(ListAll("schema_name=agent.response.v1&tag=agent:asker").size(), 1u);
+}
+
+class e2e_nested_agents_recovery : public Recovering<e2e_nested_agents> {};
 
 TEST_F(e2e_nested_agents_recovery, KillMidTreeCompletesOnceWithoutRepeatingFinishedWork) {
   Script({Rule(Match({{"any_content_contains", "ORCHESTRATOR"}, {"last_role", "user"}}),

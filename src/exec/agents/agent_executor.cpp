@@ -1,6 +1,7 @@
 #include "exec/agents/agent_executor.h"
 
 #include "exec/agents/agent_run.h"
+#include "exec/agents/delegation.h"
 
 #include <algorithm>
 #include <boost/json/serialize.hpp>
@@ -87,14 +88,37 @@ RunResult ResponseFor(const model::AgentDefinition& def, const model::Event& tri
   return result;
 }
 
+// A paused run (its question, or a sub-agent's, waits for the user): no response yet; its task
+// record says `waiting` with the question, in the transaction of its paused record.
+RunResult PausedResult(const AgentDeps& deps, const RunRequest& request, const AgentOutcome& outcome) {
+  RunResult result;
+  result.respond = false;
+  result.paused = true;
+  result.awaiting = outcome.awaiting;
+  result.awaiting_input = outcome.awaiting_input;
+  result.step_count = outcome.state.step;
+  result.token_usage = TokenUsage{outcome.state.usage.prompt, outcome.state.usage.completion, outcome.state.usage.total};
+  result.last_snapshot_id = outcome.state.last_snapshot_id;
+  result.metadata = json::object{{"model", OrNull(outcome.model)}};
+  auto task = TaskWaitingUpdate(deps.store, request.trigger_event.owner_id, request.lineage, RequestIdOf(request.trigger_event),
+                                request.execution_id, outcome.awaiting_input);
+  if (task.ok() && *task) result.also.push_back(std::move(**task));
+  return result;
+}
+
 }  // namespace
 
 AgentExecutor::AgentExecutor(model::AgentDefinition definition, AgentDeps deps)
     : definition_(std::move(definition)), deps_(std::move(deps)) {}
 
 RunResult AgentExecutor::Run(const RunRequest& request) {
-  AgentRun run(definition_, deps_, request);
+  AgentRunOptions options;
+  // A sub-agent of a session's tree may ask the user: the session is told and routes the answer.
+  options.user_input = Delegated(request.trigger_event) && !request.lineage.parent_execution_id.empty() &&
+                       !request.lineage.session_id.empty();
+  AgentRun run(definition_, deps_, request, options);
   AgentOutcome outcome = run.Execute();
+  if (outcome.kind == AgentOutcome::Kind::kPaused) return PausedResult(deps_, request, outcome);
   return ResponseFor(definition_, request.trigger_event, run.execution_id(), outcome);
 }
 

@@ -24,6 +24,15 @@ constexpr size_t kMaxToolCallsPerStep = 16;  // more in one reply are answered w
 constexpr size_t kMaxModelJsonDepth = 64;     // tool-call arguments and structured answers
 // The call_counts entry counting delegate calls that handed out a task (no tool is named "").
 constexpr std::string_view kDelegationsKey = "\ndelegations";
+// ... the tokens its sub-agents spent (counted in usage too), and whether its model was given
+// the one call past the tree's budget to read their results.
+constexpr std::string_view kDelegatedTokensKey = "\ndelegated_tokens";
+constexpr std::string_view kBudgetGraceKey = "\nbudget_grace";
+
+int64_t CountOf(const AgentState& state, std::string_view key) {
+  auto it = state.call_counts.find(std::string(key));
+  return it == state.call_counts.end() ? 0 : it->second;
+}
 
 std::string ErrorText(const std::string& code, const std::string& message) {
   return json::serialize(json::object{{"error", json::object{{"code", code}, {"message", message}}}});
@@ -322,7 +331,14 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
   std::vector<model::BreadcrumbDraft> requests;
   std::string repeated;
   // Delegations so far: kept with the call counts, so a resumed run counts the same.
-  int64_t& delegated = state_.call_counts[std::string(kDelegationsKey)];
+  int64_t delegated = CountOf(state_, kDelegationsKey);
+  // What is left of the tree's budget is shared by the tasks of this reply (handed out below).
+  int64_t remaining = TokenBudget() - state_.usage.total;
+  struct Handout {
+    DelegateCall call;
+    std::string task_id, request_id;
+  };
+  std::vector<Handout> handouts;
   for (size_t i = 0; i < message.tool_calls.size(); ++i) {
     llm::ToolCallRequest& call = message.tool_calls[i];
     if (call.id.empty()) call.id = "call_" + std::to_string(state_.step) + "_" + std::to_string(i);
@@ -343,16 +359,17 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
       std::string code;
       Result<DelegateCall> checked = input.ok() ? CheckDelegateCall(*input, def_, request_.lineage.depth, delegated, &code)
                                                 : Result<DelegateCall>(input.status());
-      if (checked.ok()) ++delegated;
+      if (checked.ok() && remaining <= 0) {
+        code = "token_budget";
+        checked = Status::InvalidArgument("no tokens are left of this execution's budget (" +
+                                          std::to_string(TokenBudget()) + ") to hand out with a task");
+      }
       if (!checked.ok()) {
         pending.result = ErrorText(code.empty() ? "invalid_arguments" : code, checked.status().message());
       } else {
+        ++delegated;
         pending.request_id = execution_id_ + "-" + std::to_string(state_.step) + "-" + std::to_string(i);
-        for (auto& draft : DelegationDrafts(*checked, TaskId(state_.step, i), pending.request_id, def_.agent_id,
-                                            execution_id_, request_.lineage, ChildTrace(request_.trigger_event),
-                                            TokenBudget() - state_.usage.total)) {
-          requests.push_back(std::move(draft));
-        }
+        handouts.push_back(Handout{std::move(checked).value(), TaskId(state_.step, i), pending.request_id});
       }
     } else if (!user_input && std::find(def_.tools.begin(), def_.tools.end(), call.name) == def_.tools.end()) {
       std::string offered;
@@ -378,6 +395,14 @@ std::optional<AgentOutcome> AgentRun::TakeReply(llm::ChatResponse reply) {
       }
     }
     state_.pending.push_back(std::move(pending));
+  }
+  if (delegated > 0) state_.call_counts[std::string(kDelegationsKey)] = delegated;
+  int64_t share = TaskBudgetShare(remaining, handouts.size());
+  for (const auto& h : handouts) {
+    for (auto& draft : DelegationDrafts(h.call, h.task_id, h.request_id, def_.agent_id, execution_id_, request_.lineage,
+                                        ChildTrace(request_.trigger_event), share)) {
+      requests.push_back(std::move(draft));
+    }
   }
   state_.messages.push_back(std::move(message));
   if (!repeated.empty()) {
@@ -435,15 +460,28 @@ Result<bool> AgentRun::CollectToolResults() {
       CAIRN_RETURN_IF_ERROR(WriteSnapshot({}, answered({}, p)));
     }
   }
+  blocked_.clear();
   if (!waiting.empty()) {
     // A resumed run may wait for requests written before the crash: their answers may be stored.
     bool look_in_store = !waiter_;
     if (!waiter_) waiter_ = NewWaiter();
+    // A sub-agent of a session's tree may stop to ask the user: its task record says so (waiting).
+    bool watch_tasks = WatchesTasks();
+    if (watch_tasks) {
+      waiter_->InterruptOn([tag = "parent:" + execution_id_](const model::Event& event) {
+        return event.type == "breadcrumb.updated" && event.schema_name == model::kAgentTaskSchema &&
+               std::find(event.tags.begin(), event.tags.end(), tag) != event.tags.end();
+      });
+    }
     Status saving = Status::Ok();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(def_.tool_timeout_ms);
-    CAIRN_ASSIGN_OR_RETURN(
-        std::set<std::string> unanswered,
-        waiter_->Wait(waiting, look_in_store, deadline, request_.cancelled,
+    std::set<std::string> unanswered;
+    for (bool first = true;; first = false) {
+      // An orchestrator looks at its tasks before it waits: one may wait for the user already.
+      auto until = first && watch_tasks ? std::chrono::steady_clock::now() : deadline;
+      CAIRN_ASSIGN_OR_RETURN(
+        unanswered,
+        waiter_->Wait(waiting, first && look_in_store, until, request_.cancelled,
                       [&](const std::string& id, const json::object& response) {
                         for (auto& p : state_.pending) {
                           if (p.request_id != id) continue;
@@ -461,18 +499,26 @@ Result<bool> AgentRun::CollectToolResults() {
                           if (saving.ok()) saving = WriteSnapshot({}, answered(std::move(task_end).value(), p));
                         }
                       }));
-    CAIRN_RETURN_IF_ERROR(saving);
-    if (request_.cancelled) return Status::Unavailable("cancelled");
+      CAIRN_RETURN_IF_ERROR(saving);
+      if (request_.cancelled) return Status::Unavailable("cancelled");
+      if (unanswered.empty() || !watch_tasks) break;
+      // Every open task waits for the user (or the time is up): this run waits for them too.
+      CAIRN_RETURN_IF_ERROR(FindBlocked(unanswered));
+      bool others = std::any_of(unanswered.begin(), unanswered.end(), [&](const std::string& id) { return !blocked_.count(id); });
+      if (!others || std::chrono::steady_clock::now() >= deadline) break;
+      for (auto it = waiting.begin(); it != waiting.end();) it = unanswered.count(it->first) ? std::next(it) : waiting.erase(it);
+    }
     for (auto& p : state_.pending) {
-      if (!p.result && unanswered.count(p.request_id)) {
+      if (!p.result && unanswered.count(p.request_id) && !blocked_.count(p.request_id)) {
         std::vector<store::WriteOp> task_end;
         if (IsDelegation(p.call)) {
           // The task is given up: its sub-agent (and its subtree) stops, its record says so.
           std::string message = "the sub-agent " + DelegatedAgent(p.call.arguments) + " did not answer within " +
                                 std::to_string(def_.tool_timeout_ms) + " ms (tool_timeout_ms); it was cancelled";
           p.result = ErrorText("timeout", message);
-          CancelChild(p);
-          CAIRN_ASSIGN_OR_RETURN(task_end, TaskEnd(p, ErrorResponse("timeout", message)));
+          json::object given_up = ErrorResponse("timeout", message);
+          if (std::string child = CancelChild(p); !child.empty()) given_up["execution_id"] = child;
+          CAIRN_ASSIGN_OR_RETURN(task_end, TaskEnd(p, given_up));
         } else {
           p.result = ErrorText("timeout", "no response from " + p.call.name + " within " +
                                               std::to_string(def_.tool_timeout_ms) + " ms");
@@ -483,7 +529,7 @@ Result<bool> AgentRun::CollectToolResults() {
   }
   waiter_.reset();
   for (const auto& p : state_.pending) {
-    if (!p.result) return false;  // a question for the user is open: pause
+    if (!p.result) return false;  // a question for the user (its own or a sub-agent's) is open: pause
   }
   for (auto& p : state_.pending) {
     state_.messages.push_back(llm::ChatMessage{"tool", *p.result, true, {}, p.call.id});
@@ -518,6 +564,7 @@ Result<std::vector<store::WriteOp>> AgentRun::TaskEnd(const PendingCall& call, c
     state_.usage.prompt += at("prompt");
     state_.usage.completion += at("completion");
     state_.usage.total += at("total");
+    if (at("total") > 0) state_.call_counts[std::string(kDelegatedTokensKey)] += at("total");
   }
   std::string task_id = call.request_id.substr(std::min(call.request_id.size(), execution_id_.size() + 1));
   CAIRN_ASSIGN_OR_RETURN(auto update, TaskEndUpdate(deps_.store, request_.trigger_event.owner_id, execution_id_,
@@ -548,18 +595,50 @@ json::object AgentRun::ErrorResponse(const std::string& code, const std::string&
   return json::object{{"status", "error"}, {"error", json::object{{"code", code}, {"message", message}}}};
 }
 
-void AgentRun::CancelChild(const PendingCall& call) {
-  if (!deps_.runs) return;
+std::string AgentRun::CancelChild(const PendingCall& call) {
   // The delegation's message triggered the sub-agent: the one this run wrote for the request.
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kUserMessageSchema);
   query.all_tags = {"request:" + call.request_id, "delegated"};
   query.limit = 8;
-  auto found = deps_.store.List(request_.trigger_event.owner_id, query);
-  if (!found.ok()) return;
+  const std::string& owner = request_.trigger_event.owner_id;
+  auto found = deps_.store.List(owner, query);
+  if (!found.ok()) return "";
+  std::string child;
   for (const auto& message : found->items) {
-    if (message.created_by == actor_) deps_.runs->CancelTrigger(message.id);
+    if (message.created_by != actor_) continue;
+    if (deps_.runs) deps_.runs->CancelTrigger(message.id);
+    auto id = DelegatedExecutionId(deps_.store, owner, DelegatedAgent(call.call.arguments), message.id);
+    if (id.ok()) child = *id;
   }
+  return child;
+}
+
+bool AgentRun::WatchesTasks() const { return !def_.agents.empty() && !request_.lineage.session_id.empty(); }
+
+Status AgentRun::FindBlocked(const std::set<std::string>& unanswered) {
+  blocked_.clear();
+  const std::string& owner = request_.trigger_event.owner_id;
+  for (const auto& p : state_.pending) {
+    if (p.result || !unanswered.count(p.request_id) || !IsDelegation(p.call)) continue;
+    std::string task_id = p.request_id.substr(std::min(p.request_id.size(), execution_id_.size() + 1));
+    CAIRN_ASSIGN_OR_RETURN(auto awaiting, TaskAwaitingUser(deps_.store, owner, execution_id_, task_id));
+    if (!awaiting) continue;
+    // Answered already (the sub-agent goes on when it is run again): not waiting any more.
+    std::string question = StringMember(*awaiting, "request_id");
+    CAIRN_ASSIGN_OR_RETURN(auto answer, ResponseWaiter::FindStored(deps_.store, owner, question, std::string(kUserInputTool)));
+    if (!answer) blocked_[p.request_id] = std::move(*awaiting);
+  }
+  return Status::Ok();
+}
+
+bool AgentRun::ReadsDelegationResults() const {
+  if (state_.messages.empty() || state_.messages.back().role != "tool") return false;
+  for (auto it = state_.messages.rbegin(); it != state_.messages.rend(); ++it) {
+    if (it->role != "assistant") continue;
+    return std::any_of(it->tool_calls.begin(), it->tool_calls.end(), [&](const auto& call) { return IsDelegation(call); });
+  }
+  return false;
 }
 
 void AgentRun::CloseOpenTasks(const AgentOutcome& outcome) {
@@ -570,9 +649,10 @@ void AgentRun::CloseOpenTasks(const AgentOutcome& outcome) {
   std::vector<store::WriteOp> ops;
   for (const auto& p : outcome.state.pending) {
     if (p.result || p.request_id.empty() || !IsDelegation(p.call)) continue;
-    CancelChild(p);
+    json::object given_up = ErrorResponse(code, message);
+    if (std::string child = CancelChild(p); !child.empty()) given_up["execution_id"] = child;
     std::string task_id = p.request_id.substr(std::min(p.request_id.size(), execution_id_.size() + 1));
-    auto update = TaskEndUpdate(deps_.store, request_.trigger_event.owner_id, execution_id_, task_id, ErrorResponse(code, message),
+    auto update = TaskEndUpdate(deps_.store, request_.trigger_event.owner_id, execution_id_, task_id, given_up,
                                 ErrorText(code, message));
     if (update.ok() && *update) ops.push_back(std::move(**update));
   }
@@ -586,19 +666,31 @@ void AgentRun::CloseOpenTasks(const AgentOutcome& outcome) {
 }
 
 AgentOutcome AgentRun::Paused() {
-  std::string question, request_id;
+  json::object awaiting_input;
+  std::vector<std::string> awaiting;
   for (const auto& p : state_.pending) {
-    if (p.result || p.call.name != kUserInputTool) continue;
+    if (p.result || p.request_id.empty()) continue;
+    awaiting.push_back(p.request_id);
+    if (!awaiting_input.empty() || !options_.user_input || p.call.name != kUserInputTool) continue;
     auto args = ParseJson(p.call.arguments, kMaxModelJsonDepth);
     const json::value* asked = args.ok() && args->is_object() ? args->as_object().if_contains("question") : nullptr;
-    question = asked && asked->is_string() ? std::string(asked->as_string()) : p.call.arguments;
-    request_id = p.request_id;
-    break;
+    awaiting_input = json::object{{"request_id", p.request_id},
+                                  {"question", asked && asked->is_string() ? asked->as_string() : json::string(p.call.arguments)},
+                                  {"agent_id", def_.agent_id},
+                                  {"execution_id", execution_id_}};
   }
+  // Else a sub-agent's question: the first open task that waits for the user.
+  for (const auto& p : state_.pending) {
+    if (!awaiting_input.empty()) break;
+    if (auto it = blocked_.find(p.request_id); !p.result && it != blocked_.end()) awaiting_input = it->second;
+  }
+  std::string question = StringMember(awaiting_input, "question");
   AgentOutcome outcome = Error("", question);  // takes the state: read it first
   outcome.kind = AgentOutcome::Kind::kPaused;
   outcome.question = std::move(question);
-  outcome.input_request_id = std::move(request_id);
+  outcome.input_request_id = StringMember(awaiting_input, "request_id");
+  outcome.awaiting_input = std::move(awaiting_input);
+  outcome.awaiting = std::move(awaiting);
   return outcome;
 }
 
@@ -670,9 +762,16 @@ AgentOutcome AgentRun::Loop() {
     }
     if (int64_t budget = TokenBudget(); state_.usage.total >= budget) {
       bool tree = budget < def_.max_tokens_per_execution;
-      return Stopped("token_budget", "I stopped: this execution used " + std::to_string(state_.usage.total) +
-                                         " tokens, its budget is " + std::to_string(budget) +
-                                         (tree ? " (what was left of its tree's budget)." : "."));
+      // The sub-agents spent what was left: this run's model still reads their results (once).
+      bool own_left = state_.usage.total - CountOf(state_, kDelegatedTokensKey) < budget;
+      if (own_left && CountOf(state_, kBudgetGraceKey) == 0 && ReadsDelegationResults()) {
+        state_.call_counts[std::string(kBudgetGraceKey)] = 1;
+        CAIRN_LOG_INFO("agent {}: execution {} reads its sub-agents' results past its budget", def_.agent_id, execution_id_);
+      } else {
+        return Stopped("token_budget", "I stopped: this execution used " + std::to_string(state_.usage.total) +
+                                           " tokens, its budget is " + std::to_string(budget) +
+                                           (tree ? " (what was left of its tree's budget)." : "."));
+      }
     }
     bool announced = state_.step == 0 && options_.first_step_announced;
     if (auto started = announced ? std::vector<store::WriteOp>{} : Observe(AgentEvent::Type::kStepStarted);

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <boost/json/object.hpp>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,8 +58,13 @@ struct AgentOutcome {
   std::string code;              // kError: "llm_error", "provider_not_configured", "invalid_output", ...
   std::string stop_reason;       // kStopped: "max_iterations", "token_budget", "repeated_tool_call"
   boost::json::value output;     // with definition.output: the validated JSON answer
-  std::string question;          // kPaused: what the agent asked the user
+  std::string question;          // kPaused: what the agent (or a sub-agent of its tree) asked the user
   std::string input_request_id;  // kPaused: the request id the answer must carry
+  // kPaused: {request_id, question, agent_id, execution_id} — the question and the agent that asked
+  // it (this one, or a sub-agent whose task waits for the user); and the request ids (the question's,
+  // the open delegations') whose answers resume the run.
+  boost::json::object awaiting_input;
+  std::vector<std::string> awaiting;
   bool final_snapshot = false;   // kAnswer: state.last_snapshot_id is a whole, is_final snapshot
   std::string model;             // as the endpoint reported it (else as configured)
   AgentState state;
@@ -92,8 +99,15 @@ class AgentRun {
   AgentOutcome Paused();
   // A sub-agent's answer that did not come: `{status: error, error: {code, message}}`.
   static boost::json::object ErrorResponse(const std::string& code, const std::string& message);
-  // Cancels the sub-agent of delegation `call` and its subtree (when deps_.runs is set).
-  void CancelChild(const PendingCall& call);
+  // Cancels the sub-agent of delegation `call` and its subtree (when deps_.runs is set). Returns
+  // its execution id ("" when unknown).
+  std::string CancelChild(const PendingCall& call);
+  // Whether this run watches its tasks for sub-agents that wait for the user (an orchestrator of a
+  // session's tree), and which of the `unanswered` delegations do (into blocked_).
+  bool WatchesTasks() const;
+  Status FindBlocked(const std::set<std::string>& unanswered);
+  // Whether the last reply handed out tasks whose results are the last messages.
+  bool ReadsDelegationResults() const;
   // The delegations still open when the run ends with `outcome` (an error or a stop): their
   // sub-agents are cancelled and their task records end cancelled (the run was) or failed.
   void CloseOpenTasks(const AgentOutcome& outcome);
@@ -128,6 +142,8 @@ class AgentRun {
   // The next snapshot records a model reply (its `records_reply`); those after it in the step
   // record tool answers: a client shows the step once.
   bool records_reply_ = false;
+  // The open delegations whose sub-agent waits for the user: request id -> its awaiting_input.
+  std::map<std::string, boost::json::object> blocked_;
 };
 
 }  // namespace cairn::exec

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <boost/json/parse.hpp>
+#include <functional>
 #include <boost/json/serialize.hpp>
 #include <condition_variable>
 #include <mutex>
@@ -28,12 +29,12 @@ using test_support::ToolCallReply;
 
 constexpr int64_t kStart = 1'795'225'252'000'000;
 
-// Answers every tool.request.v1 for `tool` that appears on the bus with a tool.response.v1 whose
-// output is the request's input, as a tool executor would (woken by the bus, never polling).
-class EchoResponder {
+// Hands every record created on the bus to `answer` on a thread of its own, as an executor
+// would see it (woken by the bus, never polling).
+class BusResponder {
  public:
-  EchoResponder(store::Store& store, bus::EventBus& bus, std::string tool)
-      : store_(store), bus_(bus), tool_(std::move(tool)), after_(bus.LastSeq()) {
+  BusResponder(bus::EventBus& bus, std::function<void(const model::Event&)> answer)
+      : bus_(bus), answer_(std::move(answer)), after_(bus.LastSeq()) {
     subscription_ = bus_.Subscribe([this] {
       std::lock_guard lock(mu_);
       woken_ = true;
@@ -41,7 +42,7 @@ class EchoResponder {
     });
     thread_ = std::thread([this] { Loop(); });
   }
-  ~EchoResponder() {
+  ~BusResponder() {
     {
       std::lock_guard lock(mu_);
       stop_ = true;
@@ -49,7 +50,6 @@ class EchoResponder {
     }
     thread_.join();
   }
-  int answered() const { return answered_; }
 
  private:
   void Loop() {
@@ -58,7 +58,7 @@ class EchoResponder {
       ASSERT_TRUE(events.ok()) << events.status().ToString();
       for (const auto& event : *events) {
         after_ = event->seq;
-        if (event->type == "breadcrumb.created" && event->schema_name == model::kToolRequestSchema) Answer(*event);
+        if (event->type == "breadcrumb.created") answer_(*event);
       }
       std::unique_lock lock(mu_);
       if (events->empty()) cv_.wait(lock, [this] { return woken_ || stop_; });
@@ -66,7 +66,29 @@ class EchoResponder {
       woken_ = false;
     }
   }
+
+  bus::EventBus& bus_;
+  std::function<void(const model::Event&)> answer_;
+  int64_t after_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool woken_ = false;
+  bool stop_ = false;
+  std::unique_ptr<bus::Subscription> subscription_;
+  std::thread thread_;
+};
+
+// Answers every tool.request.v1 for `tool` with a tool.response.v1 whose output is the request's
+// input, as a tool executor would.
+class EchoResponder {
+ public:
+  EchoResponder(store::Store& store, bus::EventBus& bus, std::string tool)
+      : store_(store), tool_(std::move(tool)), responder_(bus, [this](const model::Event& e) { Answer(e); }) {}
+  int answered() const { return answered_; }
+
+ private:
   void Answer(const model::Event& request) {
+    if (request.schema_name != model::kToolRequestSchema) return;
     const json::object& context = request.context.as_object();
     if (context.at("tool").as_string() != tool_) return;
     std::string request_id(context.at("request_id").as_string());
@@ -84,16 +106,9 @@ class EchoResponder {
   }
 
   store::Store& store_;
-  bus::EventBus& bus_;
   std::string tool_;
-  int64_t after_;
   std::atomic<int> answered_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool woken_ = false;
-  bool stop_ = false;
-  std::unique_ptr<bus::Subscription> subscription_;
-  std::thread thread_;
+  BusResponder responder_;  // last: its thread uses the members above
 };
 
 class AgentRunTest : public ::testing::Test {
@@ -331,6 +346,54 @@ TEST_F(AgentRunTest, AResumedRunTakesTheToolAnswerFromTheStoreWithoutAskingTheMo
   EXPECT_EQ(resumed.messages[3].content, "pong");
   EXPECT_EQ(Records(std::string(model::kToolRequestSchema), "request:exec-r-1-0").size(), 1u);
   EXPECT_EQ(outcome.state.step, 2);
+}
+
+TEST_F(AgentRunTest, ParallelTasksShareWhatIsLeftAndTheModelReadsTheirResultsPastTheBudget) {
+  // Each delegated task is answered as its sub-agent would, having spent 40 tokens.
+  std::vector<int64_t> budgets;
+  std::mutex budgets_mu;
+  BusResponder subagents(*bus_, [&](const model::Event& e) {
+    if (e.schema_name != model::kUserMessageSchema) return;
+    const json::object& asked = e.context.as_object();
+    std::string agent(asked.at("agent_id").as_string()), request_id(asked.at("request_id").as_string());
+    {
+      std::lock_guard lock(budgets_mu);
+      budgets.push_back(asked.at("token_budget").as_int64());
+    }
+    model::BreadcrumbDraft draft;
+    draft.schema_name = std::string(model::kAgentResponseSchema);
+    draft.title = agent + " response";
+    draft.tags = {"agent:response", "agent:" + agent, "request:" + request_id};
+    draft.context = json::object{{"status", "success"}, {"agent_id", agent}, {"request_id", request_id},
+                                 {"message", agent + " done"}, {"usage", {{"prompt", 30}, {"completion", 10}, {"total", 40}}}};
+    ASSERT_TRUE(store_->Create(model::WriteContext{"default", "agent:" + agent, true}, draft, "").ok());
+  });
+  model::AgentDefinition def = Agent();
+  def.agents = {"a", "b"};
+  def.max_tokens_per_execution = 100;
+  test_support::ScriptedLlmProvider llm;
+  // 20 tokens, two tasks: 80 are left, 40 each. They spend them all (total 100): the model still
+  // reads their results, once; its next delegate call gets nothing to hand out, and the run stops.
+  llm.Reply(ToolCallReply({{"c1", "delegate", R"({"agent":"a","task":"x"})"}, {"c2", "delegate", R"({"agent":"b","task":"y"})"}},
+                          llm::Usage{15, 5, 20}))
+      .Reply(ToolCallReply({{"c3", "delegate", R"({"agent":"a","task":"more"})"}}, llm::Usage{5, 5, 10}))
+      .Reply(AnswerReply("never asked for"));
+  AgentOutcome outcome = Run(def, llm);
+
+  EXPECT_EQ(outcome.kind, AgentOutcome::Kind::kStopped) << outcome.message;
+  EXPECT_EQ(outcome.stop_reason, "token_budget");
+  EXPECT_EQ(budgets, (std::vector<int64_t>{40, 40}));
+  ASSERT_EQ(llm.calls(), 2u);
+  const llm::ChatRequest second = llm.requests()[1];
+  ASSERT_EQ(Roles(second), (std::vector<std::string>{"system", "user", "assistant", "tool", "tool"}));
+  EXPECT_EQ(second.messages[3].content, "a done");
+  EXPECT_EQ(second.messages[4].content, "b done");
+  // The third task was refused (nothing left), answered to the model, and no message was written.
+  ASSERT_EQ(outcome.state.messages.back().role, "tool");
+  EXPECT_NE(outcome.state.messages.back().content.find("token_budget"), std::string::npos)
+      << outcome.state.messages.back().content;
+  EXPECT_EQ(Records(std::string(model::kUserMessageSchema), "delegated").size(), 2u);
+  EXPECT_EQ(outcome.state.usage.total, 110);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "base/json_util.h"
+#include "exec/definition_supervisor.h"
 #include "exec/execution_record.h"
 
 namespace cairn::exec {
@@ -106,6 +107,8 @@ std::vector<model::BreadcrumbDraft> DelegationDrafts(const DelegateCall& call, c
   task.path = TaskPath(parent_execution_id, task_id);
   task.tags = {"task", "assignee:" + call.agent, "agent:" + delegator, "parent:" + parent_execution_id,
                "root:" + (lineage.root_execution_id.empty() ? parent_execution_id : lineage.root_execution_id)};
+  // The tree works for a session: its channel shows the task's states.
+  if (!lineage.session_id.empty()) task.tags.push_back("session-activity:" + lineage.session_id);
   task.context = json::object{{"name", task_id},
                               {"instruction", call.task},
                               {"assignee", call.agent},
@@ -177,23 +180,77 @@ store::WriteOp TaskUpdate(const model::Breadcrumb& task, json::object context, s
 
 }  // namespace
 
+namespace {
+
+// The task record a delegated run's trigger (`request_id`, from its parent) stands for.
+Result<std::optional<model::Breadcrumb>> OwnTask(store::Store& store, const std::string& owner_id,
+                                                 const Lineage& lineage, const std::string& request_id) {
+  const std::string& parent = lineage.parent_execution_id;
+  if (parent.empty() || request_id.size() <= parent.size() + 1 || request_id.compare(0, parent.size() + 1, parent + "-") != 0) {
+    return std::optional<model::Breadcrumb>();
+  }
+  CAIRN_ASSIGN_OR_RETURN(auto task, FindTask(store, owner_id, parent, request_id.substr(parent.size() + 1)));
+  if (!task || StringAt(task->context.as_object(), "request_id") != request_id) return std::optional<model::Breadcrumb>();
+  return task;
+}
+
+}  // namespace
+
 Result<std::optional<store::WriteOp>> TaskStartUpdate(store::Store& store, const std::string& owner_id,
                                                       const Lineage& lineage, const std::string& request_id,
                                                       const std::string& execution_id) {
-  const std::string& parent = lineage.parent_execution_id;
-  if (parent.empty() || request_id.size() <= parent.size() + 1 || request_id.compare(0, parent.size() + 1, parent + "-") != 0) {
-    return std::optional<store::WriteOp>();
-  }
-  CAIRN_ASSIGN_OR_RETURN(auto task, FindTask(store, owner_id, parent, request_id.substr(parent.size() + 1)));
+  CAIRN_ASSIGN_OR_RETURN(auto task, OwnTask(store, owner_id, lineage, request_id));
   if (!task) return std::optional<store::WriteOp>();
   json::object context = task->context.as_object();
-  if (StringAt(context, "status") != "pending" || StringAt(context, "request_id") != request_id) {
-    return std::optional<store::WriteOp>();
-  }
+  std::string status = StringAt(context, "status");
+  if (status != "pending" && status != "waiting") return std::optional<store::WriteOp>();
   context["status"] = "running";
   context["execution_id"] = execution_id;
-  // Only over the pending record: a task ended meanwhile keeps its end.
+  context.erase("awaiting_input");
+  // Only over the pending (or waiting) record: a task ended meanwhile keeps its end.
   return std::optional<store::WriteOp>(TaskUpdate(*task, std::move(context), task->version));
+}
+
+Result<std::optional<store::WriteOp>> TaskWaitingUpdate(store::Store& store, const std::string& owner_id,
+                                                        const Lineage& lineage, const std::string& request_id,
+                                                        const std::string& execution_id,
+                                                        const json::object& awaiting_input) {
+  CAIRN_ASSIGN_OR_RETURN(auto task, OwnTask(store, owner_id, lineage, request_id));
+  if (!task) return std::optional<store::WriteOp>();
+  json::object context = task->context.as_object();
+  std::string status = StringAt(context, "status");
+  if (status != "pending" && status != "running" && status != "waiting") return std::optional<store::WriteOp>();
+  context["status"] = "waiting";
+  context["execution_id"] = execution_id;
+  context["awaiting_input"] = awaiting_input;
+  return std::optional<store::WriteOp>(TaskUpdate(*task, std::move(context), std::nullopt));
+}
+
+Result<std::optional<json::object>> TaskAwaitingUser(store::Store& store, const std::string& owner_id,
+                                                     const std::string& parent_execution_id, const std::string& task_id) {
+  CAIRN_ASSIGN_OR_RETURN(auto task, FindTask(store, owner_id, parent_execution_id, task_id));
+  if (!task) return std::optional<json::object>();
+  const json::object& context = task->context.as_object();
+  const json::value* awaiting = context.if_contains("awaiting_input");
+  if (StringAt(context, "status") != "waiting" || !awaiting || !awaiting->is_object()) return std::optional<json::object>();
+  return std::optional<json::object>(awaiting->as_object());
+}
+
+int64_t TaskBudgetShare(int64_t remaining, size_t parallel) {
+  if (remaining <= 0 || parallel == 0) return 0;
+  return remaining / static_cast<int64_t>(parallel);
+}
+
+Result<std::string> DelegatedExecutionId(store::Store& store, const std::string& owner_id, const std::string& agent,
+                                         const std::string& message_id) {
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(model::kAgentSchema);
+  query.path = model::AgentPath(agent);
+  query.limit = 1;
+  CAIRN_ASSIGN_OR_RETURN(store::Page found, store.List(owner_id, query));
+  if (found.items.empty()) return Status::NotFound("the agent " + agent + " is not defined");
+  // A delegated message is written once and never changed: its trigger key is version 1.
+  return StableExecutionId(owner_id, DefinitionConsumerId(found.items.front().id), message_id + "/1");
 }
 
 Result<std::optional<store::WriteOp>> TaskEndUpdate(store::Store& store, const std::string& owner_id,
@@ -215,6 +272,30 @@ Result<std::optional<store::WriteOp>> TaskEndUpdate(store::Store& store, const s
   if (!child.empty()) context["execution_id"] = child;
   // Unconditional: the end wins over a sub-agent's start written at the same moment.
   return std::optional<store::WriteOp>(TaskUpdate(*task, std::move(context), std::nullopt));
+}
+
+Result<std::vector<store::WriteOp>> CancelOpenTasks(store::Store& store, const std::string& owner_id,
+                                                    const std::string& parent_execution_id) {
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(model::kAgentTaskSchema);
+  query.path_prefix = ExecutionRecordPath(parent_execution_id) + "/tasks";
+  query.include_context = true;
+  query.limit = 256;  // max_children's bound
+  CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(owner_id, query));
+  std::vector<store::WriteOp> ops;
+  std::string result = json::serialize(json::object{
+      {"error", json::object{{"code", "cancelled"}, {"message", "the delegating execution was cancelled"}}}});
+  for (const auto& task : page.items) {
+    if (!task.context.is_object()) continue;
+    json::object context = task.context.as_object();
+    std::string status = StringAt(context, "status");
+    if (status != "pending" && status != "running" && status != "waiting") continue;
+    context["status"] = "cancelled";
+    context["result"] = result;
+    context.erase("awaiting_input");
+    ops.push_back(TaskUpdate(task, std::move(context), std::nullopt));
+  }
+  return ops;
 }
 
 }  // namespace cairn::exec

@@ -81,12 +81,39 @@ bool DelegationSucceeded(const boost::json::object& response);
 // The tool message for a sub-agent's agent.response.v1 context: its message, or {"error": ...}.
 std::string DelegateResultText(const boost::json::object& response);
 
-// The update a sub-agent makes when it starts: its task record (found from its trigger's
-// `request_id` and its parent) moves from pending to running with the child's execution id.
-// None when the trigger is not a delegated task's or the task is not pending.
+// The update a sub-agent makes when it starts (or resumes): its task record (found from its
+// trigger's `request_id` and its parent) moves from pending (or waiting) to running with the
+// child's execution id. None when the trigger is not a delegated task's or the task is neither.
 Result<std::optional<store::WriteOp>> TaskStartUpdate(store::Store& store, const std::string& owner_id,
                                                       const Lineage& lineage, const std::string& request_id,
                                                       const std::string& execution_id);
+
+// The update a delegated sub-agent makes when it pauses for its user (or for a sub-agent of its
+// own that does): its task record becomes `waiting` with `awaiting_input` {request_id, question,
+// agent_id, execution_id} — the question and who asked it. None when the task is not found or ended.
+Result<std::optional<store::WriteOp>> TaskWaitingUpdate(store::Store& store, const std::string& owner_id,
+                                                        const Lineage& lineage, const std::string& request_id,
+                                                        const std::string& execution_id,
+                                                        const boost::json::object& awaiting_input);
+
+// The awaiting_input of task `task_id` of `parent_execution_id` when it is waiting, else none.
+Result<std::optional<boost::json::object>> TaskAwaitingUser(store::Store& store, const std::string& owner_id,
+                                                            const std::string& parent_execution_id,
+                                                            const std::string& task_id);
+
+// Each of `parallel` tasks handed out together gets this share of the `remaining` tree budget
+// (remaining / parallel, rounded down; 0 when nothing is left).
+int64_t TaskBudgetShare(int64_t remaining, size_t parallel);
+
+// The execution id the sub-agent `agent` runs (or would run) its delegated message `message_id`
+// under (execution_record.h ExecutionIdFor); kNotFound when the agent is not defined.
+Result<std::string> DelegatedExecutionId(store::Store& store, const std::string& owner_id, const std::string& agent,
+                                         const std::string& message_id);
+
+// The updates ending the open (pending, running, waiting) tasks of `parent_execution_id` as
+// cancelled: for a run cancelled while it was paused (its sub-agents are cancelled with it).
+Result<std::vector<store::WriteOp>> CancelOpenTasks(store::Store& store, const std::string& owner_id,
+                                                    const std::string& parent_execution_id);
 
 // The update moving task `task_id` of `parent_execution_id` to its end after `response` (none
 // when the task record is not found). `result_text` is what the model was given.

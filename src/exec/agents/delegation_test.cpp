@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 
 namespace cairn::exec {
@@ -68,6 +69,18 @@ TEST(DelegationTest, TheRecordsCarryTheTaskAndTheLineage) {
   EXPECT_EQ(message.at("execution_id"), "exec1");  // the child's parent
   EXPECT_EQ(message.at("root_execution_id"), "root1");
   EXPECT_EQ(message.at("session_id"), "s1");
+  // The session's channel follows the task.
+  EXPECT_NE(std::find(drafts[0].tags.begin(), drafts[0].tags.end(), "session-activity:s1"), drafts[0].tags.end());
+}
+
+TEST(DelegationTest, TasksHandedOutTogetherShareWhatIsLeft) {
+  EXPECT_EQ(TaskBudgetShare(10, 1), 10);
+  EXPECT_EQ(TaskBudgetShare(10, 2), 5);
+  EXPECT_EQ(TaskBudgetShare(10, 3), 3);  // rounded down: together they get no more than is left
+  EXPECT_EQ(TaskBudgetShare(2, 3), 0);
+  EXPECT_EQ(TaskBudgetShare(0, 2), 0);
+  EXPECT_EQ(TaskBudgetShare(-5, 2), 0);  // a reply that overshot the budget leaves nothing
+  EXPECT_EQ(TaskBudgetShare(10, 0), 0);
 }
 
 TEST(DelegationTest, AnAnswerBecomesTheToolResult) {
