@@ -273,7 +273,10 @@ TEST_F(e2e_mcp, BadServerRecordsAreRefused) {
   refused({{"name", "x"}, {"transport", "http"}, {"url", "ftp://x"}}, "context.url");
   refused({{"name", "x"}, {"transport", "http"}, {"url", "http://x/mcp"}, {"command", json::array{"a"}}}, "context.command");
   refused({{"name", "x"}, {"transport", "http"}, {"url", "http://x/mcp"},
-           {"headers", json::object{{"Authorization", json::object{{"secret", "token"}}}}}}, "context.headers.Authorization");
+           {"headers", json::object{{"Authorization", json::object{{"secret", "no spaces"}}}}}},
+          "context.headers.Authorization.secret");
+  refused({{"name", "x"}, {"transport", "http"}, {"url", "http://x/mcp"},
+           {"headers", json::object{{"Authorization", json::object{{"name", "token"}}}}}}, "context.headers.Authorization");
   refused({{"name", "x"}, {"transport", "stdio"}, {"command", json::array{"a"}}, {"timeout_ms", 0}}, "context.timeout_ms");
   EXPECT_TRUE(ListAll("schema_name=mcp.server.v1").empty());
 }

@@ -6,6 +6,7 @@
 //   fail     answers with isError: true
 //   grow     adds a tool "extra" and sends notifications/tools/list_changed
 //   image    answers with structured content and an image item
+//   count    reports `steps` (default 3) progress notifications with a total, then answers
 import { appendFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -19,6 +20,8 @@ const tools = [
   { name: "fail", description: "answers with an error", inputSchema: object },
   { name: "grow", description: "adds a tool", inputSchema: object },
   { name: "image", description: "structured and image content", inputSchema: object },
+  { name: "count", description: "reports progress steps, then answers",
+    inputSchema: { type: "object", properties: { steps: { type: "integer" } } } },
 ];
 const server = new Server({ name: "scripted", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
 server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
@@ -56,6 +59,17 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       content: [{ type: "text", text: "a dot" }, { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }],
       structuredContent: { width: 1, height: 1 },
     };
+  }
+  if (name === "count") {
+    const token = request.params._meta?.progressToken;
+    const steps = request.params.arguments?.steps ?? 3;
+    for (let step = 1; step <= steps; step += 1) {
+      if (token !== undefined) {
+        await server.notification({ method: "notifications/progress",
+                                    params: { progressToken: token, progress: step, total: steps, message: `counted ${step}` } });
+      }
+    }
+    return { content: [{ type: "text", text: `counted to ${steps}` }] };
   }
   if (name === "extra") return { content: [{ type: "text", text: "extra" }] };
   return { content: [{ type: "text", text: `unknown tool ${name}` }], isError: true };
