@@ -9,9 +9,6 @@
 #include "support/subprocess.h"
 #include "tool_support.h"
 
-#ifndef CAIRN_E2E_MCP_NODE_DIR
-#error "CAIRN_E2E_MCP_NODE_DIR must name tests/e2e/mcp-node"
-#endif
 #ifndef CAIRN_E2E_LOCAL_NODE
 #error "CAIRN_E2E_LOCAL_NODE must name build/node/bin/node (the Node.js scripts/install-deps may install)"
 #endif

@@ -4,10 +4,6 @@
 #include "session_support.h"
 #include "support/subprocess.h"
 
-#ifndef CAIRN_E2E_MCP_NODE_DIR
-#error "CAIRN_E2E_MCP_NODE_DIR must name tests/e2e/mcp-node"
-#endif
-
 namespace cairn::e2e {
 namespace {
 
@@ -22,7 +18,7 @@ TEST_F(e2e_mcp_sessions, ProgressOfAToolTheAgentCalledIsOnTheSessionChannel) {
       {"schema_name", "mcp.server.v1"},
       {"title", "scripted"},
       {"context", json::object{{"name", "scripted"}, {"transport", "stdio"},
-                               {"command", json::array{json::string(node), json::string(kNodeDir + "/scripted-stdio.mjs")}},
+                               {"command", json::array{json::string(node), json::string(kNodeDir + "/scripted-server.mjs")}},
                                {"timeout_ms", 20000}}}});
   json::object tool = tools().AwaitEvent("tool.v1", [](const json::object& e) {
     return StringAt(e, "path") == "tools/scripted__count" && StringAt(e, "type") != "breadcrumb.deleted";

@@ -11,10 +11,6 @@
 #include "support/subprocess.h"
 #include "tool_support.h"
 
-#ifndef CAIRN_E2E_MCP_NODE_DIR
-#error "CAIRN_E2E_MCP_NODE_DIR must name tests/e2e/mcp-node"
-#endif
-
 namespace cairn::e2e {
 namespace {
 
