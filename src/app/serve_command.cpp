@@ -346,6 +346,7 @@ int RunServe(const std::vector<std::string>& args) {
     mcp_options.limits = LimitsFrom(settings);
     mcp_options.outbound_policy = outbound_policy;
     mcp_options.progress = &token_hub;
+    mcp_options.resolve_secret = builtin_options.resolve_secret;
     mcp_manager = std::make_shared<exec::mcp::McpManager>(*store, *event_bus, mcp_options);
     builtin_options.mcp = mcp_manager;
   }
@@ -376,7 +377,7 @@ int RunServe(const std::vector<std::string>& args) {
   }
   if (Status started = workflows.Start(settings.GetBool("run_executors"), tenants); !started.ok()) return Fail(started);
   if (mcp_manager) {
-    if (Status started = mcp_manager->Start(); !started.ok()) return Fail(started);
+    if (Status started = mcp_manager->Start(tenants); !started.ok()) return Fail(started);
   }
   // A tenant created while the server runs gets the built-ins at once (its definitions are
   // followed like any other); one created before a crash gets them at the next start.

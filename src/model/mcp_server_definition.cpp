@@ -39,8 +39,17 @@ Status ParseHeaders(McpServerDefinition& def, const json::value& value) {
       return Status::Validation(field, "is not a valid header name");
     }
     McpHeaderValue header;
-    if (v.is_object() && v.as_object().contains("secret")) {
-      return Status::Validation(field, "secret references are not available yet: give the value itself");
+    if (v.is_object()) {
+      // {"secret": "NAME"}: the tenant's secret NAME (docs/secrets.md), resolved at each connect.
+      const json::value* secret = v.as_object().size() == 1 ? v.as_object().if_contains("secret") : nullptr;
+      if (!secret) return Status::Validation(field, "must be a string or {\"secret\": \"NAME\"}");
+      CAIRN_ASSIGN_OR_RETURN(header.secret, RequireString(*secret, field + ".secret", 128));
+      if (header.secret.empty() || header.secret.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
+          std::string::npos) {
+        return Status::Validation(field + ".secret", "is not a secret name ([A-Za-z0-9_.-]{1,128})");
+      }
+      def.headers.emplace_back(std::string(name), std::move(header));
+      continue;
     }
     CAIRN_ASSIGN_OR_RETURN(header.value, RequireString(v, field, 8192));
     if (header.value.find_first_of("\r\n") != std::string::npos || header.value.find('\0') != std::string::npos) {

@@ -9,8 +9,8 @@
 // http:  {"name": "remote", "transport": "http", "url": "https://mcp.example.com/mcp",
 //         "headers": {"Authorization": "Bearer ..."}}
 //   Streamable HTTP; where it may connect is the outbound address policy's to decide. A header
-//   value is a string today; {"secret": "<name>"} is refused until secrets exist (the shape is
-//   reserved for them).
+//   value is a string or {"secret": "<name>"}: the record's tenant's secret of that name
+//   ([A-Za-z0-9_.-]{1,128}), resolved at each connect and never stored or logged.
 // Both: "timeout_ms" (each tool call, default 60000, 1..3,600,000), "connect_timeout_ms" (connect
 // and list, default 30000, 1..600,000), "concurrency" (calls at once per tool, 1..64, default 4),
 // "description". Unknown fields and fields of the other transport are refused.
@@ -30,10 +30,10 @@ namespace cairn::model {
 
 enum class McpTransportKind { kStdio, kHttp };
 
-// A header's value: given in the record, or (once secrets exist) the name of a secret.
+// A header's value: given in the record, or the name of a secret of the record's tenant.
 struct McpHeaderValue {
   std::string value;
-  std::string secret;  // non-empty: resolved at connect time (not supported yet)
+  std::string secret;  // non-empty: resolved at connect time
 };
 
 struct McpServerDefinition {

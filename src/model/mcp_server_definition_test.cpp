@@ -30,6 +30,17 @@ TEST(McpServerDefinition, Http) {
   EXPECT_EQ(def->headers[0].second.value, "Bearer t");
 }
 
+TEST(McpServerDefinition, SecretHeader) {
+  auto def = Parse(R"({"name":"r","transport":"http","url":"https://x.example/mcp",
+                       "headers":{"Authorization":{"secret":"mcp.token-1"},"X-Plain":"p"}})");
+  ASSERT_TRUE(def.ok()) << def.status().message();
+  ASSERT_EQ(def->headers.size(), 2u);
+  EXPECT_EQ(def->headers[0].second.secret, "mcp.token-1");
+  EXPECT_EQ(def->headers[0].second.value, "");
+  EXPECT_EQ(def->headers[1].second.secret, "");
+  EXPECT_EQ(def->headers[1].second.value, "p");
+}
+
 TEST(McpServerDefinition, RefusalsNameTheField) {
   struct Case {
     const char* json;
@@ -48,7 +59,10 @@ TEST(McpServerDefinition, RefusalsNameTheField) {
            {R"({"name":"x","transport":"http","url":"http://h/","env":["A"]})", "context.env"},
            {R"({"name":"x","transport":"http"})", "context.url"},
            {R"({"name":"x","transport":"http","url":"file:///etc/passwd"})", "context.url"},
-           {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"secret":"s"}}})", "context.headers.A"},
+           {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"secret":"a b"}}})", "context.headers.A.secret"},
+           {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"secret":""}}})", "context.headers.A.secret"},
+           {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"secret":"s","x":1}}})", "context.headers.A"},
+           {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"value":"s"}}})", "context.headers.A"},
            {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":"a\r\nB: b"}})", "context.headers.A"},
            {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A B":"a"}})", "context.headers.A B"},
            {R"({"name":"x","transport":"stdio","command":["a"],"limits":{"cpu_seconds":1}})", "context.limits.cpu_seconds"},

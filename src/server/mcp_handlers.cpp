@@ -133,7 +133,9 @@ void AddMcpRoutes(Router& router, McpRouteDeps deps) {
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     json::array servers;
     if (manager != nullptr) {
-      for (const auto& state : manager->Servers()) {
+      // The caller's tenant's servers (the default tenant's with --auth=none).
+      const std::string tenant = req.principal ? req.principal->tenant : std::string(model::kDefaultTenant);
+      for (const auto& state : manager->Servers(tenant)) {
         json::array tools;
         for (const auto& tool : state.tools) tools.emplace_back(tool);
         servers.push_back(json::object{{"name", state.name},

@@ -303,6 +303,28 @@ json::object SessionTokenPayload(const std::string& session_id, const bus::Ephem
                       {"timestamp", event.at}};
 }
 
+json::object SessionToolProgressPayload(const std::string& session_id, const bus::EphemeralEvent& event) {
+  auto data = [&](std::string_view key) { return ValueOr(event.data.if_contains(key), nullptr); };
+  json::object metadata{{"tool", data("tool")}, {"request_id", data("request_id")}, {"step", data("step")},
+                        {"progress", data("progress")}, {"total", data("total")}};
+  json::value content = data("message");
+  if (!content.is_string()) {
+    // No message: "<progress>" or "<progress>/<total>" as the server counted.
+    std::string text = json::serialize(metadata.at("progress"));
+    if (!metadata.at("total").is_null()) text += "/" + json::serialize(metadata.at("total"));
+    content = text;
+  }
+  return json::object{{"session_id", session_id},
+                      {"message_id", ""},
+                      {"execution_id", data("execution_id")},
+                      {"parent_execution_id", data("parent_execution_id")},
+                      {"event_type", model::kToolProgressEventType},
+                      {"role", "info"},
+                      {"content", std::move(content)},
+                      {"metadata", std::move(metadata)},
+                      {"timestamp", event.at}};
+}
+
 std::shared_ptr<SseSpec> SessionStreamSpec(const std::string& owner_id, const std::string& session_id,
                                            int64_t after_seq) {
   auto spec = std::make_shared<SseSpec>();
@@ -314,9 +336,12 @@ std::shared_ptr<SseSpec> SessionStreamSpec(const std::string& owner_id, const st
   // the messages written with them).
   // Sub-agents' steps carry session-activity:<id> (their records are not the session's).
   spec->selector.any_tags = {"session:" + session_id, "session-activity:" + session_id};
-  spec->selector.types = {"breadcrumb.created", "breadcrumb.updated", std::string(model::kAgentTokenEventType)};
+  // Tools' progress (MCP) too: their requests carry the session-activity tag of the agent's session.
+  spec->selector.types = {"breadcrumb.created", "breadcrumb.updated", std::string(model::kAgentTokenEventType),
+                          std::string(model::kToolProgressEventType)};
   spec->stored_view = [session_id](const model::Event& event) { return SessionMessagePayload(session_id, event); };
   spec->ephemeral_view = [session_id](const bus::EphemeralEvent& event) -> std::optional<json::object> {
+    if (event.type == model::kToolProgressEventType) return SessionToolProgressPayload(session_id, event);
     if (event.type != model::kAgentTokenEventType) return std::nullopt;
     return SessionTokenPayload(session_id, event);
   };

@@ -63,6 +63,10 @@ std::optional<boost::json::object> SessionMessagePayload(const std::string& sess
 // The payload of an agent.token event of the session.
 boost::json::object SessionTokenPayload(const std::string& session_id, const bus::EphemeralEvent& event);
 
+// The payload of a tool.progress event (an MCP tool's notifications/progress) of a run working for
+// the session: a step of that tool's run (docs/mcp.md).
+boost::json::object SessionToolProgressPayload(const std::string& session_id, const bus::EphemeralEvent& event);
+
 // --- Query parsing (exposed for tests) ---
 
 // GET /sessions: status (active|archived|closed), user_id, agent_id, related_type, related_id,

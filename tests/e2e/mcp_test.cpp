@@ -2,7 +2,7 @@
 // its package-lock.json) registered as mcp.server.v1 records; their tools appear as tool.v1
 // records and answer tool.request.v1 through the normal tool pipeline. server-everything over
 // stdio and Streamable HTTP, server-filesystem over stdio, and a scripted SDK server
-// (scripted-stdio.mjs) for what those lack: cancellation, crashes, errors, list changes, images.
+// (scripted-server.mjs) for what those lack: cancellation, crashes, errors, list changes, images.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -101,7 +101,7 @@ class e2e_mcp : public ToolTest {
   }
 
   json::object RegisterScripted(const std::string& log) {
-    std::vector<std::string> args{kNodeDir + "/scripted-stdio.mjs"};
+    std::vector<std::string> args{kNodeDir + "/scripted-server.mjs"};
     if (!log.empty()) args.push_back(log);
     return Register({{"name", "scripted"}, {"transport", "stdio"}, {"command", NodeCommand(args)}, {"timeout_ms", 20000}});
   }
@@ -250,6 +250,22 @@ TEST_F(e2e_mcp, ADeadServerIsRestartedAndListChangesAreFollowed) {
   EXPECT_EQ(TextOf(Call("scripted__extra", json::object{})), "extra");
 }
 
+TEST_F(e2e_mcp, ListChangesOfAnHttpServerArriveOnItsGetStream) {
+  // grow's tools/list_changed is sent outside any request: only the standalone GET stream,
+  // which cairn opens after the handshake, carries it.
+  Subprocess http({node_, kNodeDir + "/scripted-server.mjs", "--http"});
+  ASSERT_TRUE(http.Start()) << http.error();
+  ASSERT_TRUE(http.WaitForLines(1, 30s)) << http.err();
+  auto port = IntAt(json::parse(http.OutLines().front()).as_object(), "port");
+  Register({{"name", "scripted-http"}, {"transport", "http"}, {"url", "http://127.0.0.1:" + std::to_string(port) + "/mcp"}});
+  ASSERT_FALSE(AwaitTool("scripted-http__grow").empty()) << JsonText(Servers());
+  ASSERT_TRUE(http.WaitForLines(2, kToolWait)) << "cairn opened no GET stream: " << http.out();
+  EXPECT_NE(http.OutLines()[1].find("get_stream"), std::string::npos) << http.out();
+  EXPECT_EQ(StatusOf(Call("scripted-http__grow", json::object{})), "success");
+  ASSERT_FALSE(AwaitTool("scripted-http__extra").empty()) << JsonText(Servers());
+  EXPECT_EQ(TextOf(Call("scripted-http__extra", json::object{})), "extra");
+}
+
 TEST_F(e2e_mcp, RemovingTheServerRemovesItsTools) {
   json::object record = RegisterScripted("");
   ASSERT_FALSE(AwaitTool("scripted__fail").empty());
@@ -273,7 +289,10 @@ TEST_F(e2e_mcp, BadServerRecordsAreRefused) {
   refused({{"name", "x"}, {"transport", "http"}, {"url", "ftp://x"}}, "context.url");
   refused({{"name", "x"}, {"transport", "http"}, {"url", "http://x/mcp"}, {"command", json::array{"a"}}}, "context.command");
   refused({{"name", "x"}, {"transport", "http"}, {"url", "http://x/mcp"},
-           {"headers", json::object{{"Authorization", json::object{{"secret", "token"}}}}}}, "context.headers.Authorization");
+           {"headers", json::object{{"Authorization", json::object{{"secret", "no spaces"}}}}}},
+          "context.headers.Authorization.secret");
+  refused({{"name", "x"}, {"transport", "http"}, {"url", "http://x/mcp"},
+           {"headers", json::object{{"Authorization", json::object{{"name", "token"}}}}}}, "context.headers.Authorization");
   refused({{"name", "x"}, {"transport", "stdio"}, {"command", json::array{"a"}}, {"timeout_ms", 0}}, "context.timeout_ms");
   EXPECT_TRUE(ListAll("schema_name=mcp.server.v1").empty());
 }

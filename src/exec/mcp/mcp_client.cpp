@@ -56,7 +56,9 @@ Status McpClient::Connect(std::chrono::milliseconds timeout) {
     }
   }
   transport_->SetProtocolVersion(version);
-  return Notify("notifications/initialized", {});
+  CAIRN_RETURN_IF_ERROR(Notify("notifications/initialized", {}));
+  transport_->Listen();
+  return Status::Ok();
 }
 
 Result<std::vector<McpTool>> McpClient::ListTools(std::chrono::milliseconds timeout, size_t max_tools) {
@@ -106,6 +108,14 @@ Result<json::value> McpClient::Request(const std::string& method, json::object p
                                        ProgressCallback progress) {
   auto pending = std::make_shared<Pending>();
   pending->progress = std::move(progress);
+  // On every way out (after the lock below is released): no progress callback from now on.
+  struct FinishProgress {
+    Pending& pending;
+    ~FinishProgress() {
+      std::lock_guard lock(pending.progress_mu);
+      pending.finished = true;
+    }
+  } finish_progress{*pending};
   int64_t id;
   {
     std::lock_guard lock(mu_);
@@ -200,13 +210,15 @@ void McpClient::HandleMessage(json::value message) {
     if (!params || !params->is_object()) return;
     const json::value* token = params->as_object().if_contains("progressToken");
     if (!token || !token->is_int64()) return;
-    ProgressCallback callback;
+    std::shared_ptr<Pending> pending;
     {
       std::lock_guard lock(mu_);
       auto it = pending_.find(token->as_int64());
-      if (it != pending_.end()) callback = it->second->progress;
+      if (it != pending_.end()) pending = it->second;
     }
-    if (callback) callback(params->as_object());
+    if (!pending || !pending->progress) return;
+    std::lock_guard lock(pending->progress_mu);
+    if (!pending->finished) pending->progress(params->as_object());
   }
 }
 

@@ -6,7 +6,7 @@
 // sends notifications/initialized. Every request has a timeout; when it passes, or the caller's
 // cancel flag is set, the client sends notifications/cancelled for it and returns kUnavailable.
 // tools/call asks for progress (a progressToken in _meta); notifications/progress for it reach the
-// caller's callback. notifications/tools/list_changed calls the OnToolsChanged callback. Requests
+// caller's callback, never after CallTool has returned. notifications/tools/list_changed calls the OnToolsChanged callback. Requests
 // from the server: ping is answered; anything else gets "method not found" (cairn offers no
 // sampling, roots or elicitation).
 //
@@ -83,6 +83,10 @@ class McpClient {
     bool done = false;
     boost::json::value response;
     ProgressCallback progress;
+    // Held while `progress` runs; `finished` (set under it when the request returns) stops later
+    // calls, so the callback never outlives the request that gave it.
+    std::mutex progress_mu;
+    bool finished = false;
   };
   Result<boost::json::value> Request(const std::string& method, boost::json::object params,
                                      std::chrono::milliseconds timeout, const std::atomic<bool>* cancel,

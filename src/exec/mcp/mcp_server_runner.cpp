@@ -18,9 +18,10 @@ constexpr std::chrono::milliseconds kFirstBackoff{500};
 constexpr std::chrono::milliseconds kMaxBackoff{30000};
 }  // namespace
 
-McpServerRunner::McpServerRunner(model::McpServerDefinition definition, store::Store& store,
+McpServerRunner::McpServerRunner(std::string owner, model::McpServerDefinition definition, store::Store& store,
                                  const McpManagerOptions& options)
-    : definition_(std::move(definition)), store_(store), options_(options) {
+    : owner_(std::move(owner)), definition_(std::move(definition)), store_(store), options_(options) {
+  state_.owner_id = owner_;
   state_.name = definition_.name;
   state_.transport = definition_.transport == model::McpTransportKind::kStdio ? "stdio" : "http";
   state_.state = "connecting";
@@ -62,8 +63,21 @@ bool McpServerRunner::WaitFor(std::chrono::milliseconds delay) {
 Result<std::unique_ptr<McpTransport>> McpServerRunner::MakeTransport() {
   if (definition_.transport == model::McpTransportKind::kHttp) {
     std::vector<std::pair<std::string, std::string>> headers;
-    // A {"secret": ...} value would be resolved here once secrets exist.
-    for (const auto& [name, value] : definition_.headers) headers.emplace_back(name, value.value);
+    for (const auto& [name, value] : definition_.headers) {
+      if (value.secret.empty()) {
+        headers.emplace_back(name, value.value);
+        continue;
+      }
+      // The tenant's secret, now: its value lives in this request's headers only.
+      if (!options_.resolve_secret) {
+        return Status::FailedPrecondition("header " + name + " names secret " + value.secret + ", but this server has no secrets");
+      }
+      auto secret = options_.resolve_secret(owner_, value.secret);
+      if (!secret.ok()) {
+        return Status(secret.status().code(), "header " + name + ": secret " + value.secret + ": " + secret.status().message());
+      }
+      headers.emplace_back(name, std::move(secret).value());
+    }
     return std::unique_ptr<McpTransport>(std::make_unique<HttpTransport>(definition_.url, std::move(headers),
                                                                          options_.outbound_policy,
                                                                          options_.max_message_bytes));
@@ -116,7 +130,7 @@ Status McpServerRunner::ConnectAndSync(std::shared_ptr<McpClient>& client) {
     state_.tools.clear();
     for (const McpTool& tool : tools) state_.tools.push_back(model::McpToolName(definition_.name, tool.name));
   }
-  return SyncTools(store_, definition_, tools);
+  return SyncTools(store_, owner_, definition_, tools);
 }
 
 void McpServerRunner::Run() {
@@ -170,7 +184,7 @@ void McpServerRunner::Run() {
           CAIRN_LOG_WARN("MCP server {}: listing its changed tools failed: {}", definition_.name, tools.status().message());
           continue;
         }
-        if (Status synced = SyncTools(store_, definition_, *tools); !synced.ok()) {
+        if (Status synced = SyncTools(store_, owner_, definition_, *tools); !synced.ok()) {
           CAIRN_LOG_WARN("MCP server {}: {}", definition_.name, synced.message());
         }
         std::lock_guard lock(mu_);
@@ -201,28 +215,41 @@ Result<json::value> McpServerRunner::Call(const std::string& tool, const ToolCal
                                  (state_.error.empty() ? "" : ": " + state_.error) + ")");
     }
   }
-  ProgressCallback progress;
-  if (options_.progress != nullptr) {
-    std::vector<std::string> tags = call.trigger.tags;
-    const std::string request_id = RequestIdOf(call.trigger);
-    tags.push_back("request:" + request_id);
-    const std::string tool_name = model::McpToolName(definition_.name, tool);
-    progress = [this, tags, request_id, tool_name, &call](const json::object& update) {
-      auto event = std::make_shared<bus::EphemeralEvent>();
-      event->type = std::string(model::kToolProgressEventType);
-      event->owner_id = call.trigger.owner_id;
-      event->tags = tags;
-      event->at = std::chrono::duration_cast<std::chrono::microseconds>(
-                      std::chrono::system_clock::now().time_since_epoch()).count();
-      json::object data{{"request_id", request_id}, {"tool", tool_name}};
-      for (const char* field : {"progress", "total", "message"}) {
-        if (const json::value* v = update.if_contains(field)) data[field] = *v;
-      }
-      event->data = std::move(data);
-      event->after_seq = call.trigger.seq;  // never before the request on any stream
-      options_.progress->Publish(std::move(event));
-    };
+  // Each notifications/progress is a step of the call's run: counted (its step_count) and
+  // published as an ephemeral tool.progress event naming the run, which the session channel of
+  // a session the run works for shows. Everything is copied: the callback never runs after
+  // CallTool returns (mcp_client.h), but owes nothing to `call` either.
+  std::vector<std::string> tags = call.trigger.tags;
+  const std::string request_id = RequestIdOf(call.trigger);
+  tags.push_back("request:" + request_id);
+  if (const std::string& session = call.lineage.session_id; !session.empty()) {
+    const bool tagged = std::any_of(tags.begin(), tags.end(), [&](const std::string& tag) {
+      return tag == "session:" + session || tag == "session-activity:" + session;
+    });
+    if (!tagged) tags.push_back("session-activity:" + session);
   }
+  ProgressCallback progress = [hub = options_.progress, tags = std::move(tags), request_id,
+                               tool_name = model::McpToolName(definition_.name, tool), owner = call.trigger.owner_id,
+                               after_seq = call.trigger.seq, execution_id = call.execution_id,
+                               parent = call.lineage.parent_execution_id, steps = call.steps](const json::object& update) {
+    const int64_t step = steps != nullptr ? ++*steps : 0;
+    if (hub == nullptr) return;
+    auto event = std::make_shared<bus::EphemeralEvent>();
+    event->type = std::string(model::kToolProgressEventType);
+    event->owner_id = owner;
+    event->tags = tags;
+    event->at = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::system_clock::now().time_since_epoch()).count();
+    json::object data{{"request_id", request_id}, {"tool", tool_name}, {"step", step},
+                      {"execution_id", execution_id.empty() ? json::value(nullptr) : json::value(execution_id)},
+                      {"parent_execution_id", parent.empty() ? json::value(nullptr) : json::value(parent)}};
+    for (const char* field : {"progress", "total", "message"}) {
+      if (const json::value* v = update.if_contains(field)) data[field] = *v;
+    }
+    event->data = std::move(data);
+    event->after_seq = after_seq;  // never before the request on any stream
+    hub->Publish(std::move(event));
+  };
   CAIRN_ASSIGN_OR_RETURN(json::object result, client->CallTool(tool, call.input, call.timeout, &call.cancelled, progress));
   return MapCallResult(result);
 }

@@ -15,7 +15,9 @@ namespace cairn::exec::mcp {
 
 class McpServerRunner {
  public:
-  McpServerRunner(model::McpServerDefinition definition, store::Store& store, const McpManagerOptions& options);
+  // The server of record `definition` of tenant `owner`.
+  McpServerRunner(std::string owner, model::McpServerDefinition definition, store::Store& store,
+                  const McpManagerOptions& options);
   ~McpServerRunner();  // Stop()s
   void Start();
   // Closes the connection (a stdio server is stopped) and joins the thread. Idempotent.
@@ -32,6 +34,7 @@ class McpServerRunner {
   void SetState(const std::string& state, const std::string& error);
   bool WaitFor(std::chrono::milliseconds delay);  // false when stopping
 
+  std::string owner_;
   model::McpServerDefinition definition_;
   store::Store& store_;
   const McpManagerOptions& options_;

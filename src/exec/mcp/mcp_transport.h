@@ -35,6 +35,10 @@ class McpTransport {
   // The protocol version the client negotiated (HTTP sends it in every request's header).
   virtual void SetProtocolVersion(const std::string& /*version*/) {}
 
+  // After the handshake: opens the way for messages the server sends outside any request, where
+  // the transport needs one (HTTP: the standalone GET stream; stdio always has it).
+  virtual void Listen() {}
+
   // Ends the connection; no callback runs after it returns. Idempotent.
   virtual void Close() = 0;
 

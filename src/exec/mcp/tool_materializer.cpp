@@ -15,10 +15,10 @@ namespace {
 
 constexpr size_t kMaxDescriptionBytes = 16 * 1024;
 
-model::WriteContext Writer() { return model::WriteContext{model::kDefaultTenant, kMcpActor}; }
+model::WriteContext Writer(const std::string& owner) { return model::WriteContext{owner, kMcpActor}; }
 
 // Every stored tool.v1 tagged mcp:<server> (or tagged mcp at all when `server` is empty).
-Result<std::vector<model::Breadcrumb>> StoredTools(store::Store& store, const std::string& server) {
+Result<std::vector<model::Breadcrumb>> StoredTools(store::Store& store, const std::string& owner, const std::string& server) {
   std::vector<model::Breadcrumb> found;
   model::BreadcrumbQuery query;
   query.schema_name = std::string(model::kToolSchema);
@@ -26,7 +26,7 @@ Result<std::vector<model::Breadcrumb>> StoredTools(store::Store& store, const st
   query.include_context = true;
   query.limit = 200;
   while (true) {
-    CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(model::kDefaultTenant, query));
+    CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(owner, query));
     for (auto& item : page.items) found.push_back(std::move(item));
     if (!page.next_cursor) return found;
     query.cursor = page.next_cursor;
@@ -61,8 +61,9 @@ json::object ToolContextFor(const model::McpServerDefinition& server, const McpT
   };
 }
 
-Status SyncTools(store::Store& store, const model::McpServerDefinition& server, const std::vector<McpTool>& tools) {
-  CAIRN_ASSIGN_OR_RETURN(std::vector<model::Breadcrumb> stored, StoredTools(store, server.name));
+Status SyncTools(store::Store& store, const std::string& owner, const model::McpServerDefinition& server,
+                 const std::vector<McpTool>& tools) {
+  CAIRN_ASSIGN_OR_RETURN(std::vector<model::Breadcrumb> stored, StoredTools(store, owner, server.name));
   std::map<std::string, const model::Breadcrumb*> by_path;
   for (const auto& crumb : stored) {
     if (crumb.path) by_path[*crumb.path] = &crumb;
@@ -83,7 +84,7 @@ Status SyncTools(store::Store& store, const model::McpServerDefinition& server, 
       if (existing->second->context == json::value(context)) continue;
       model::BreadcrumbPatch patch;
       patch.context.Set(std::move(context));
-      auto updated = store.Update(Writer(), existing->second->id, patch, existing->second->version);
+      auto updated = store.Update(Writer(owner), existing->second->id, patch, existing->second->version);
       if (!updated.ok()) CAIRN_LOG_WARN("MCP server {}: cannot update tool {}: {}", server.name, name, updated.status().message());
       continue;
     }
@@ -93,7 +94,7 @@ Status SyncTools(store::Store& store, const model::McpServerDefinition& server, 
     draft.tags = {"tool", "mcp", "mcp:" + server.name};
     draft.path = path;
     draft.context = std::move(context);
-    auto created = store.Create(Writer(), draft, "");
+    auto created = store.Create(Writer(owner), draft, "");
     if (!created.ok()) {
       // A path taken by a tool.v1 that is not this server's: its owner keeps it.
       CAIRN_LOG_WARN("MCP server {}: cannot register tool {}: {}", server.name, name, created.status().message());
@@ -101,23 +102,23 @@ Status SyncTools(store::Store& store, const model::McpServerDefinition& server, 
   }
   for (const auto& crumb : stored) {
     if (crumb.path && wanted.count(*crumb.path)) continue;
-    Status deleted = store.Delete(Writer(), crumb.id, std::nullopt);
+    Status deleted = store.Delete(Writer(owner), crumb.id, std::nullopt);
     if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
   }
   return Status::Ok();
 }
 
-Status RemoveTools(store::Store& store, const std::string& server) {
+Status RemoveTools(store::Store& store, const std::string& owner, const std::string& server) {
   model::McpServerDefinition definition;
   definition.name = server;
-  return SyncTools(store, definition, {});
+  return SyncTools(store, owner, definition, {});
 }
 
-Status RemoveToolsOfOtherServers(store::Store& store, const std::vector<std::string>& servers) {
-  CAIRN_ASSIGN_OR_RETURN(std::vector<model::Breadcrumb> stored, StoredTools(store, ""));
+Status RemoveToolsOfOtherServers(store::Store& store, const std::string& owner, const std::vector<std::string>& servers) {
+  CAIRN_ASSIGN_OR_RETURN(std::vector<model::Breadcrumb> stored, StoredTools(store, owner, ""));
   for (const auto& crumb : stored) {
     if (std::find(servers.begin(), servers.end(), ServerOf(crumb)) != servers.end()) continue;
-    Status deleted = store.Delete(Writer(), crumb.id, std::nullopt);
+    Status deleted = store.Delete(Writer(owner), crumb.id, std::nullopt);
     if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
   }
   return Status::Ok();

@@ -20,14 +20,15 @@ inline constexpr char kMcpActor[] = "system:mcp";
 // schema checker accepts it, else {"type": "object"} (the server still checks its arguments).
 boost::json::object ToolContextFor(const model::McpServerDefinition& server, const McpTool& tool);
 
-// Makes the stored tool.v1 records of `server` (default tenant) exactly `tools`.
-Status SyncTools(store::Store& store, const model::McpServerDefinition& server, const std::vector<McpTool>& tools);
+// Makes the stored tool.v1 records of `server` in tenant `owner` exactly `tools`.
+Status SyncTools(store::Store& store, const std::string& owner, const model::McpServerDefinition& server,
+                 const std::vector<McpTool>& tools);
 
-// Deletes every tool.v1 record of the server named `server`.
-Status RemoveTools(store::Store& store, const std::string& server);
+// Deletes every tool.v1 record of the server named `server` of tenant `owner`.
+Status RemoveTools(store::Store& store, const std::string& owner, const std::string& server);
 
-// Deletes the tool.v1 records of servers not in `servers` (records of servers removed while
-// cairn was not running).
-Status RemoveToolsOfOtherServers(store::Store& store, const std::vector<std::string>& servers);
+// Deletes the tool.v1 records of tenant `owner` of servers not in `servers` (records of servers
+// removed while cairn was not running).
+Status RemoveToolsOfOtherServers(store::Store& store, const std::string& owner, const std::vector<std::string>& servers);
 
 }  // namespace cairn::exec::mcp

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "exec/executor.h"
 #include "model/event.h"
 
 namespace cairn::exec {
@@ -21,6 +22,12 @@ struct ToolCall {
   const std::string& caller;            // who asked: requested_by, else the trigger's writer
   const std::atomic<bool>& cancelled;   // timeout or shutdown: return soon
   std::chrono::milliseconds timeout;    // the run's whole budget
+  // The run's agent.execution.v1 id and lineage (empty when a tool is called outside a run), so
+  // a tool reporting progress can name the run; `steps` (may be null) counts the steps it
+  // reports (MCP progress), which the run records as its step_count.
+  std::string execution_id = {};
+  Lineage lineage = {};
+  std::atomic<int64_t>* steps = nullptr;
 };
 
 class Tool {

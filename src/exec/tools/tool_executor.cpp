@@ -78,12 +78,15 @@ RunResult ToolExecutor::Run(const RunRequest& request) {
   if (Status valid = model::ValidateAgainstSchema(definition_.input_schema, input, "input"); !valid.ok()) {
     return ToolResponse(definition_.name, request_id, valid, elapsed(), "invalid_input");
   }
+  std::atomic<int64_t> steps{0};
   ToolCall call{input, request.context, trigger, caller, request.cancelled,
-                std::chrono::milliseconds(definition_.timeout_ms)};
+                std::chrono::milliseconds(definition_.timeout_ms), request.execution_id, request.lineage, &steps};
   Result<json::value> outcome = tool_->Invoke(call);
   // A tool refusing its input (a built-in's own checks, a breadcrumb field) is invalid input too.
   bool invalid = !outcome.ok() && outcome.status().code() == StatusCode::kValidation;
-  return ToolResponse(definition_.name, request_id, outcome, elapsed(), invalid ? "invalid_input" : "");
+  RunResult result = ToolResponse(definition_.name, request_id, outcome, elapsed(), invalid ? "invalid_input" : "");
+  result.step_count = steps.load();
+  return result;
 }
 
 RunResult ToolExecutor::Refuse(const RunRequest& request, const std::string& code, const std::string& message) {
