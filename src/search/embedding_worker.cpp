@@ -33,7 +33,7 @@ EmbeddingWorker::EmbeddingWorker(store::Store& records, store::VectorStore& vect
                                  bus::EventBus& bus, Embedder& embedder, EmbeddingWorkerOptions options,
                                  MetricsRegistry* metrics)
     : records_(records), vectors_(vectors), cursors_(cursors), bus_(bus), embedder_(embedder),
-      options_(std::move(options)), model_(embedder.model()), consumer_("search.embed:" + model_) {
+      options_(std::move(options)), model_(embedder.model()), consumer_(ConsumerFor(model_)) {
   options_.batch_size = std::clamp<size_t>(options_.batch_size, 1, kMaxEmbedBatch);
   if (metrics) {
     embedded_ = &metrics->GetCounter("cairn_search_embedded_total", "Records embedded by the embedding worker");
@@ -51,6 +51,7 @@ void EmbeddingWorker::Start() {
     stopping_ = false;
     positioned_ = false;
   }
+  announced_caught_up_ = false;
   // Subscribed without holding mu_: the bus calls the wake-up under its own lock, and the wake-up
   // takes mu_, so taking them in the other order could deadlock.
   // Woken only by events of embedded schemas: those of runs, snapshots and other unembedded
@@ -249,6 +250,10 @@ void EmbeddingWorker::Run() {
     auto events = bus_.Read(cursor_.load(), kEventsPerRead);
     if (!events.ok() || events->empty()) {
       if (!events.ok()) CAIRN_LOG_WARN("search: reading events failed: {}", events.status().message());
+      if (events.ok() && !announced_caught_up_ && options_.on_caught_up) {
+        announced_caught_up_ = true;
+        options_.on_caught_up();
+      }
       const bool pending = cursor_.load() != persisted_seq_.load() || !pending_removals_.empty();
       if (pending && flush_due()) flush_pending();
       if (!Wait(pending ? kCursorSaveInterval : kIdle)) {

@@ -54,6 +54,10 @@ struct EmbeddingWorkerOptions {
   // Called on the worker's thread after vectors were stored (with the removals stored with them):
   // how an in-memory index (HnswVectorSearch::OnStored) follows the source of truth. May be empty.
   std::function<void(const std::vector<store::VectorWrite>&, const std::vector<store::VectorKey>&)> on_stored;
+  // Called once per Start on the worker's thread, the first time it has gone through every event
+  // on the bus (after filling in, when it had to): how EmbeddingModels learns that a new model
+  // can serve. The worker follows no events while it runs. May be empty.
+  std::function<void()> on_caught_up;
 };
 
 // Whether records of `schema_name` (nullopt: none) get vectors under `schemas`.
@@ -85,6 +89,9 @@ class EmbeddingWorker {
   void Stop();
 
   EmbeddingStatus GetStatus() const;
+
+  // The CursorStore consumer of `model`'s worker: "search.embed:<model>".
+  static std::string ConsumerFor(const std::string& model) { return "search.embed:" + model; }
 
   // Waits until the worker has found where to start (and filled in older records if it had to) and
   // every event up to `seq` is done and stored with the cursor (vectors written, removed or
@@ -131,6 +138,7 @@ class EmbeddingWorker {
   std::chrono::steady_clock::time_point last_flush_;
   std::atomic<bool> filling_{false};
   std::atomic<bool> positioned_{false};  // the start position is known (set by Run, reset by Start)
+  bool announced_caught_up_ = false;     // on_caught_up was called (the worker thread's; reset by Start)
   std::atomic<int64_t> failed_batches_{0};
   mutable std::mutex count_mu_;  // the cached count (CachedVectorCount)
   mutable std::optional<std::pair<int64_t, int64_t>> count_key_;  // (bus LastSeq, stored cursor)
