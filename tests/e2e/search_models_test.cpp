@@ -133,5 +133,22 @@ TEST_F(e2e_search_models, TheOldModelServesUntilTheNewOneCaughtUpThenItsVectorsG
   for (const std::string& saved : SavedIndexModels()) EXPECT_NE(saved, kOld);
 }
 
+// builtin/hash-N picks the built-in embedder's dimension; a bad N stops the start, naming it.
+TEST(e2e_search_models_settings, ABadBuiltinDimensionStopsTheStart) {
+  for (const char* bad : {"builtin/hash-3", "builtin/hash-4097", "builtin/hash-x"}) {
+    ServerProcess server({"--embedder", bad});
+    EXPECT_FALSE(server.Start()) << bad;
+    EXPECT_NE(server.LogTail().find("embedder: builtin/hash-N takes a dimension N from 8 to 4096"), std::string::npos)
+        << bad << ": " << server.LogTail();
+  }
+  ServerProcess good({"--embedder", "builtin/hash-32"});
+  ASSERT_TRUE(good.Start()) << good.error();
+  HttpClient client(good.port());
+  Response status = client.Get("/search/status");
+  ASSERT_EQ(status.status, 200) << status.Describe();
+  EXPECT_EQ(StringAt(ObjectOf(status), "serving"), "builtin/hash-32");
+  EXPECT_EQ(good.Stop(), 0);
+}
+
 }  // namespace
 }  // namespace cairn::e2e
