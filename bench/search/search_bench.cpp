@@ -12,10 +12,13 @@
 //     creates of N records with 1 KiB contexts by W threads, one create per transaction, on a store
 //     without the full-text triggers and with no embedding worker (the baseline), then with both
 //     (timed until the worker has stored every vector), then with each alone: the rates and ratios.
+//     --only baseline|both|fts|embed runs that phase alone (for a profiler: valgrind --tool=callgrind
+//     counts one phase's instructions).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -378,6 +381,16 @@ double WritePhase(const std::string& dir, size_t records, size_t writers, bool f
     sqlite3_close(db);
     store = OpenStore(dir, clock);
   }
+  if (const char* sql = std::getenv("SEARCH_BENCH_SQL"); sql != nullptr && *sql != '\0') {  // an experiment's setting
+    store->Close();
+    sqlite3* db = nullptr;
+    if (sqlite3_open((dir + "/cairn.db").c_str(), &db) != SQLITE_OK || sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+      std::fprintf(stderr, "search_bench: SEARCH_BENCH_SQL failed: %s\n", sqlite3_errmsg(db));
+      std::exit(1);
+    }
+    sqlite3_close(db);
+    store = OpenStore(dir, clock);
+  }
   auto bus = cairn::bus::LocalEventBus::Start(*store, 1000, nullptr);
   if (!bus.ok()) std::exit(1);
   cairn::search::HashingEmbedder embedder;
@@ -415,6 +428,13 @@ int Writes(int argc, char** argv) {
   const size_t records = SizeArg(argc, argv, "records", 20000);
   const size_t writers = SizeArg(argc, argv, "writers", 4);
   if (dir.empty()) return 2;
+  if (const std::string only = Arg(argc, argv, "only", ""); !only.empty()) {
+    if (only != "baseline" && only != "both" && only != "fts" && only != "embed") return 2;
+    const bool fts = only == "both" || only == "fts";
+    const bool embed = only == "both" || only == "embed";
+    std::printf("%s_per_s=%.0f\n", only.c_str(), WritePhase(dir + "/" + only, records, writers, fts, embed));
+    return 0;
+  }
   const double baseline = WritePhase(dir + "/baseline", records, writers, false, false);
   const double both = WritePhase(dir + "/both", records, writers, true, true);
   const double fts_only = WritePhase(dir + "/fts", records, writers, true, false);

@@ -52,9 +52,7 @@
 #include "store/cached_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "app/search_setup.h"
-#include "search/embedding_worker.h"
-#include "search/exact_vector_search.h"
-#include "search/hnsw_vector_search.h"
+#include "search/embedding_models.h"
 #include "search/searcher.h"
 #include "server/rcrt/rcrt_routes.h"
 #include "server/search_handlers.h"
@@ -284,36 +282,13 @@ int RunServe(const std::vector<std::string>& args) {
   if (!migrated.ok()) return Fail(migrated.status());
   if (*migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", *migrated);
   // Search: full text always; vectors with an embedder, computed after the writes by the worker.
-  auto embedder = MakeEmbedder(settings, (*providers)->providers());
-  if (!embedder.ok()) return Fail(embedder.status());
-  std::unique_ptr<search::VectorSearch> vector_search;
-  search::HnswVectorSearch* hnsw = nullptr;  // vector_search, when it is the index
-  std::unique_ptr<search::EmbeddingWorker> embedding_worker;  // stopped before the bus (declared after it)
-  if (*embedder) {
-    search::EmbeddingWorkerOptions embed_options;
-    embed_options.schemas = SplitList(settings.GetString("embed_schemas"));
-    embed_options.batch_size = static_cast<size_t>(settings.GetInt("embed_batch_size"));
-    const std::string index_kind = settings.GetString("vector_index");
-    if (index_kind == "hnsw") {
-      search::HnswSearchOptions hnsw_options;
-      hnsw_options.directory = (std::filesystem::path(settings.GetString("data_dir")) / "vector-index").string();
-      hnsw_options.min_vectors = static_cast<size_t>(settings.GetInt("hnsw_min_vectors"));
-      auto index = std::make_unique<search::HnswVectorSearch>(vector_store, *store, **embedder, hnsw_options);
-      hnsw = index.get();
-      embed_options.on_stored = [hnsw](const auto& writes, const auto& removals) { hnsw->OnStored(writes, removals); };
-      vector_search = std::move(index);
-    } else if (index_kind == "exact") {
-      vector_search = std::make_unique<search::ExactVectorSearch>(vector_store, *store, **embedder);
-    } else {
-      return Fail(Status(StatusCode::kInvalidArgument, "vector_index: must be hnsw or exact, got '" + index_kind + "'",
-                         "vector_index"));
-    }
-    embedding_worker = std::make_unique<search::EmbeddingWorker>(*store, vector_store, cursor_store, *event_bus,
-                                                                 **embedder, embed_options, &metrics);
-    embedding_worker->Start();
-    CAIRN_LOG_INFO("vector search with {} (embedder)", (*embedder)->model());
-  }
-  search::Searcher searcher(text_index, vector_search.get());
+  // Models: the configured one, and the previous one while it catches up (docs/search.md).
+  auto vector_search = StartVectorSearch(settings, (*providers)->providers(), SplitList(settings.GetString("embed_schemas")),
+                                         *store, vector_store, cursor_store, *event_bus, metrics);
+  if (!vector_search.ok()) return Fail(vector_search.status());
+  // Stopped before the bus (declared after it), then its indexes saved.
+  std::unique_ptr<search::EmbeddingModels> embedding_models = std::move(vector_search).value();
+  search::Searcher searcher(text_index, embedding_models.get());
   bus::EphemeralHub token_hub;
   // One runtime for every run: the pools, the watchdog and the registry of runs in flight. Each
   // part using it (host, session worker) stops its own runs before the runtime stops.
@@ -406,7 +381,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddSystemRoutes(router, metrics, kVersion);
   server::AddAuthRoutes(router, *auth->authenticator, LimitsFrom(settings));
   server::AddSecretRoutes(router, *auth->secrets, LimitsFrom(settings));
-  server::AddSearchRoutes(router, searcher, embedding_worker.get(), LimitsFrom(settings));  // before /breadcrumbs/{id}
+  server::AddSearchRoutes(router, searcher, embedding_models.get(), LimitsFrom(settings));  // before /breadcrumbs/{id}
   server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
   server::AddEventRoutes(router, *event_bus, *store, LimitsFrom(settings));
   server::WebhookRouteOptions webhook_routes;
@@ -470,10 +445,7 @@ int RunServe(const std::vector<std::string>& args) {
   // start) rather than answered "unavailable" by a connection closing under it.
   if (mcp_manager) mcp_manager->Stop();
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
-  if (embedding_worker) embedding_worker->Stop();  // likewise
-  if (hnsw) {  // after the worker: nothing writes vectors any more
-    if (Status saved = hnsw->Save(); !saved.ok()) CAIRN_LOG_WARN("search: vector index not saved: {}", saved.message());
-  }
+  if (embedding_models) embedding_models->Stop();  // likewise; then the indexes are saved
   event_bus->Stop();  // no wake-ups into the stopped server's streams
   store->Close();
   CAIRN_LOG_INFO("cairn stopped");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json/array.hpp>
 
+#include "base/json_util.h"
 #include "base/log.h"
 #include "model/breadcrumb_codec.h"
 #include "model/context_rule_eval.h"
@@ -108,6 +109,21 @@ Result<std::vector<model::Breadcrumb>> FetchSimilar(const search::Searcher& sear
   return out;
 }
 
+Result<std::string> SearchText(const model::Subscription& subscription, const model::Event& trigger_event) {
+  if (!subscription.query_expression) {
+    model::Breadcrumb said;  // the trigger's text: its title and context strings
+    said.title = trigger_event.title;
+    said.context = trigger_event.context;
+    return search::RecordText(said);
+  }
+  CAIRN_ASSIGN_OR_RETURN(json::value text, subscription.query_expression->Evaluate(trigger_event));
+  if (!text.is_string()) {
+    return Status::InvalidArgument("the query `" + subscription.query + "` gave " + std::string(JsonKindName(text)) +
+                                   ", not a string");
+  }
+  return std::string(text.as_string());
+}
+
 json::object AssembleContext(store::Store& store, const std::string& owner_id, const model::Event& trigger_event,
                              const json::object& trigger, const std::vector<model::Subscription>& subscriptions,
                              const search::Searcher* searcher) {
@@ -140,12 +156,14 @@ json::object AssembleContext(store::Store& store, const std::string& owner_id, c
         CAIRN_LOG_WARN("context fetch for key '{}': search is not available here", sub.key);
         continue;
       }
-      model::Breadcrumb said;  // the trigger's text: its title and context strings
-      said.title = trigger_event.title;
-      said.context = trigger_event.context;
+      auto text = SearchText(sub, trigger_event);
+      if (!text.ok()) {
+        CAIRN_LOG_WARN("context fetch for key '{}': {}", sub.key, text.status().message());
+        continue;
+      }
       found = FetchSimilar(*searcher, owner_id, selector,
                            sub.fetch == model::FetchMethod::kSearch ? search::Mode::kText : search::Mode::kVector,
-                           search::RecordText(said), trigger_event.breadcrumb_id, limit);
+                           *text, trigger_event.breadcrumb_id, limit);
     } else {
       found = FetchMatching(store, owner_id, selector, limit);
     }

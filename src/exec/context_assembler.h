@@ -35,6 +35,11 @@ boost::json::object AssembleContext(store::Store& store, const std::string& owne
                                     const std::vector<model::Subscription>& subscriptions,
                                     const search::Searcher* searcher = nullptr);
 
+// The text a fetch: search|vector subscription searches with: its `query` expression's value for
+// the trigger (kInvalidArgument when it fails or is not a string), else the trigger's title and
+// context strings.
+Result<std::string> SearchText(const model::Subscription& subscription, const model::Event& trigger_event);
+
 // Up to `limit` records matching `selector` most similar to `text` by `mode` (text or vector),
 // best first, `exclude_id` left out.
 Result<std::vector<model::Breadcrumb>> FetchSimilar(const search::Searcher& searcher, const std::string& owner_id,

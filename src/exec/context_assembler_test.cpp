@@ -472,6 +472,32 @@ TEST_F(SimilarContextTest, SearchAndVectorFetchTheMostSimilarMatchingRecordsNotT
   EXPECT_EQ(Titles(tagged["north"]), std::vector<std::string>{"porto"});
 }
 
+TEST_F(SimilarContextTest, AQueryExpressionChoosesTheSearchText) {
+  CreateEmbedded(Rec().Ctx(R"({"text":"boats in the Lisbon harbour"})"), "harbour");
+  CreateEmbedded(Rec().Ctx(R"({"text":"quarterly tax filing"})"), "tax");
+  search::ExactVectorSearch vectors(*store_, *store_, embedder_);
+  search::Searcher searcher(*store_, &vectors);
+  auto subs = model::ParseSubscriptions(json::parse(R"([
+      {"schema_name": "note.v1", "role": "context", "key": "by_topic", "fetch": "search", "limit": 1, "query": "record.context.topic"},
+      {"schema_name": "note.v1", "role": "context", "key": "by_default", "fetch": "search", "limit": 1},
+      {"schema_name": "note.v1", "role": "context", "key": "near", "fetch": {"method": "vector", "limit": 1, "query": "'tax filing'"}},
+      {"schema_name": "note.v1", "role": "context", "key": "broken", "fetch": "search", "query": "record.context.missing.deeper"},
+      {"schema_name": "note.v1", "role": "context", "key": "number", "fetch": "search", "query": "1 + 2"}])"),
+                                        "selectors", model::Limits{});
+  ASSERT_TRUE(subs.ok()) << subs.status().ToString();
+  model::Event event = TriggerEvent("question.v1");
+  event.title = "a question";
+  event.context = json::object{{"text", "Which boats are in the Lisbon harbour?"}, {"topic", "tax"}};
+  json::object ctx = AssembleContext(*store_, "default", event, TriggerView(event), *subs, &searcher);
+  EXPECT_EQ(Titles(ctx["by_topic"]), std::vector<std::string>{"tax"});       // the query's words
+  EXPECT_EQ(Titles(ctx["by_default"]), std::vector<std::string>{"harbour"});  // the trigger's own text
+  EXPECT_EQ(Titles(ctx["near"]), std::vector<std::string>{"tax"});
+  // A query that fails, or gives no string, leaves its key out (and is logged).
+  EXPECT_FALSE(ctx.contains("broken")) << json::serialize(ctx);
+  EXPECT_FALSE(ctx.contains("number")) << json::serialize(ctx);
+  EXPECT_FALSE(SearchText((*subs)[4], event).ok());
+}
+
 TEST_F(SimilarContextTest, WithoutASearcherOrVectorsTheKeyIsAbsent) {
   CreateEmbedded(Rec().Ctx(R"({"text":"harbour"})"), "harbour");
   search::Searcher text_only(*store_, nullptr);

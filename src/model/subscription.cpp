@@ -38,10 +38,18 @@ Status ParseLimit(const std::string& field, const json::value& value, size_t& ou
   return Status::Ok();
 }
 
+Status ParseQuery(const std::string& field, const json::value& value, Subscription& sub) {
+  if (!value.is_string()) return Status::Validation(field, "must be a CEL expression (a string)");
+  sub.query = std::string(value.as_string());
+  CAIRN_ASSIGN_OR_RETURN(sub.query_expression, EventExpression::Compile(sub.query, field));
+  return Status::Ok();
+}
+
 // Fills role/key/fetch/limit of `sub` from the subscription-only members of `entry`, moving every
 // other member into `selector_json`.
 Status ParseEntry(const std::string& at, const json::object& entry, Subscription& sub, json::object& selector_json) {
   bool fetch_given = false;
+  std::string query_field;  // where `query` was given
   for (const auto& [name, value] : entry) {
     std::string field = at + "." + std::string(name);
     if (name == "role") {
@@ -72,8 +80,11 @@ Status ParseEntry(const std::string& at, const json::object& entry, Subscription
             CAIRN_ASSIGN_OR_RETURN(sub.fetch, ParseFetchMethod(ffield, fvalue.as_string()));
           } else if (fname == "limit") {
             CAIRN_RETURN_IF_ERROR(ParseLimit(ffield, fvalue, sub.limit));
+          } else if (fname == "query") {
+            query_field = ffield;
+            CAIRN_RETURN_IF_ERROR(ParseQuery(ffield, fvalue, sub));
           } else {
-            return Status::Validation(ffield, "unknown field (method, limit)");
+            return Status::Validation(ffield, "unknown field (method, limit, query)");
           }
         }
         if (!value.as_object().contains("method")) return Status::Validation(field + ".method", "is required");
@@ -96,6 +107,9 @@ Status ParseEntry(const std::string& at, const json::object& entry, Subscription
       if (!value.is_string()) return Status::Validation(field, "must be a CEL expression (a string)");
       sub.input = std::string(value.as_string());
       CAIRN_ASSIGN_OR_RETURN(sub.input_expression, EventExpression::Compile(sub.input, field));
+    } else if (name == "query") {
+      query_field = field;
+      CAIRN_RETURN_IF_ERROR(ParseQuery(field, value, sub));
     } else if (name == "same_tag_prefix") {
       if (!value.is_string() || value.as_string().empty() || value.as_string().size() > 128) {
         return Status::Validation(field, "must be a string of 1 to 128 bytes (a tag prefix such as \"session:\")");
@@ -111,6 +125,10 @@ Status ParseEntry(const std::string& at, const json::object& entry, Subscription
   }
   if (!sub.input.empty() && sub.role != SubscriptionRole::kTrigger) {
     return Status::Validation(at + ".input", "applies to trigger selectors only");
+  }
+  if (!query_field.empty() && (sub.role != SubscriptionRole::kContext ||
+                               (sub.fetch != FetchMethod::kSearch && sub.fetch != FetchMethod::kVector))) {
+    return Status::Validation(query_field, "applies to context selectors with fetch search or vector only");
   }
   return Status::Ok();
 }
@@ -176,6 +194,7 @@ json::object SubscriptionToJson(const Subscription& subscription) {
   if (!subscription.comment.empty()) out["comment"] = subscription.comment;
   if (subscription.priority != 0) out["priority"] = subscription.priority;
   if (!subscription.input.empty()) out["input"] = subscription.input;
+  if (!subscription.query.empty()) out["query"] = subscription.query;
   return out;
 }
 

@@ -15,6 +15,10 @@
 //            starting with this prefix (e.g. "session:" keeps a conversation's history to its
 //            session); a trigger without such a tag fetches nothing for this key
 //   "comment": why the executor listens to this (up to 1,024 bytes; kept, never interpreted)
+//   "query": context selectors with fetch "search" or "vector" only (also accepted inside the fetch
+//            object): a CEL expression over event, record and before (event_expression.h) whose
+//            string value is the text to search with, instead of the trigger's title and context
+//            strings, e.g. "record.context.question"
 //   "priority": -1000..1000, default 0. Context selectors: sections of the assembled context
 //            come in descending priority (then in the order given). Trigger selectors: among the
 //            triggers an executor has read and not yet started, higher priority starts first.
@@ -51,11 +55,15 @@ struct Subscription {
   // whose value is the run's input, e.g. {'task': record.id}; empty: the executor's default.
   std::string input;
   std::shared_ptr<const EventExpression> input_expression;  // compiled `input`
+  // Context selectors with fetch kSearch or kVector only: a CEL expression over the trigger whose
+  // string value is the search text; empty: the trigger's title and context strings.
+  std::string query;
+  std::shared_ptr<const EventExpression> query_expression;  // compiled `query`
 
   bool operator==(const Subscription& other) const {
     return selector == other.selector && role == other.role && key == other.key && fetch == other.fetch &&
            limit == other.limit && same_tag_prefix == other.same_tag_prefix && comment == other.comment &&
-           priority == other.priority && input == other.input;
+           priority == other.priority && input == other.input && query == other.query;
   }
 };
 

@@ -67,6 +67,32 @@ TEST(SubscriptionTest, SearchAndVectorFetchesTakeALimitAndReadBack) {
   }
 }
 
+TEST(SubscriptionTest, AQueryExpressionComputesTheSearchTextAndReadsBack) {
+  auto subs = ParseSubscriptions(json::parse(R"([
+      {"schema_name": "note.v1", "role": "context", "key": "similar", "fetch": "vector", "query": "record.context.question"},
+      {"schema_name": "note.v1", "role": "context", "key": "matching",
+       "fetch": {"method": "search", "limit": 3, "query": "record.title + ' ' + record.context.topic"}}])"),
+                                 "selectors", Limits{});
+  ASSERT_TRUE(subs.ok()) << subs.status().ToString();
+  EXPECT_EQ((*subs)[0].query, "record.context.question");
+  ASSERT_NE((*subs)[1].query_expression, nullptr);
+  Event trigger;
+  trigger.type = "breadcrumb.created";
+  trigger.title = "ferry";
+  trigger.context = json::parse(R"({"question": "when does it leave?", "topic": "harbour"})");
+  EXPECT_EQ((*subs)[0].query_expression->Evaluate(trigger).value(), json::value("when does it leave?"));
+  EXPECT_EQ((*subs)[1].query_expression->Evaluate(trigger).value(), json::value("ferry harbour"));
+  for (const auto& sub : *subs) {
+    EXPECT_EQ(SubscriptionToJson(sub).at("query"), json::value(sub.query));
+    auto again = ParseSubscriptions(json::array{SubscriptionToJson(sub)}, "s", Limits{});
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ((*again)[0], sub);
+    EXPECT_NE((*again)[0].query_expression, nullptr);
+  }
+  EXPECT_FALSE(SubscriptionToJson(ParseSubscriptions(json::parse(R"([{"schema_name": "a.v1"}])"), "s", Limits{})->front())
+                   .contains("query"));
+}
+
 TEST(SubscriptionTest, AKeyTakenFromTheLongestSchemaNameReadsBack) {
   const std::string schema(Limits{}.max_schema_name_bytes, 's');
   auto subs = ParseSubscriptions(json::parse(R"([{"schema_name":")" + schema + R"(","role":"context"}])"), "s", Limits{});
@@ -110,6 +136,14 @@ TEST(SubscriptionTest, BadEntriesNameTheirField) {
       {R"([{"schema_name": "a.v1", "priority": 1.5}])", "selectors[0].priority"},
       {R"([{"schema_name": "a.v1", "priority": "high"}])", "selectors[0].priority"},
       {R"([{"schema_name": "a.v1", "comment": 7}])", "selectors[0].comment"},
+      // query: a CEL string, for context selectors fetching by search or vector only.
+      {R"([{"schema_name": "a.v1", "role": "context", "fetch": "vector", "query": 7}])", "selectors[0].query"},
+      {R"([{"schema_name": "a.v1", "role": "context", "fetch": "vector", "query": "record.("}])", "selectors[0].query"},
+      {R"([{"schema_name": "a.v1", "role": "context", "fetch": {"method": "search", "query": "1 +"}}])",
+       "selectors[0].fetch.query"},
+      {R"([{"schema_name": "a.v1", "role": "context", "fetch": "recent", "query": "record.title"}])", "selectors[0].query"},
+      {R"([{"schema_name": "a.v1", "role": "context", "query": "record.title"}])", "selectors[0].query"},
+      {R"([{"schema_name": "a.v1", "fetch": "vector", "query": "record.title"}])", "selectors[0].query"},
   };
   for (const auto& c : cases) {
     auto parsed = ParseSubscriptions(json::parse(c.json), "selectors", Limits{});

@@ -14,6 +14,9 @@ namespace {
 constexpr size_t kEventsPerRead = 256;
 constexpr int64_t kUnrelatedLag = 1024;  // events of unembedded schemas that wake the worker at last
 constexpr std::chrono::seconds kCursorSaveInterval{1};
+// How long, after storing vectors, the worker waits for a batch to gather (Linger): at most this
+// much later is a record written alone found by vector search.
+constexpr std::chrono::milliseconds kLinger{50};
 
 }  // namespace
 
@@ -33,7 +36,7 @@ EmbeddingWorker::EmbeddingWorker(store::Store& records, store::VectorStore& vect
                                  bus::EventBus& bus, Embedder& embedder, EmbeddingWorkerOptions options,
                                  MetricsRegistry* metrics)
     : records_(records), vectors_(vectors), cursors_(cursors), bus_(bus), embedder_(embedder),
-      options_(std::move(options)), model_(embedder.model()), consumer_("search.embed:" + model_) {
+      options_(std::move(options)), model_(embedder.model()), consumer_(ConsumerFor(model_)) {
   options_.batch_size = std::clamp<size_t>(options_.batch_size, 1, kMaxEmbedBatch);
   if (metrics) {
     embedded_ = &metrics->GetCounter("cairn_search_embedded_total", "Records embedded by the embedding worker");
@@ -51,6 +54,7 @@ void EmbeddingWorker::Start() {
     stopping_ = false;
     positioned_ = false;
   }
+  announced_caught_up_ = false;
   // Subscribed without holding mu_: the bus calls the wake-up under its own lock, and the wake-up
   // takes mu_, so taking them in the other order could deadlock.
   // Woken only by events of embedded schemas: those of runs, snapshots and other unembedded
@@ -84,6 +88,18 @@ bool EmbeddingWorker::Wait(std::chrono::milliseconds timeout) {
   return !stopping_;
 }
 
+void EmbeddingWorker::Linger() {
+  const auto until = last_vectors_stored_ + kLinger;
+  while (bus_.LastSeq() - cursor_.load() < static_cast<int64_t>(options_.batch_size)) {
+    std::unique_lock lock(mu_);
+    if (stopping_ || urgent_) break;
+    if (!cv_.wait_until(lock, until, [this] { return woken_ || stopping_ || urgent_; })) break;  // the time is up
+    woken_ = false;
+  }
+  std::lock_guard lock(mu_);
+  urgent_ = false;
+}
+
 int64_t EmbeddingWorker::CachedVectorCount() const {
   // A count is a scan of the model's vectors: repeated status polls reuse it while no event was
   // published (a delete or expiry removes vectors) and no vector was stored.
@@ -111,6 +127,7 @@ EmbeddingStatus EmbeddingWorker::GetStatus() const {
   status.last_error = last_error_;
   if (status.backlog > 0) {  // perhaps events that do not wake the worker: asked about, it passes over them
     woken_ = true;
+    urgent_ = true;
     cv_.notify_all();
   }
   return status;
@@ -178,6 +195,7 @@ Status EmbeddingWorker::Flush(const std::vector<store::VectorWrite>& writes, int
   if (options_.on_stored && (!writes.empty() || !pending_removals_.empty())) options_.on_stored(writes, pending_removals_);
   pending_removals_.clear();
   last_flush_ = std::chrono::steady_clock::now();
+  if (!writes.empty()) last_vectors_stored_ = last_flush_;
   std::lock_guard lock(mu_);
   persisted_seq_ = seq;
   if (cursor_.load() < seq) cursor_ = seq;  // stored means done: a waiter woken here sees no backlog
@@ -247,9 +265,14 @@ void EmbeddingWorker::Run() {
     if (!saved.ok()) CAIRN_LOG_WARN("search: saving the embedding cursor failed (will retry): {}", saved.message());
   };
   while (true) {
+    Linger();
     auto events = bus_.Read(cursor_.load(), kEventsPerRead);
     if (!events.ok() || events->empty()) {
       if (!events.ok()) CAIRN_LOG_WARN("search: reading events failed: {}", events.status().message());
+      if (events.ok() && !announced_caught_up_ && options_.on_caught_up) {
+        announced_caught_up_ = true;
+        options_.on_caught_up();
+      }
       const bool pending = cursor_.load() != persisted_seq_.load() || !pending_removals_.empty();
       if (pending && flush_due()) flush_pending();
       if (!Wait(pending ? kCursorSaveInterval : kIdle)) {
@@ -310,6 +333,7 @@ void EmbeddingWorker::Advanced(int64_t seq) {
 bool EmbeddingWorker::WaitCaughtUp(int64_t seq, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   woken_ = true;  // the events up to `seq` may be ones that do not wake the worker
+  urgent_ = true;
   cv_.notify_all();
   return advanced_.wait_for(lock, timeout, [&] { return positioned_.load() && persisted_seq_.load() >= seq && !filling_.load(); });
 }

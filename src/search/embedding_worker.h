@@ -8,7 +8,9 @@
 // read again. A batch that stores no vector (events of other schemas) moves the cursor in memory
 // only, saved at most once a second, so unrelated writes cost no extra commit each; they do not
 // even wake the worker (bus SubscribeWhen): it passes over them with the next event of an embedded
-// schema, after 1,024 of them, within 5 s, or when GetStatus or WaitCaughtUp sees a backlog. A
+// schema, after 1,024 of them, within 5 s, or when GetStatus or WaitCaughtUp sees a backlog. After
+// storing vectors it lingers up to 50 ms while fewer than `batch_size` events wait (Linger), so
+// that records written one at a time are stored a batch per transaction. A
 // record that stopped being embedded (its schema changed) loses its vector then; a deleted one
 // lost it with the delete.
 //
@@ -54,6 +56,10 @@ struct EmbeddingWorkerOptions {
   // Called on the worker's thread after vectors were stored (with the removals stored with them):
   // how an in-memory index (HnswVectorSearch::OnStored) follows the source of truth. May be empty.
   std::function<void(const std::vector<store::VectorWrite>&, const std::vector<store::VectorKey>&)> on_stored;
+  // Called once per Start on the worker's thread, the first time it has gone through every event
+  // on the bus (after filling in, when it had to): how EmbeddingModels learns that a new model
+  // can serve. The worker follows no events while it runs. May be empty.
+  std::function<void()> on_caught_up;
 };
 
 // Whether records of `schema_name` (nullopt: none) get vectors under `schemas`.
@@ -86,6 +92,9 @@ class EmbeddingWorker {
 
   EmbeddingStatus GetStatus() const;
 
+  // The CursorStore consumer of `model`'s worker: "search.embed:<model>".
+  static std::string ConsumerFor(const std::string& model) { return "search.embed:" + model; }
+
   // Waits until the worker has found where to start (and filled in older records if it had to) and
   // every event up to `seq` is done and stored with the cursor (vectors written, removed or
   // skipped); false on timeout.
@@ -95,6 +104,11 @@ class EmbeddingWorker {
   void Run();
   // Waits until woken by new events or stopped, at most `timeout`. False when stopping.
   bool Wait(std::chrono::milliseconds timeout);
+  // After vectors were stored, while fewer than a batch of events wait, waits for more, until
+  // kLinger after that store: a steady trickle of writes is embedded and stored a batch per
+  // transaction, not a transaction per record (the writer is shared with the writes). A status
+  // with a backlog, WaitCaughtUp or Stop ends the wait.
+  void Linger();
   Status Fill(int64_t start_seq);
   // Embeds `crumbs` into `writes` (those no longer embedded go to `removals`), retrying as the
   // class comment says; kUnavailable only when stopping.
@@ -122,6 +136,7 @@ class EmbeddingWorker {
   mutable std::condition_variable cv_;  // wakes the worker: events, stop, a status or wait with a backlog
   std::condition_variable advanced_;  // the cursor moved (WaitCaughtUp)
   mutable bool woken_ = false;
+  mutable bool urgent_ = false;  // someone waits for the backlog (GetStatus, WaitCaughtUp): no lingering
   bool stopping_ = false;
   std::string last_error_;
   std::atomic<int64_t> cursor_{0};  // in memory: every event up to it is done (or pending below)
@@ -129,8 +144,10 @@ class EmbeddingWorker {
   // The worker thread's own: removals not stored yet, the time of the last store.
   std::vector<store::VectorKey> pending_removals_;
   std::chrono::steady_clock::time_point last_flush_;
+  std::chrono::steady_clock::time_point last_vectors_stored_;  // the last Flush with vectors (Linger)
   std::atomic<bool> filling_{false};
   std::atomic<bool> positioned_{false};  // the start position is known (set by Run, reset by Start)
+  bool announced_caught_up_ = false;     // on_caught_up was called (the worker thread's; reset by Start)
   std::atomic<int64_t> failed_batches_{0};
   mutable std::mutex count_mu_;  // the cached count (CachedVectorCount)
   mutable std::optional<std::pair<int64_t, int64_t>> count_key_;  // (bus LastSeq, stored cursor)

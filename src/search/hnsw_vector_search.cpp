@@ -86,6 +86,7 @@ HnswVectorSearch::~HnswVectorSearch() = default;
 Result<std::shared_ptr<HnswVectorSearch::TenantIndex>> HnswVectorSearch::IndexFor(const std::string& owner_id) {
   {
     std::lock_guard lock(mu_);
+    if (dropped_) return std::shared_ptr<TenantIndex>();
     auto found = tenants_.find(owner_id);
     if (found != tenants_.end()) {
       std::lock_guard pending(found->second->pending_mu);
@@ -97,7 +98,7 @@ Result<std::shared_ptr<HnswVectorSearch::TenantIndex>> HnswVectorSearch::IndexFo
   auto tenant = std::make_shared<TenantIndex>();
   {
     std::lock_guard lock(mu_);
-    if (!tenants_.try_emplace(owner_id, tenant).second) return std::shared_ptr<TenantIndex>();  // another search builds it
+    if (dropped_ || !tenants_.try_emplace(owner_id, tenant).second) return std::shared_ptr<TenantIndex>();  // another search builds it
   }
   Status built = Load(owner_id, fingerprint, *tenant) ? Status::Ok() : Build(owner_id, fingerprint, *tenant);
   if (!built.ok()) {
@@ -232,6 +233,7 @@ Status HnswVectorSearch::Save() {
   std::vector<std::pair<std::string, std::shared_ptr<TenantIndex>>> ready;
   {
     std::lock_guard lock(mu_);
+    if (dropped_) return Status::Ok();
     for (const auto& [owner, tenant] : tenants_) {
       std::lock_guard pending(tenant->pending_mu);
       if (tenant->ready) ready.emplace_back(owner, tenant);
@@ -325,6 +327,37 @@ Result<std::vector<store::TextHit>> HnswVectorSearch::SearchVector(const std::st
     for (const auto& id : gone) tenant->Erase(id);
   }
   return hits;
+}
+
+void HnswVectorSearch::Drop() {
+  {
+    std::lock_guard lock(mu_);
+    tenants_.clear();
+    dropped_ = true;
+  }
+  if (!options_.directory.empty()) RemoveSaved(options_.directory, embedder_.model());
+}
+
+size_t HnswVectorSearch::RemoveSaved(const std::string& directory, const std::string& model) {
+  size_t removed = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    if (entry.path().extension() != ".json") continue;
+    auto text = ReadWhole(entry.path().string());
+    boost::system::error_code parse_error;
+    boost::json::value meta = text ? boost::json::parse(*text, parse_error) : boost::json::value();
+    const auto* object = meta.if_object();
+    const auto* saved_model = object ? object->if_contains("model") : nullptr;
+    if (parse_error || saved_model == nullptr || !saved_model->is_string() || saved_model->as_string() != model) continue;
+    std::filesystem::path base = entry.path();
+    base.replace_extension();
+    std::error_code ignored;
+    // The index file first: a meta file left alone by a crash names an index that fails its checksum.
+    std::filesystem::remove(base.string() + ".hnsw", ignored);
+    if (std::filesystem::remove(entry.path(), ignored)) removed++;
+  }
+  if (removed > 0) CAIRN_LOG_INFO("search: deleted the {} saved indexes of {}", removed, model);
+  return removed;
 }
 
 VectorIndexStatus HnswVectorSearch::IndexStatus() const {

@@ -56,6 +56,13 @@ class HnswVectorSearch final : public VectorSearch {
 
   VectorIndexStatus IndexStatus() const override;
 
+  // Forgets every index in memory (searches in flight finish on theirs) and deletes the model's
+  // saved files: the model is retired (EmbeddingModels). Searches afterwards scan exactly.
+  void Drop();
+
+  // Deletes the files saved in `directory` for `model` (any tenant); how many indexes were removed.
+  static size_t RemoveSaved(const std::string& directory, const std::string& model);
+
  private:
   struct TenantIndex;
 
@@ -77,6 +84,7 @@ class HnswVectorSearch final : public VectorSearch {
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<TenantIndex>> tenants_;
+  bool dropped_ = false;  // Drop() was called: no index is built or saved any more
 };
 
 }  // namespace cairn::search

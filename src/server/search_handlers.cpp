@@ -5,7 +5,6 @@
 
 #include "base/json_util.h"
 #include "model/breadcrumb_codec.h"
-#include "search/vector_search.h"
 #include "server/request_support.h"
 
 namespace cairn::server {
@@ -76,37 +75,40 @@ Result<search::SearchRequest> ParseSearchRequest(const HttpRequest& request, con
   return out;
 }
 
-void AddSearchRoutes(Router& router, const search::Searcher& searcher, const search::EmbeddingWorker* worker,
+void AddSearchRoutes(Router& router, const search::Searcher& searcher, const search::EmbeddingModels* models,
                      const model::Limits& limits) {
-  router.Add("GET", "/search/status", Dispatch::kWorker, [&searcher, worker](const HttpRequest& req) -> Result<HttpResponse> {
+  router.Add("GET", "/search/status", Dispatch::kWorker, [&searcher, models](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
-    json::array models;
-    if (worker) {
-      search::EmbeddingStatus s = worker->GetStatus();
-      json::object model{{"model", s.model},
-                         {"dimension", s.dimension},
-                         {"cursor", s.cursor},
-                         {"last_event_seq", s.last_event_seq},
-                         {"backlog", s.backlog},
-                         {"filling", s.filling},
-                         {"vectors", s.vectors},
-                         {"failed_batches", s.failed_batches},
-                         {"last_error", s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error)}};
-      if (const search::VectorSearch* vectors = searcher.vectors()) {
-        search::VectorIndexStatus index = vectors->IndexStatus();
-        model["index"] = json::object{{"kind", index.kind},
-                                      {"indexes", index.indexes},
-                                      {"indexed_vectors", index.indexed_vectors},
-                                      {"builds", index.builds},
-                                      {"loads", index.loads},
-                                      {"exact_fallbacks", index.exact_fallbacks}};
+    json::array list;
+    json::value serving = nullptr;
+    if (models) {
+      for (const search::ModelStatus& m : models->Statuses()) {
+        const search::EmbeddingStatus& s = m.embedding;
+        if (m.serving) serving = json::value(s.model);
+        list.emplace_back(json::object{
+            {"model", s.model},
+            {"dimension", s.dimension},
+            {"serving", m.serving},
+            {"cursor", s.cursor},
+            {"last_event_seq", s.last_event_seq},
+            {"backlog", s.backlog},
+            {"filling", s.filling},
+            {"vectors", s.vectors},
+            {"failed_batches", s.failed_batches},
+            {"last_error", s.last_error.empty() ? json::value(nullptr) : json::value(s.last_error)},
+            {"index", json::object{{"kind", m.index.kind},
+                                   {"indexes", m.index.indexes},
+                                   {"indexed_vectors", m.index.indexed_vectors},
+                                   {"builds", m.index.builds},
+                                   {"loads", m.index.loads},
+                                   {"exact_fallbacks", m.index.exact_fallbacks}}}});
       }
-      models.emplace_back(std::move(model));
     }
     json::object out{{"default_mode", search::ModeName(searcher.default_mode())},
                      {"text", true},
-                     {"vector", worker != nullptr},
-                     {"models", std::move(models)}};
+                     {"vector", models != nullptr},
+                     {"serving", std::move(serving)},
+                     {"models", std::move(list)}};
     return HttpResponse::Json(200, json::serialize(out));
   });
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "model/limits.h"
-#include "search/embedding_worker.h"
+#include "search/embedding_models.h"
 #include "search/searcher.h"
 #include "server/http_types.h"
 #include "server/router.h"
@@ -18,9 +18,9 @@ inline constexpr size_t kMaxQueryVectorDimension = 4096;
 Result<search::SearchRequest> ParseSearchRequest(const HttpRequest& request, const model::Limits& limits,
                                                  search::Mode default_mode, bool* include_context);
 
-// Registers GET /breadcrumbs/search and GET /search/status on `router`. `searcher` and `worker`
+// Registers GET /breadcrumbs/search and GET /search/status on `router`. `searcher` and `models`
 // (null: vector search is off) must outlive it.
-void AddSearchRoutes(Router& router, const search::Searcher& searcher, const search::EmbeddingWorker* worker,
+void AddSearchRoutes(Router& router, const search::Searcher& searcher, const search::EmbeddingModels* models,
                      const model::Limits& limits);
 
 }  // namespace cairn::server

@@ -6,6 +6,7 @@
 #include "base/time_format.h"
 #include "exec/agents/agent_state.h"
 #include "exec/context_assembler.h"
+#include "exec/context_budget.h"
 #include "exec/execution_record.h"
 #include "exec/retry.h"
 #include "model/agent_definition.h"
@@ -185,7 +186,7 @@ Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, 
   }
   auto definition = model::ParseAgentDefinition(agent_record->context, limits);
   if (!definition.ok()) return Status::InvalidArgument("the agent " + agent_id + " is not usable: " + definition.status().message());
-  RunInput input{std::move(definition).value(), agent_record->id, agent_record->version, {}, {}, {}};
+  RunInput input{std::move(definition).value(), agent_record->id, agent_record->version, {}, {}, {}, {}};
 
   std::string message_id;
   if (const json::value* asked = execution.if_contains("input"); asked && asked->is_object()) {
@@ -209,6 +210,7 @@ Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, 
   input.trigger["title"] = message.title;
   model::Event& event = input.trigger_event;
   event.breadcrumb_id = message.id;
+  event.title = message.title;
   event.trace = message.trace;
   event.owner_id = owner_id;
   event.type = "breadcrumb.created";
@@ -253,6 +255,9 @@ Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, 
         json::object{{"title", "What the message is about"}, {"context", std::move(about)}};
   }
   if (!history.empty()) input.context["history"] = std::move(history);
+  // The same budget as a bus-triggered run, over the whole prompt context.
+  input.context_dropped = exec::ApplyContextBudget(input.context, input.definition.subscriptions,
+                                                   input.definition.context_budget_tokens.value_or(0));
   return input;
 }
 

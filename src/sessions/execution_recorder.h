@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <string>
 #include <vector>
@@ -67,8 +68,11 @@ struct RunInput {
   model::Event trigger_event;
   // The assembled context (the agent's subscriptions), then initial_context (the session's
   // initial_context_url), message_context (the message's context_url, related_type,
-  // related_id) and history (the session's last 20 turns) when there are any.
+  // related_id) and history (the session's last 20 turns) when there are any, bounded by the
+  // agent's context_budget_tokens (exec/context_budget.h): the session's own sections count
+  // toward the budget but only subscription sections are trimmed.
   boost::json::object context;
+  boost::json::array context_dropped;  // what the budget left out (ApplyContextBudget); recorded on the execution
 };
 // `searcher` (may be null) serves the definition's fetch: search|vector subscriptions.
 Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, const boost::json::object& execution,

@@ -164,6 +164,12 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   json::object start_changes{
       {"definition", json::object{{"id", input->definition_id}, {"version", input->definition_version}}}};
   if (!resumed) start_changes["started_at"] = FormatRfc3339Micros(clock_.NowMicros());
+  if (!input->context_dropped.empty()) {  // what the context budget left out, as a bus-triggered run records it
+    const json::value* before = fields.if_contains("metadata");
+    json::object metadata = before && before->is_object() ? before->as_object() : json::object{};
+    metadata["context_dropped"] = input->context_dropped;
+    start_changes["metadata"] = std::move(metadata);
+  }
   if (Status moved = record.Move("running", std::move(start_changes), std::move(started)); !moved.ok()) {
     CAIRN_LOG_WARN("session execution {}: cannot start: {}", execution_id, moved.message());
     // Cancelled meanwhile: the session goes on with the next one. Anything else (the store

@@ -79,6 +79,13 @@ class VectorStore {
 
   // How many vectors `model` has, all tenants together.
   virtual Result<int64_t> CountVectors(const std::string& model) = 0;
+
+  // The models that have vectors, in name order.
+  virtual Result<std::vector<std::string>> VectorModels() = 0;
+
+  // Deletes up to `limit` vectors of `model` (every tenant) in one transaction; returns how many
+  // (0: none left). For retiring a model a bounded transaction at a time.
+  virtual Result<int64_t> DeleteVectors(const std::string& model, size_t limit) = 0;
 };
 
 }  // namespace cairn::store

@@ -59,6 +59,10 @@ class ServerProcess {
   // `soft`/`hard` before exec. A limit the child cannot set makes Start() fail.
   void SetResourceLimit(int resource, rlim_t soft, rlim_t hard);
 
+  // For the next Start()s: `args` are appended after the others (a later flag wins), e.g. another
+  // --embedder for a restart.
+  void AppendArgs(const std::vector<std::string>& args) { extra_args_.insert(extra_args_.end(), args.begin(), args.end()); }
+
   // Stop() (graceful) then Start() on the same data dir. Returns Start()'s result; the exit code
   // of the stop is in last_exit_code().
   bool Restart();

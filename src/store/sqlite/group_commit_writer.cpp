@@ -9,7 +9,7 @@
 namespace cairn::store::sqlite {
 
 GroupCommitWriter::GroupCommitWriter(std::unique_ptr<Connection> conn, Options options, MetricsRegistry* metrics)
-    : conn_(std::move(conn)), options_(options) {
+    : conn_(std::move(conn)), options_(std::move(options)) {
   if (metrics) {
     batch_size_ = &metrics->GetHistogram("cairn_store_commit_batch_writes", "Writes committed per transaction", "",
                                          {1, 2, 4, 8, 16, 32, 64, 128, 256, 512});
@@ -77,6 +77,17 @@ void GroupCommitWriter::Run() {
   }
 }
 
+Status GroupCommitWriter::BeforeCommit() {
+  if (!options_.before_commit_when.empty()) {
+    CAIRN_ASSIGN_OR_RETURN(auto when, conn_->Prepare(options_.before_commit_when));
+    CAIRN_ASSIGN_OR_RETURN(bool row, when->Step());
+    when->Reset();
+    if (!row) return Status::Ok();
+  }
+  for (const std::string& sql : options_.before_commit) CAIRN_RETURN_IF_ERROR(conn_->ExecCached(sql));
+  return Status::Ok();
+}
+
 void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
   auto started = std::chrono::steady_clock::now();
   std::vector<model::Event>& staged = conn_->staged_events();
@@ -115,6 +126,15 @@ void GroupCommitWriter::CommitBatch(std::deque<Pending>& batch) {
       }
     }
     results.push_back(std::move(status));
+  }
+  if (aborted.ok() && !options_.before_commit.empty()) {
+    Status before = BeforeCommit();
+    if (!before.ok()) {
+      aborted = before;
+      for (Status& earlier : results) {
+        if (earlier.ok()) earlier = before;
+      }
+    }
   }
   Status commit = aborted.ok() ? conn_->ExecCached("COMMIT") : aborted;
   if (!commit.ok()) {

@@ -12,7 +12,9 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "base/metrics.h"
 #include "base/status.h"
@@ -27,6 +29,11 @@ class GroupCommitWriter {
   struct Options {
     size_t max_batch = 256;       // writes per transaction at most
     size_t max_queue = 10000;     // queued writes beyond this are refused (kResourceExhausted)
+    // Run after a batch's writes, before COMMIT, outside their savepoints (each one statement),
+    // when the query `before_commit_when` returns a row (or is empty); a failure fails the whole
+    // batch. The store's deferred full-text indexing (migration 6).
+    std::string before_commit_when;
+    std::vector<std::string> before_commit;
   };
 
   // Takes ownership of `conn`; starts the writer thread. `metrics` may be null.
@@ -64,6 +71,7 @@ class GroupCommitWriter {
   Status Enqueue(Pending pending);
   void Run();
   void CommitBatch(std::deque<Pending>& batch);
+  Status BeforeCommit();  // options_.before_commit, when before_commit_when says so
 
   std::unique_ptr<Connection> conn_;
   Options options_;

@@ -43,6 +43,26 @@ std::string FullTextMigration() {
          insert + "SELECT " + FullTextValues("b") + " FROM breadcrumbs b WHERE " + FullTextIndexed("b") + ";\n";
 }
 
+// Migration 6: new and changed records are indexed once per commit, not once per write. FTS5
+// writes its pending terms to disk as a segment at every savepoint, and the writer wraps each
+// write of a batch in one: indexing in the triggers made a segment (and its merges) per write.
+// The triggers now note the rowid in breadcrumbs_fts_pending, and the writer indexes them all
+// with FullTextPendingStatements() just before COMMIT, in the same transaction. Deletions and
+// the old text of an update still leave the index in the trigger.
+std::string FullTextPendingMigration() {
+  return "CREATE TABLE breadcrumbs_fts_pending (rid INTEGER PRIMARY KEY);\n"
+         "DROP TRIGGER breadcrumbs_fts_insert;\n"
+         "DROP TRIGGER breadcrumbs_fts_update;\n"
+         "DROP TRIGGER breadcrumbs_fts_delete;\n"
+         "CREATE TRIGGER breadcrumbs_fts_insert AFTER INSERT ON breadcrumbs WHEN " + FullTextIndexed("NEW") +
+         " BEGIN INSERT OR IGNORE INTO breadcrumbs_fts_pending(rid) VALUES (NEW.rid); END;\n"
+         "CREATE TRIGGER breadcrumbs_fts_delete AFTER DELETE ON breadcrumbs BEGIN "
+         "DELETE FROM breadcrumbs_fts WHERE rowid = OLD.rid; DELETE FROM breadcrumbs_fts_pending WHERE rid = OLD.rid; END;\n"
+         "CREATE TRIGGER breadcrumbs_fts_update AFTER UPDATE OF schema_name, title, description, tags, context "
+         "ON breadcrumbs BEGIN DELETE FROM breadcrumbs_fts WHERE rowid = OLD.rid; "
+         "INSERT OR IGNORE INTO breadcrumbs_fts_pending(rid) SELECT NEW.rid WHERE " + FullTextIndexed("NEW") + "; END;\n";
+}
+
 // Append only: never edit a migration that has shipped; add a new one.
 const std::vector<std::string>& Migrations() {
   static const std::vector<std::string> kMigrations = {
@@ -188,6 +208,8 @@ BEGIN
   DELETE FROM breadcrumb_vectors WHERE owner_id = OLD.owner_id AND breadcrumb_id = OLD.id;
 END;
 )sql",
+      // 6: the full-text index written once per commit (FullTextPendingMigration above).
+      FullTextPendingMigration(),
   };
   return kMigrations;
 }
@@ -203,6 +225,19 @@ Result<int> CurrentVersion(Connection& conn) {
 }  // namespace
 
 int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+const std::string& FullTextPendingQuery() {
+  static const std::string kQuery = "SELECT 1 FROM breadcrumbs_fts_pending LIMIT 1";
+  return kQuery;
+}
+
+const std::vector<std::string>& FullTextPendingStatements() {
+  static const std::vector<std::string> kStatements = {
+      "INSERT INTO breadcrumbs_fts(rowid, title, description, tags, body) SELECT " + FullTextValues("b") +
+          " FROM breadcrumbs_fts_pending p JOIN breadcrumbs b ON b.rid = p.rid",
+      "DELETE FROM breadcrumbs_fts_pending"};
+  return kStatements;
+}
 
 Status RunMigrations(Connection& conn) {
   CAIRN_ASSIGN_OR_RETURN(int current, CurrentVersion(conn));

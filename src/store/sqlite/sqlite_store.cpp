@@ -141,7 +141,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   count.reset();
   std::unique_ptr<SqliteStore> store(new SqliteStore(options, clock, metrics));
   store->records_ = records;
-  store->writer_ = std::make_unique<GroupCommitWriter>(std::move(conn), options.writer, metrics);
+  GroupCommitWriter::Options writer = options.writer;
+  writer.before_commit_when = FullTextPendingQuery();  // every commit indexes its new text
+  writer.before_commit = FullTextPendingStatements();
+  store->writer_ = std::make_unique<GroupCommitWriter>(std::move(conn), std::move(writer), metrics);
   return store;
 }
 

@@ -100,6 +100,8 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   Result<std::vector<MissingVector>> MissingVectors(const std::string& model, int64_t after_rid, size_t limit) override;
   Result<VectorFingerprint> FingerprintVectors(const std::string& owner_id, const std::string& model) override;
   Result<int64_t> CountVectors(const std::string& model) override;
+  Result<std::vector<std::string>> VectorModels() override;
+  Result<int64_t> DeleteVectors(const std::string& model, size_t limit) override;
 
  private:
   // Upserts `consumer`'s cursor within the caller's write transaction (SaveCursor, PutVectors).

@@ -117,4 +117,36 @@ Result<int64_t> SqliteStore::CountVectors(const std::string& model) {
   return count;
 }
 
+Result<std::vector<std::string>> SqliteStore::VectorModels() {
+  std::vector<std::string> models;
+  CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) -> Status {
+    // A walk of the (model, owner_id) index from one model to the next: a seek per model, not a
+    // scan of every vector.
+    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
+        "WITH RECURSIVE m(model) AS (SELECT min(model) FROM breadcrumb_vectors UNION ALL "
+        "SELECT (SELECT min(model) FROM breadcrumb_vectors WHERE model > m.model) FROM m WHERE m.model IS NOT NULL) "
+        "SELECT model FROM m WHERE model IS NOT NULL"));
+    while (true) {
+      CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
+      if (!row) break;
+      models.emplace_back(stmt->Text(0));
+    }
+    return Status::Ok();
+  }));
+  return models;
+}
+
+Result<int64_t> SqliteStore::DeleteVectors(const std::string& model, size_t limit) {
+  int64_t deleted = 0;
+  CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t*) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
+        "DELETE FROM breadcrumb_vectors WHERE model = ?1 AND (owner_id, breadcrumb_id) IN "
+        "(SELECT owner_id, breadcrumb_id FROM breadcrumb_vectors WHERE model = ?1 LIMIT ?2)"));
+    CAIRN_RETURN_IF_ERROR(stmt->Bind(1, std::string_view(model)).Bind(2, static_cast<int64_t>(limit)).Run());
+    deleted = sqlite3_changes64(conn.raw());
+    return Status::Ok();
+  }));
+  return deleted;
+}
+
 }  // namespace cairn::store::sqlite

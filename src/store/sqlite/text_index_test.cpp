@@ -1,6 +1,8 @@
 // SqliteStore as a TextIndex (store/text_index.h): what is indexed, ranking, filters, tenants,
 // the index following every write in its transaction, and hostile query text.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <sqlite3.h>
 
 #include <boost/json/parse.hpp>
@@ -160,6 +162,35 @@ TEST_F(TextIndexTest, AnUpdateReplacesTheOldTextInItsTransaction) {
   EXPECT_EQ(IndexedRows(), 0);
 }
 
+// The triggers note new text and the writer indexes it before COMMIT (migration 6): several
+// writes in one transaction, and a write that fails, leave the index as separate writes would.
+TEST_F(TextIndexTest, TextNotedInATransactionIsIndexedAtItsCommitAndNotWhenItFails) {
+  model::Breadcrumb a = Create("alpha", R"({"body":"walrus"})");
+  model::Breadcrumb c = Create("gamma", R"({"body":"ibis"})");
+  model::BreadcrumbDraft b;
+  b.title = "beta";
+  b.context = json::parse(R"({"body":"penguin"})");
+  model::BreadcrumbPatch patch;
+  patch.context = {true, json::parse(R"({"body":"penguin"})")};
+  std::vector<WriteOp> ops{WriteOp::Update(a.id, patch), WriteOp::Create(b), WriteOp::Delete(c.id)};
+  ASSERT_TRUE(store_->Apply(model::WriteContext{}, ops).ok());
+  Names both = Titles("penguin");
+  std::sort(both.begin(), both.end());
+  EXPECT_EQ(both, (Names{"alpha", "beta"}));
+  EXPECT_TRUE(Titles("walrus").empty());
+  EXPECT_TRUE(Titles("ibis").empty());
+  // A failed write (a stale If-Match) rolls back what its create noted.
+  model::BreadcrumbDraft d;
+  d.title = "delta";
+  d.context = json::parse(R"({"body":"narwhal"})");
+  std::vector<WriteOp> failing{WriteOp::Create(d), WriteOp::Update(a.id, patch, 1)};
+  EXPECT_FALSE(store_->Apply(model::WriteContext{}, failing).ok());
+  Create("epsilon", R"({"body":"okapi"})");
+  EXPECT_TRUE(Titles("narwhal").empty());
+  EXPECT_EQ(Titles("okapi"), Names{"epsilon"});
+  EXPECT_EQ(IndexedRows(), 3);
+}
+
 TEST_F(TextIndexTest, RunsAndSnapshotsAreNotIndexedSessionMessagesAre) {
   Create("run", R"({"output":"kestrel"})", {}, "agent.execution.v1");
   Create("snap", R"({"state":"kestrel"})", {}, "agent.snapshot.v1");
@@ -231,7 +262,7 @@ TEST_F(TextIndexTest, TheMigrationIndexesRecordsWrittenBeforeIt) {
   ASSERT_EQ(sqlite3_open((store_.dir() + "/cairn.db").c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db, "DROP TABLE breadcrumbs_fts; DROP TRIGGER breadcrumbs_fts_insert; "
                              "DROP TRIGGER breadcrumbs_fts_update; DROP TRIGGER breadcrumbs_fts_delete; "
-                             "DROP TRIGGER breadcrumb_vectors_delete; DROP TABLE breadcrumb_vectors; "
+                             "DROP TRIGGER breadcrumb_vectors_delete; DROP TABLE breadcrumb_vectors; DROP TABLE breadcrumbs_fts_pending; "
                              "DELETE FROM schema_migrations WHERE version >= 4;",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);

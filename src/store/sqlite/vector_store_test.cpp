@@ -55,6 +55,23 @@ TEST_F(VectorStoreTest, PutScanAndTheCursorCommitTogether) {
   EXPECT_EQ(store_->CountVectors("n").value(), 0);
 }
 
+TEST_F(VectorStoreTest, ModelsAreListedAndDeletedABoundedBatchAtATime) {
+  EXPECT_TRUE(store_->VectorModels().value().empty());
+  std::vector<VectorWrite> writes;
+  for (int i = 0; i < 5; ++i) writes.push_back({"default", Create("r" + std::to_string(i)).id, 1, {1, 0}});
+  model::Breadcrumb other = Create("o", "other");
+  ASSERT_TRUE(store_->PutVectors("old", writes, {}, "", 0).ok());
+  ASSERT_TRUE(store_->PutVectors("old", {{"other", other.id, 1, {0, 1}}}, {}, "", 0).ok());
+  ASSERT_TRUE(store_->PutVectors("new", {writes.front()}, {}, "", 0).ok());
+  EXPECT_EQ(store_->VectorModels().value(), (std::vector<std::string>{"new", "old"}));
+  EXPECT_EQ(store_->DeleteVectors("old", 4).value(), 4);
+  EXPECT_EQ(store_->CountVectors("old").value(), 2);
+  EXPECT_EQ(store_->DeleteVectors("old", 4).value(), 2);
+  EXPECT_EQ(store_->DeleteVectors("old", 4).value(), 0);
+  EXPECT_EQ(store_->CountVectors("new").value(), 1);  // another model's vectors stay
+  EXPECT_EQ(store_->VectorModels().value(), std::vector<std::string>{"new"});
+}
+
 TEST_F(VectorStoreTest, AnOlderVersionNeverReplacesANewerOneAndRemovalsDelete) {
   model::Breadcrumb a = Create("a");
   ASSERT_TRUE(store_->PutVectors("m", {{"default", a.id, 3, {3}}}, {}, "", 0).ok());
