@@ -33,10 +33,14 @@ struct Webhook {
   int64_t cursor = 0;
   int64_t created_at = 0;  // microseconds since the epoch
   int64_t updated_at = 0;
+  // The principal that created it: it gets only the events of records that principal may read
+  // (model/access.h). Empty for webhooks made before record access was enforced.
+  std::string created_by = {};
 };
 
 struct WebhookDraft {
   std::string owner_id;
+  std::string created_by = {};
   std::string url;
   boost::json::value selector;
   std::optional<std::string> secret;

@@ -188,6 +188,19 @@ BEGIN
   DELETE FROM breadcrumb_vectors WHERE owner_id = OLD.owner_id AND breadcrumb_id = OLD.id;
 END;
 )sql",
+      // 6: record access (model/access.h): the records' acl; on each event who may read the
+      // record as the write left it (null: team, low, no acl), and the principal that made each
+      // webhook. Events of records that are still private or sensitive get their record's
+      // current access.
+      R"sql(
+ALTER TABLE breadcrumbs ADD COLUMN acl TEXT;
+ALTER TABLE events ADD COLUMN access TEXT;
+ALTER TABLE webhooks ADD COLUMN created_by TEXT;
+UPDATE events SET access = (SELECT json_object('visibility', b.visibility, 'sensitivity', b.sensitivity,
+                                               'creator', b.created_by)
+                            FROM breadcrumbs b WHERE b.id = events.breadcrumb_id)
+WHERE breadcrumb_id IN (SELECT id FROM breadcrumbs WHERE visibility <> 'team' OR sensitivity <> 'low');
+)sql",
   };
   return kMigrations;
 }
