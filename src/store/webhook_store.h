@@ -40,11 +40,11 @@ struct Webhook {
 
 struct WebhookDraft {
   std::string owner_id;
-  std::string created_by = {};
   std::string url;
   boost::json::value selector;
   std::optional<std::string> secret;
   bool active = true;
+  std::string created_by = {};  // Webhook::created_by
 };
 
 // Fields to change; unset ones stay. `secret` set to nullopt inside clears it.
