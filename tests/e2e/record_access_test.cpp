@@ -37,7 +37,8 @@ class e2e_record_access : public AuthServerTest {
     EXPECT_EQ(r.status, 200) << target << ": " << r.Describe();
     std::vector<std::string> ids;
     if (r.status != 200) return ids;
-    for (const auto& item : ObjectOf(r).at("items").as_array()) ids.push_back(StringAt(item.as_object(), "id"));
+    json::object body = ObjectOf(r);
+    for (const auto& item : body.at("items").as_array()) ids.push_back(StringAt(item.as_object(), "id"));
     return ids;
   }
   static bool Has(const std::vector<std::string>& ids, const std::string& id) {
@@ -71,7 +72,7 @@ TEST_F(e2e_record_access, APrivateRecordIsTheCreatorsAndTheAdminsOnEveryReadPath
   PatchOk(hidden, json::object{{"title", "zebra private plan v2"}}, alice_);
   std::string shared = Create(json::object{{"title", "zebra team plan"}, {"tags", {"plan"}}}, alice_);
 
-  for (const std::string& suffix : {"", "/full", "/history"}) {
+  for (const std::string suffix : {"", "/full", "/history"}) {
     EXPECT_EQ(client().Get("/breadcrumbs/" + hidden + suffix, bob_).status, 404) << suffix;
     EXPECT_EQ(client().Get("/breadcrumbs/" + hidden + suffix, alice_).status, 200) << suffix;
     EXPECT_EQ(client().Get("/breadcrumbs/" + hidden + suffix, ann_).status, 200) << suffix;
