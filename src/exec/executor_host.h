@@ -56,7 +56,7 @@ struct HostOptions {
   std::chrono::milliseconds cursor_save_interval{250};
   const search::Searcher* searcher = nullptr;  // for fetch: search|vector subscriptions; may be null
   // A run's context holds only what the principal that wrote its trigger may read; null: everything.
-  ReaderFor reader_for;
+  ReaderFor reader_for = nullptr;
 };
 
 class ExecutorHost {

@@ -56,7 +56,7 @@ struct AgentDeps {
   RunRegistry* runs = nullptr;
   // The session worker's runs read what the principal that posted the message may read (as the
   // host's runs, HostOptions::reader_for); null: everything.
-  ReaderFor reader_for;
+  ReaderFor reader_for = nullptr;
 };
 
 class AgentExecutor final : public Executor {
