@@ -259,8 +259,15 @@ int RunServe(const std::vector<std::string>& args) {
     thread_local std::mt19937_64 rng{std::random_device{}()};
     return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
   };
+  // A webhook gets what its creator may read (model/access.h); known once auth is made, below,
+  // before delivery starts.
+  const auth::KeyRegistry* access_keys = nullptr;  // null: --auth=none, every event
+  delivery.reader_for = [&access_keys](const std::string& tenant,
+                                       const std::string& principal) -> std::optional<model::AccessScope> {
+    if (access_keys == nullptr) return std::nullopt;
+    return access_keys->AccessScopeFor(tenant, principal);
+  };
   server::webhooks::WebhookDeliverer deliverer(webhook_store, *event_bus, webhook_sender, delivery, jitter, &metrics);
-  if (Status started = deliverer.Start(); !started.ok()) return Fail(started);
 
   // Executors start after the bus and stop before it (and before the store closes).
   auto providers = MakeProviderRegistry(settings);
@@ -277,6 +284,8 @@ int RunServe(const std::vector<std::string>& args) {
   auto auth = MakeAuth(settings, listen->host, *store, clock);
   if (!auth.ok()) return Fail(auth.status());
   const std::vector<std::string> tenants = auth->keys->TenantIds();
+  if (auth->enabled) access_keys = auth->keys.get();
+  if (Status started = deliverer.Start(); !started.ok()) return Fail(started);
   // Execution records written before executions had one shape move to it before anything runs.
   auto migrated = exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant);
   if (!migrated.ok()) return Fail(migrated.status());
@@ -300,6 +309,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::HostOptions host_options;
   host_options.max_depth = settings.GetInt("executor_max_depth");
   host_options.searcher = &searcher;
+  host_options.reader_for = delivery.reader_for;  // a run reads what its trigger's writer may read
   exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, runtime, host_options,
                                    &metrics);
   exec::BuiltinToolOptions builtin_options;
@@ -328,7 +338,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
   exec::AgentSupervisor agents(cursor_store, executor_host,
-                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs()},
+                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs(), delivery.reader_for},
                                LimitsFrom(settings));
   exec::WorkflowSupervisor workflows(cursor_store, executor_host, exec::WorkflowDeps{*store, *event_bus, runtime},
                                      LimitsFrom(settings));
@@ -363,7 +373,7 @@ int RunServe(const std::vector<std::string>& args) {
   });
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
-  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs()},
+  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs(), delivery.reader_for},
                                          runtime, clock, LimitsFrom(settings),
                                          static_cast<int>(settings.GetInt("session_workers")));
   session_service.SetNotify([&session_worker](const std::string& owner, const std::string& session) {

@@ -97,6 +97,20 @@ Result<Principal> KeyRegistry::Authenticate(std::string_view key) const {
   return found->second;
 }
 
+model::AccessScope KeyRegistry::AccessScopeFor(const std::string& tenant, const std::string& id) const {
+  Principal merged{tenant, id, {}, false};
+  std::shared_lock lock(mu_);
+  if (tenant == model::kDefaultTenant && id == "bootstrap-admin" && !bootstrap_hash_.empty()) {
+    return model::AccessScope::Everything();
+  }
+  for (const auto& [hash, principal] : keys_) {
+    if (principal.tenant != tenant || principal.id != id) continue;
+    merged.roles.insert(merged.roles.end(), principal.roles.begin(), principal.roles.end());
+    merged.system_admin = merged.system_admin || principal.system_admin;
+  }
+  return AccessScopeOf(merged);
+}
+
 Result<TenantInfo> KeyRegistry::CreateTenant(const std::string& id, const std::string& name, const std::string& actor) {
   CAIRN_RETURN_IF_ERROR(ValidateTenantId(id, "id"));
   if (name.empty() || name.size() > 256) return Status::Validation("name", "must be 1 to 256 bytes");

@@ -62,6 +62,12 @@ class KeyRegistry {
   void OnTenantCreated(std::function<Status(const std::string& tenant)> hook);
   bool TenantExists(const std::string& id) const;
 
+  // The record-access scope (model/access.h) of principal `id` in `tenant` as its keys give it:
+  // the highest role of any of its keys (the bootstrap admin is an admin of the default tenant).
+  // A principal with no key (an executor's id, a name given by X-Cairn-Actor) has no role: it
+  // reads public and team records and its own.
+  model::AccessScope AccessScopeFor(const std::string& tenant, const std::string& id) const;
+
   // kNotFound for an unknown tenant; kValidation for a bad principal id.
   Result<IssuedKey> CreateKey(const std::string& tenant, const std::string& principal, std::vector<Role> roles,
                               const std::string& actor);

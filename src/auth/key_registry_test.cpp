@@ -60,6 +60,25 @@ TEST_F(KeyRegistryTest, RefusesBadTenantsAndPrincipals) {
   EXPECT_EQ(ParseRoles({}).status().field(), "roles");
 }
 
+TEST_F(KeyRegistryTest, AccessScopesComeFromThePrincipalsKeys) {
+  KeyRegistry keys(*store_);
+  ASSERT_TRUE(keys.Load().ok());
+  ASSERT_TRUE(keys.CreateTenant("acme", "Acme", "root").ok());
+  ASSERT_TRUE(keys.CreateKey("acme", "dana", {Role::kReader}, "root").ok());
+  ASSERT_TRUE(keys.CreateKey("acme", "dana", {Role::kDeveloper}, "root").ok());
+  ASSERT_TRUE(keys.CreateKey("acme", "ann", {Role::kAdmin}, "root").ok());
+  EXPECT_EQ(keys.CreateKey("acme", "role:admin", {Role::kUser}, "root").status().field(), "principal");
+
+  model::AccessScope dana = keys.AccessScopeFor("acme", "dana");
+  EXPECT_FALSE(dana.admin);
+  EXPECT_EQ(dana.principal, "dana");
+  EXPECT_EQ(dana.roles, (std::vector<std::string>{"reader", "user", "developer"})) << "the highest key, with the roles below";
+  EXPECT_TRUE(keys.AccessScopeFor("acme", "ann").admin);
+  model::AccessScope stranger = keys.AccessScopeFor("acme", "agent:helper");
+  EXPECT_TRUE(stranger.roles.empty()) << "a principal without a key has no role";
+  EXPECT_TRUE(keys.AccessScopeFor("other", "dana").roles.empty()) << "keys are per tenant";
+}
+
 TEST_F(KeyRegistryTest, BootstrapKeyIsASystemAdminOfTheDefaultTenant) {
   KeyRegistry keys(*store_);
   EXPECT_EQ(keys.SetBootstrapKey("short").code(), StatusCode::kInvalidArgument);

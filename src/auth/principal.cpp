@@ -38,10 +38,17 @@ Status ValidateTenantId(std::string_view id, const std::string& field) {
 }
 
 Status ValidatePrincipalId(std::string_view id, const std::string& field) {
-  bool ok = !id.empty() && id.size() <= 128;
-  for (char c : id) ok = ok && c > 0x20 && c < 0x7f;
-  if (!ok) return Status::Validation(field, "must be 1 to 128 printable ASCII characters without spaces");
-  return Status::Ok();
+  return model::ValidatePrincipalName(id, field);
+}
+
+model::AccessScope AccessScopeOf(const Principal& principal) {
+  if (principal.Has(Role::kAdmin)) return model::AccessScope::Everything();
+  model::AccessScope scope;
+  scope.principal = principal.id;
+  for (Role role : {Role::kReader, Role::kUser, Role::kDeveloper, Role::kAdmin}) {
+    if (principal.Has(role)) scope.roles.emplace_back(RoleName(role));
+  }
+  return scope;
 }
 
 Result<std::vector<Role>> ParseRoles(const std::vector<std::string>& names, const std::string& field) {

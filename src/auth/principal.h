@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/access.h"
 
 namespace cairn::auth {
 
@@ -30,10 +31,15 @@ struct Principal {
   bool Has(Role needed) const;
 };
 
+// The record-access scope of `principal` (model/access.h): its id and the names of its roles and
+// every role below them; an admin (or system admin) reads and writes every record of its tenant.
+model::AccessScope AccessScopeOf(const Principal& principal);
+
 // Tenant ids: 1 to 64 characters of [a-z0-9_-], starting with a letter or digit (so cairn's own
 // "_system" owner can never be a tenant). kValidation naming `field` otherwise.
 Status ValidateTenantId(std::string_view id, const std::string& field = "id");
-// Principal ids: 1 to 128 printable ASCII characters without spaces. kValidation naming `field`.
+// Principal ids: 1 to 128 printable ASCII characters without spaces, not starting with "role:"
+// (model::ValidatePrincipalName). kValidation naming `field`.
 Status ValidatePrincipalId(std::string_view id, const std::string& field = "principal");
 // A JSON array of role names, at least one; kValidation naming `field` (or `field[i]`).
 Result<std::vector<Role>> ParseRoles(const std::vector<std::string>& names, const std::string& field = "roles");

@@ -56,9 +56,17 @@ model::BreadcrumbQuery QueryForSelector(const model::Selector& selector, size_t 
   return query;
 }
 
+std::optional<model::AccessScope> TriggerReader(const ReaderFor& reader_for, const model::Event& trigger_event) {
+  if (!reader_for) return std::nullopt;
+  return reader_for(trigger_event.owner_id, trigger_event.created_by);
+}
+
 Result<std::vector<model::Breadcrumb>> FetchMatching(store::Store& store, const std::string& owner_id,
-                                                     const model::Selector& selector, size_t limit) {
+                                                     const model::Selector& selector, size_t limit,
+                                                     const ContextAccess& access) {
   model::BreadcrumbQuery query = QueryForSelector(selector, limit);
+  query.reader = access.reader;
+  query.exclude_secret = !access.allow_secret;
   bool glob = selector.path && !query.path;
   if (glob) query.limit = std::max(limit, kGlobPageSize);
   std::vector<model::Breadcrumb> out;
@@ -78,8 +86,10 @@ Result<std::vector<model::Breadcrumb>> FetchMatching(store::Store& store, const 
 Result<std::vector<model::Breadcrumb>> FetchSimilar(const search::Searcher& searcher, const std::string& owner_id,
                                                     const model::Selector& selector, search::Mode mode,
                                                     const std::string& text, const std::string& exclude_id,
-                                                    size_t limit) {
+                                                    size_t limit, const ContextAccess& access) {
   search::SearchRequest request;
+  request.query.reader = access.reader;
+  request.query.exclude_secret = !access.allow_secret;
   request.mode = mode;
   request.query.text = search::QueryWords(text);
   if (request.query.text.empty()) return std::vector<model::Breadcrumb>();  // nothing to compare with
@@ -126,9 +136,16 @@ Result<std::string> SearchText(const model::Subscription& subscription, const mo
 
 json::object AssembleContext(store::Store& store, const std::string& owner_id, const model::Event& trigger_event,
                              const json::object& trigger, const std::vector<model::Subscription>& subscriptions,
-                             const search::Searcher* searcher) {
+                             const search::Searcher* searcher, const ContextAccess& access) {
   json::object context;
   context["trigger"] = trigger;
+  if (!access.allow_secret && trigger_event.sensitivity == "secret") {
+    json::object withheld = trigger;
+    withheld["context"] = json::object{{"withheld", "sensitivity secret: this agent's definition does not set "
+                                                    "allow_secret_context"}};
+    context["trigger"] = std::move(withheld);
+  }
+  const json::value shown_trigger = context["trigger"];
   // Sections in descending priority, then in the order the definition gives them.
   std::vector<const model::Subscription*> ordered;
   for (const auto& sub : subscriptions) {
@@ -139,7 +156,7 @@ json::object AssembleContext(store::Store& store, const std::string& owner_id, c
   for (const model::Subscription* entry : ordered) {
     const model::Subscription& sub = *entry;
     if (sub.fetch == model::FetchMethod::kEventData) {
-      if (model::Matches(sub.selector, trigger_event)) context[sub.key] = trigger;
+      if (model::Matches(sub.selector, trigger_event)) context[sub.key] = shown_trigger;
       continue;
     }
     size_t limit = sub.fetch == model::FetchMethod::kLatest ? 1 : sub.limit;
@@ -163,9 +180,9 @@ json::object AssembleContext(store::Store& store, const std::string& owner_id, c
       }
       found = FetchSimilar(*searcher, owner_id, selector,
                            sub.fetch == model::FetchMethod::kSearch ? search::Mode::kText : search::Mode::kVector,
-                           *text, trigger_event.breadcrumb_id, limit);
+                           *text, trigger_event.breadcrumb_id, limit, access);
     } else {
-      found = FetchMatching(store, owner_id, selector, limit);
+      found = FetchMatching(store, owner_id, selector, limit, access);
     }
     if (!found.ok()) {
       CAIRN_LOG_WARN("context fetch for key '{}' failed: {}", sub.key, found.status().message());

@@ -19,6 +19,8 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,10 +32,27 @@
 
 namespace cairn::exec {
 
+// The record-access scope (model/access.h) of principal `principal` of `tenant`: a run reads what
+// the principal that triggered it may read. nullopt (or no function: --auth=none): everything.
+using ReaderFor =
+    std::function<std::optional<model::AccessScope>(const std::string& tenant, const std::string& principal)>;
+
+// What a run's context may hold (docs/security.md "Record access").
+struct ContextAccess {
+  // Whose read rights limit the fetched records; absent: every record of the owner.
+  std::optional<model::AccessScope> reader;
+  // False for an agent whose definition does not set allow_secret_context: `secret` records are
+  // never fetched, and a secret trigger's context is replaced by a note that it was withheld.
+  bool allow_secret = true;
+};
+
+// The scope of the principal that wrote `trigger_event` (its actor), through `reader_for`.
+std::optional<model::AccessScope> TriggerReader(const ReaderFor& reader_for, const model::Event& trigger_event);
+
 boost::json::object AssembleContext(store::Store& store, const std::string& owner_id, const model::Event& trigger_event,
                                     const boost::json::object& trigger,
                                     const std::vector<model::Subscription>& subscriptions,
-                                    const search::Searcher* searcher = nullptr);
+                                    const search::Searcher* searcher = nullptr, const ContextAccess& access = {});
 
 // The text a fetch: search|vector subscription searches with: its `query` expression's value for
 // the trigger (kInvalidArgument when it fails or is not a string), else the trigger's title and
@@ -45,7 +64,7 @@ Result<std::string> SearchText(const model::Subscription& subscription, const mo
 Result<std::vector<model::Breadcrumb>> FetchSimilar(const search::Searcher& searcher, const std::string& owner_id,
                                                     const model::Selector& selector, search::Mode mode,
                                                     const std::string& text, const std::string& exclude_id,
-                                                    size_t limit);
+                                                    size_t limit, const ContextAccess& access = {});
 
 // The store query that finds a selector's records, newest first: the schema, tags and context
 // rules as they are; a path glob becomes its literal leading segments as a prefix (the glob
@@ -55,6 +74,7 @@ model::BreadcrumbQuery QueryForSelector(const model::Selector& selector, size_t 
 // Up to `limit` records matching `selector` (path glob included), newest first (by creation). A
 // glob is checked on at most the 2,000 newest records that match the rest of the selector.
 Result<std::vector<model::Breadcrumb>> FetchMatching(store::Store& store, const std::string& owner_id,
-                                                     const model::Selector& selector, size_t limit);
+                                                     const model::Selector& selector, size_t limit,
+                                                     const ContextAccess& access = {});
 
 }  // namespace cairn::exec

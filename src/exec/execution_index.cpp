@@ -101,9 +101,10 @@ Result<ExecutionPage> ExecutionIndex::List(const std::string& owner_id, const Ex
   query.include_context = true;
   query.limit = filter.limit;
   query.cursor = filter.cursor;
+  query.created_by = filter.created_by;
   CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(owner_id, query));
   ExecutionPage out;
-  if (!filter.cursor) {
+  if (!filter.cursor && !filter.created_by) {
     std::vector<json::object> running = runs_.InFlight(owner_id);
     for (auto& record : running) {
       if (!Matches(record, filter)) continue;

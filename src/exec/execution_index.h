@@ -20,6 +20,7 @@ namespace cairn::exec {
 
 struct ExecutionListFilter {
   std::optional<std::string> kind, executor, status, session_id, parent, root, user_id;
+  std::optional<std::string> created_by = std::nullopt;  // only executions this actor's writes created (runs in flight excluded)
   size_t limit = 50;
   std::optional<std::string> cursor;
 };

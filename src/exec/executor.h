@@ -40,6 +40,9 @@ struct ExecutorSpec {
   bool waits_on_executors = false;
   // Bounds the assembled context to this many estimated tokens (context_budget.h); 0: no bound.
   int64_t context_budget_tokens = 0;
+  // Whether `secret` records may enter its context (model/access.h): an agent's only when its
+  // definition sets allow_secret_context, since its context goes into an LLM prompt.
+  bool allow_secret_context = true;
 };
 
 // Where a run sits in its tree of executions. A root has no parent, its own id as root, depth 0.

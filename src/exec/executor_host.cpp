@@ -566,7 +566,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         record.input = BoundedCopy(mapped_input);  // what the run was given
       }
       context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions,
-                                shared_->options.searcher);
+                                shared_->options.searcher,
+                                ContextAccess{TriggerReader(shared_->options.reader_for, event), spec.allow_secret_context});
       context_dropped = ApplyContextBudget(context, spec.subscriptions, spec.context_budget_tokens);
       uint64_t token = shared_->runtime.watchdog().Arm(Watchdog::Clock::now() + spec.timeout, &cancelled);
       try {

@@ -43,6 +43,7 @@
 #include "base/clock.h"
 #include "base/metrics.h"
 #include "bus/event_bus.h"
+#include "exec/context_assembler.h"
 #include "exec/execution_record.h"
 #include "exec/executor.h"
 #include "exec/job_group.h"
@@ -61,6 +62,8 @@ struct HostOptions {
   size_t read_batch = 256;   // events read from the bus at a time
   std::chrono::milliseconds cursor_save_interval{250};
   const search::Searcher* searcher = nullptr;  // for fetch: search|vector subscriptions; may be null
+  // A run's context holds only what the principal that wrote its trigger may read; null: everything.
+  ReaderFor reader_for = nullptr;
 };
 
 class ExecutorHost {

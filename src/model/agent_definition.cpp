@@ -105,6 +105,9 @@ Status ParseField(AgentDefinition& def, std::string_view key, const json::value&
     CAIRN_ASSIGN_OR_RETURN(def.max_delegation_depth, RequireInt(value, field, 1, 10));
   } else if (key == "max_children") {
     CAIRN_ASSIGN_OR_RETURN(def.max_children, RequireInt(value, field, 1, 256));
+  } else if (key == "allow_secret_context") {
+    if (!value.is_bool()) return Status::Validation(field, "must be true or false");
+    def.allow_secret_context = value.as_bool();
   } else if (key == "context_budget_tokens") {
     CAIRN_ASSIGN_OR_RETURN(def.context_budget_tokens, RequireInt(value, field, 1, 10'000'000));
   } else {

@@ -67,6 +67,8 @@ struct AgentDefinition {
   int64_t max_delegation_depth = 3;
   int64_t max_children = 16;
   std::optional<int64_t> context_budget_tokens;  // absent: the context is not bounded
+  // Whether records of sensitivity `secret` may enter its prompts (model/access.h); default no.
+  bool allow_secret_context = false;
 };
 
 // Parses and checks an agent.def.v1 context; errors name the field as "context.<field>".

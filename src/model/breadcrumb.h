@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/access.h"
 #include "model/reserved.h"
 
 namespace cairn::model {
@@ -31,6 +32,7 @@ struct Breadcrumb {
   std::string checksum;  // "sha256:<hex>" of CanonicalJson(context)
   std::string visibility = "team";
   std::string sensitivity = "low";
+  std::optional<RecordAcl> acl = std::nullopt;  // who else reads and writes it (model/access.h)
   std::optional<int64_t> ttl_micros;  // expiry, microseconds since the epoch
   std::string owner_id;
   std::string created_by;
@@ -52,6 +54,7 @@ struct BreadcrumbDraft {
   boost::json::value llm_hints;
   std::string visibility = "team";
   std::string sensitivity = "low";
+  std::optional<RecordAcl> acl = std::nullopt;
   std::optional<int64_t> ttl_micros;
   std::optional<Trace> trace;  // when absent the write is a root of a new trace
 };
@@ -79,12 +82,15 @@ struct BreadcrumbPatch {
   PatchField<boost::json::value> llm_hints;
   PatchField<std::string> visibility;
   PatchField<std::string> sensitivity;
+  PatchField<std::optional<RecordAcl>> acl;
   PatchField<std::optional<int64_t>> ttl_micros;
 
   bool empty() const {
     return !(schema_name.set || title.set || description.set || tags.set || context.set || path.set ||
-             llm_hints.set || visibility.set || sensitivity.set || ttl_micros.set);
+             llm_hints.set || visibility.set || sensitivity.set || acl.set || ttl_micros.set);
   }
+  // Whether it changes who may read or write the record (model/access.h: creator and admins only).
+  bool changes_access() const { return visibility.set || sensitivity.set || acl.set; }
 };
 
 // Who is acting, for which tenant, and at what time: supplied by the server to every write.
@@ -97,6 +103,10 @@ struct WriteContext {
   // Whether the writer may write definitions (tool.v1, agent.def.v1, workflow.def.v1): false for an
   // authenticated principal below role developer (exec/reserved_schema_store.h refuses it).
   bool may_define = true;
+  // Whose access rules an update or delete of an existing record must respect (model/access.h):
+  // set by the server for a principal below admin; absent (cairn itself, --auth=none, admins):
+  // no check. The store checks it in the write's transaction (kNotFound / kPermissionDenied).
+  std::optional<AccessScope> access = std::nullopt;
 };
 
 // One version of a breadcrumb as kept in its history.

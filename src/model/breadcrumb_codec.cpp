@@ -142,6 +142,9 @@ Status ParseCommonField(const json::key_value_pair& kv, const Limits& limits, in
     CAIRN_ASSIGN_OR_RETURN(std::string sensitivity, RequireString(value, key));
     CAIRN_RETURN_IF_ERROR(ValidateEnum(key, sensitivity, {"low", "pii", "secret"}));
     sink.sensitivity(std::move(sensitivity));
+  } else if (key == "acl") {
+    CAIRN_ASSIGN_OR_RETURN(auto acl, ParseAcl(value, key));
+    sink.acl(std::move(acl));
   } else if (key == "ttl") {
     CAIRN_ASSIGN_OR_RETURN(auto ttl, ParseTtl(value, now_micros));
     sink.ttl(ttl);
@@ -162,6 +165,7 @@ struct DraftSink {
   void llm_hints(const json::value& v) { d.llm_hints = v; }
   void visibility(std::string v) { d.visibility = std::move(v); }
   void sensitivity(std::string v) { d.sensitivity = std::move(v); }
+  void acl(std::optional<RecordAcl> v) { d.acl = std::move(v); }
   void ttl(std::optional<int64_t> v) { d.ttl_micros = v; }
 };
 
@@ -176,6 +180,7 @@ struct PatchSink {
   void llm_hints(const json::value& v) { p.llm_hints.Set(v); }
   void visibility(std::string v) { p.visibility.Set(std::move(v)); }
   void sensitivity(std::string v) { p.sensitivity.Set(std::move(v)); }
+  void acl(std::optional<RecordAcl> v) { p.acl.Set(std::move(v)); }
   void ttl(std::optional<int64_t> v) { p.ttl_micros.Set(v); }
 };
 
@@ -267,6 +272,7 @@ json::object RecordView(const Breadcrumb& crumb, bool include_context) {
   out["checksum"] = crumb.checksum;
   out["visibility"] = crumb.visibility;
   out["sensitivity"] = crumb.sensitivity;
+  out["acl"] = AclJson(crumb.acl);
   out["ttl"] = crumb.ttl_micros ? json::value(FormatRfc3339Micros(*crumb.ttl_micros)) : json::value(nullptr);
   out["owner_id"] = crumb.owner_id;
   out["created_by"] = crumb.created_by;

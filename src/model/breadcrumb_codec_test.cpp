@@ -333,8 +333,23 @@ Breadcrumb SampleCrumb() {
 
 const std::set<std::string> kFullKeys = {
     "id",          "schema_name", "title",      "description", "tags",       "context",    "path",
-    "llm_hints",   "version",     "checksum",   "visibility",  "sensitivity", "ttl",       "owner_id",
-    "created_by",  "updated_by",  "trace",      "created_at",  "updated_at", "size_bytes"};
+    "llm_hints",   "version",     "checksum",   "visibility",  "sensitivity", "acl",       "ttl",
+    "owner_id",    "created_by",  "updated_by", "trace",       "created_at", "updated_at", "size_bytes"};
+
+TEST(ParseDraftTest, AclIsParsedValidatedAndPatchable) {
+  auto draft = Draft(R"({"title":"t","visibility":"private","acl":{"read":["bob","role:developer"]}})");
+  ASSERT_TRUE(draft.ok()) << draft.status().ToString();
+  ASSERT_TRUE(draft->acl.has_value());
+  EXPECT_EQ(draft->acl->read, (std::vector<std::string>{"bob", "role:developer"}));
+  EXPECT_FALSE(draft->acl->write.has_value());
+  ExpectValidation(Draft(R"({"title":"t","acl":{"read":["role:root"]}})"), "acl.read[0]", "unknown role");
+  auto patch = Patch(R"({"acl":null})");
+  ASSERT_TRUE(patch.ok());
+  EXPECT_TRUE(patch->acl.set);
+  EXPECT_FALSE(patch->acl.value.has_value());
+  EXPECT_TRUE(patch->changes_access());
+  EXPECT_FALSE(Patch(R"({"title":"x"})")->changes_access());
+}
 
 TEST(ViewsTest, FullViewHasEveryField) {
   Breadcrumb c = SampleCrumb();

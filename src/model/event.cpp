@@ -8,7 +8,7 @@
 namespace cairn::model {
 namespace json = boost::json;
 
-json::object EventView(const Event& event, size_t max_context_bytes) {
+json::object EventView(const Event& event, size_t max_context_bytes, bool redact_context) {
   json::array tags;
   for (const auto& tag : event.tags) tags.emplace_back(tag);
   json::object out{
@@ -30,7 +30,10 @@ json::object EventView(const Event& event, size_t max_context_bytes) {
   };
   // No limit, no need to measure: serialising a large context only to compare its size is not free.
   bool unlimited = max_context_bytes == std::numeric_limits<size_t>::max();
-  if (event.context_unreadable) {
+  if (redact_context) {
+    out["context_omitted"] = true;
+    out["context_redacted"] = true;
+  } else if (event.context_unreadable) {
     out["context_omitted"] = true;
     out["context_unreadable"] = true;
   } else if (!unlimited && json::serialize(event.context).size() > max_context_bytes) {

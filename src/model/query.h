@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "model/access.h"
 #include "model/limits.h"
 
 namespace cairn::model {
@@ -36,6 +37,11 @@ struct BreadcrumbQuery {
   size_t limit = 50;
   std::optional<std::string> cursor;  // opaque, from a previous page's next_cursor
   bool include_context = false;
+  // Whose read rights limit the results (model/access.h); absent: every record of the owner.
+  std::optional<AccessScope> reader = std::nullopt;
+  // Leaves out records of sensitivity `secret` (context for an agent not allowed them).
+  bool exclude_secret = false;
+  std::optional<std::string> created_by = std::nullopt;  // exact: only records this actor created
 };
 
 std::optional<RuleOp> ParseRuleOp(std::string_view name);

@@ -18,6 +18,8 @@ constexpr int kFileFormat = 1;
 constexpr size_t kCandidatesPerResult = 4;  // a filtered search's first ask, and its widening factor
 
 bool PassesFilters(const model::Breadcrumb& record, const store::TextSearchQuery& query) {
+  if (query.reader && !query.reader->MayRead(record.visibility, record.created_by, record.acl)) return false;
+  if (query.exclude_secret && record.sensitivity == "secret") return false;
   if (query.schema_name && record.schema_name != query.schema_name) return false;
   for (const std::string& tag : query.all_tags) {
     if (std::find(record.tags.begin(), record.tags.end(), tag) == record.tags.end()) return false;
@@ -34,7 +36,8 @@ bool PassesFilters(const model::Breadcrumb& record, const store::TextSearchQuery
 }
 
 bool Filtered(const store::TextSearchQuery& query) {
-  return query.schema_name || !query.all_tags.empty() || query.path_prefix;
+  return query.schema_name || !query.all_tags.empty() || query.path_prefix || (query.reader && !query.reader->admin) ||
+         query.exclude_secret;
 }
 
 std::optional<std::string> ReadWhole(const std::string& path) {

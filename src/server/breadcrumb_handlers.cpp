@@ -35,6 +35,7 @@ void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock
   router.Add("GET", "/breadcrumbs", Dispatch::kWorker, [&store, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbQuery query, ParseListQuery(req, limits));
+    query.reader = ctx.access;
     CAIRN_ASSIGN_OR_RETURN(store::Page page, store.List(ctx.owner_id, query));
     json::array items;
     items.reserve(page.items.size());
@@ -49,6 +50,7 @@ void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(auto crumb, store.GetShared(ctx.owner_id, req.path_params[0]));
+    CAIRN_RETURN_IF_ERROR(CheckReadable(ctx, *crumb));
     return RecordResponse(200, *crumb, model::SerializeContextView(*crumb));
   });
 
@@ -56,12 +58,17 @@ void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(auto crumb, store.GetShared(ctx.owner_id, req.path_params[0]));
+    CAIRN_RETURN_IF_ERROR(CheckReadable(ctx, *crumb));
     return RecordResponse(200, *crumb, model::SerializeFullView(*crumb));
   });
 
   router.Add("GET", "/breadcrumbs/{id}/history", Dispatch::kInline, [&store](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    if (ctx.access) {  // the history of a record is as readable as the record
+      CAIRN_ASSIGN_OR_RETURN(auto crumb, store.GetShared(ctx.owner_id, req.path_params[0]));
+      CAIRN_RETURN_IF_ERROR(CheckReadable(ctx, *crumb));
+    }
     CAIRN_ASSIGN_OR_RETURN(auto versions, store.History(ctx.owner_id, req.path_params[0]));
     json::array items;
     for (const auto& version : versions) items.emplace_back(model::VersionView(version));

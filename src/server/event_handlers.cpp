@@ -42,6 +42,7 @@ void AddEventRoutes(Router& router, bus::EventBus& bus, store::Store& store, con
     auto spec = std::make_shared<SseSpec>();
     spec->selector = std::move(selector);
     spec->owner_id = ctx.owner_id;
+    spec->reader = ctx.access;
     spec->after_seq = after_seq;
     HttpResponse response;
     response.event_stream = std::move(spec);

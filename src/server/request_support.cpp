@@ -76,6 +76,8 @@ Result<model::WriteContext> WriteContextFrom(const HttpRequest& request) {
     ctx.owner_id = request.principal->tenant;
     ctx.actor = request.principal->id;
     ctx.may_define = request.principal->Has(auth::Role::kDeveloper);
+    model::AccessScope scope = auth::AccessScopeOf(*request.principal);
+    if (!scope.admin) ctx.access = std::move(scope);
   }
   if (auto actor = request.Header("x-cairn-actor")) {
     if (actor->empty() || actor->size() > 128 || !PrintableAscii(*actor)) {
@@ -87,6 +89,11 @@ Result<model::WriteContext> WriteContextFrom(const HttpRequest& request) {
     ctx.actor = std::string(*actor);
   }
   return ctx;
+}
+
+Status CheckReadable(const model::WriteContext& ctx, const model::Breadcrumb& crumb) {
+  if (!ctx.access || ctx.access->MayRead(crumb.visibility, crumb.created_by, crumb.acl)) return Status::Ok();
+  return Status::NotFound("breadcrumb " + crumb.id + " not found");
 }
 
 Result<std::optional<int64_t>> ParseIfMatch(const HttpRequest& request) {

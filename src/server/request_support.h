@@ -25,8 +25,12 @@ Result<boost::json::value> ParseJsonBody(const HttpRequest& request, const model
 // may_define when it is a developer; X-Cairn-Actor then only for admins acting for someone
 // (kPermissionDenied otherwise). Without one (--auth=none): owner "default", actor from
 // X-Cairn-Actor (default "anonymous"). X-Cairn-Actor: 1-128 printable ASCII characters, else
-// kInvalidArgument.
+// kInvalidArgument. `access` is the principal's record-access scope when it is below admin
+// (model/access.h): the reader of every list and search, checked on every update and delete.
 Result<model::WriteContext> WriteContextFrom(const HttpRequest& request);
+
+// kNotFound (as if it did not exist) when ctx.access may not read `crumb`.
+Status CheckReadable(const model::WriteContext& ctx, const model::Breadcrumb& crumb);
 
 // If-Match as a version: absent or `*` → nullopt (no version check); `3`, `"3"` or `W/"3"` → 3;
 // anything else kInvalidArgument.

@@ -118,6 +118,7 @@ void AddSearchRoutes(Router& router, const search::Searcher& searcher, const sea
                bool include_context = false;
                CAIRN_ASSIGN_OR_RETURN(search::SearchRequest request,
                                       ParseSearchRequest(req, limits, searcher.default_mode(), &include_context));
+               request.query.reader = ctx.access;
                CAIRN_ASSIGN_OR_RETURN(std::vector<search::SearchHit> hits, searcher.Search(ctx.owner_id, request));
                json::array items;
                items.reserve(hits.size());

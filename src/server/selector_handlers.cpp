@@ -83,6 +83,7 @@ void AddSelectorRoutes(Router& router, store::Store& store, const model::Limits&
     query.order = model::SortOrder::kOldestFirst;
     query.limit = 1000;
     query.include_context = true;
+    query.reader = ctx.access;
     json::array items;
     CAIRN_RETURN_IF_ERROR(store::ForEachRecord(store, ctx.owner_id, query,
                                                [&](const model::Breadcrumb& crumb) { items.emplace_back(SelectorView(crumb)); }));
@@ -93,7 +94,7 @@ void AddSelectorRoutes(Router& router, store::Store& store, const model::Limits&
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     auto crumb = store.Get(ctx.owner_id, req.path_params[0]);
-    if (!crumb.ok() || !IsStoredSelector(*crumb)) {
+    if (!crumb.ok() || !IsStoredSelector(*crumb) || !CheckReadable(ctx, *crumb).ok()) {
       return Status::NotFound("stored selector " + req.path_params[0] + " not found");
     }
     return HttpResponse::Json(200, json::serialize(SelectorView(*crumb)));

@@ -37,7 +37,10 @@ bool Contains(const Names& names, std::string_view name) {
 
 Result<sessions::Caller> CallerOf(const HttpRequest& req) {
   CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
-  return sessions::Caller{ctx.owner_id, ctx.actor};
+  sessions::Caller caller{ctx.owner_id, ctx.actor, std::nullopt};
+  // Below developer: only its own sessions and their runs (docs/auth.md).
+  if (req.principal && !req.principal->Has(auth::Role::kDeveloper)) caller.only_creator = ctx.actor;
+  return caller;
 }
 
 // A JSON object body (Content-Type, depth and, at the server, size as for every body).
@@ -431,27 +434,31 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, exec::E
   router.Add("GET", "/executions", Dispatch::kWorker, [&index, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
     CAIRN_ASSIGN_OR_RETURN(exec::ExecutionListFilter filter, ParseExecutionFilter(req.query, limits));
+    filter.created_by = caller.only_creator;
     CAIRN_ASSIGN_OR_RETURN(exec::ExecutionPage page, index.List(caller.owner_id, filter));
     return ListingResponse(sessions::Listing{std::move(page.items), std::move(page.next_cursor)});
   });
 
-  router.Add("GET", "/executions/{id}", Dispatch::kWorker, [&index](const HttpRequest& req) -> Result<HttpResponse> {
+  router.Add("GET", "/executions/{id}", Dispatch::kWorker, [&svc, &index](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_RETURN_IF_ERROR(svc.CheckExecutionAccess(caller, req.path_params[0]));
     CAIRN_ASSIGN_OR_RETURN(json::object execution, index.Get(caller.owner_id, req.path_params[0]));
     return ObjectResponse(200, execution);
   });
 
-  router.Add("GET", "/executions/{id}/tree", Dispatch::kWorker, [&index](const HttpRequest& req) -> Result<HttpResponse> {
+  router.Add("GET", "/executions/{id}/tree", Dispatch::kWorker, [&svc, &index](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_RETURN_IF_ERROR(svc.CheckExecutionAccess(caller, req.path_params[0]));
     CAIRN_ASSIGN_OR_RETURN(json::object tree, index.Tree(caller.owner_id, req.path_params[0]));
     return ObjectResponse(200, tree);
   });
 
-  router.Add("GET", "/executions/{id}/messages", Dispatch::kWorker, [&index](const HttpRequest& req) -> Result<HttpResponse> {
+  router.Add("GET", "/executions/{id}/messages", Dispatch::kWorker, [&svc, &index](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_RETURN_IF_ERROR(svc.CheckExecutionAccess(caller, req.path_params[0]));
     CAIRN_ASSIGN_OR_RETURN(json::object messages, index.Messages(caller.owner_id, req.path_params[0]));
     return ObjectResponse(200, messages);
   });
@@ -461,6 +468,7 @@ void AddSessionRoutes(Router& router, sessions::SessionService& service, exec::E
     CAIRN_ASSIGN_OR_RETURN(Caller caller, CallerOf(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_RETURN_IF_ERROR(NoBody(req, limits));
+    CAIRN_RETURN_IF_ERROR(svc.CheckExecutionAccess(caller, req.path_params[0]));
     auto execution = svc.CancelExecution(caller, req.path_params[0]);
     if (!execution.ok() && execution.status().code() == StatusCode::kNotFound) {
       execution = index.Cancel(caller.owner_id, req.path_params[0]);  // not a session run

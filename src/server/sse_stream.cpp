@@ -136,7 +136,8 @@ void SseStream::Start() {
           });
         },
         [spec = spec_](const model::Event& event) {
-          return event.owner_id == spec->owner_id && model::Matches(spec->selector, event);
+          return event.owner_id == spec->owner_id && (!spec->reader || event.MayBeReadBy(*spec->reader)) &&
+                 model::Matches(spec->selector, event);
         },
         kWakeLag);
   }
@@ -209,11 +210,24 @@ void SseStream::OnEvents(Result<std::vector<bus::EventPtr>> events) {
     ReleaseHeldEphemeral();
     cursor_ = event->seq;
     if (event->owner_id != spec_->owner_id || !model::Matches(spec_->selector, *event)) continue;
+    if (spec_->reader && !event->MayBeReadBy(*spec_->reader)) continue;
     if (!spec_->stored_view) {
+      if (spec_->reader && event->RedactsContextFor(*spec_->reader)) {  // rare: not worth the shared cache
+        queue_.push_back(Frame{ViewFrame(event->seq, model::EventView(*event, 0, true)), event->seq});
+        continue;
+      }
       queue_.push_back(Frame{ctx_.sse_frames.FrameFor(event), event->seq});
       continue;
     }
-    std::optional<json::object> view = spec_->stored_view(*event);
+    std::optional<json::object> view;
+    if (spec_->reader && event->RedactsContextFor(*spec_->reader)) {  // a view of its own sees no secret context
+      model::Event redacted = *event;
+      redacted.context = nullptr;
+      redacted.before.reset();
+      view = spec_->stored_view(redacted);
+    } else {
+      view = spec_->stored_view(*event);
+    }
     if (view) queue_.push_back(Frame{ViewFrame(event->seq, *view), event->seq});
   }
   ReleaseHeldEphemeral();

@@ -63,6 +63,10 @@ struct SseSpec final : EventStreamSpec {
   model::Selector selector;
   std::string owner_id;
   int64_t after_seq = 0;  // deliver events with seq > after_seq
+  // Whose read rights limit the stream (model/access.h): events of records it may not read are
+  // skipped, and a `secret` record's context is left out (context_redacted) unless it reads the
+  // record explicitly. Absent: every event of `owner_id`.
+  std::optional<model::AccessScope> reader;
   StoredView stored_view;        // empty: the shared event view (id: <seq> either way)
   EphemeralView ephemeral_view;  // empty: EphemeralFrame (no id line either way)
   std::optional<std::chrono::milliseconds> heartbeat;  // the ping interval; nullopt: the server's

@@ -172,7 +172,8 @@ Result<store::WriteOp> ExecutionRecorder::SessionTotals(const json::object& ende
 }
 
 Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, const json::object& execution,
-                              const model::Limits& limits, const search::Searcher* searcher) {
+                              const model::Limits& limits, const search::Searcher* searcher,
+                              const exec::ReaderFor& reader_for) {
   std::string execution_id = Str(execution, "id");
   std::string session_id = Str(execution, "session_id");
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb session,
@@ -239,7 +240,9 @@ Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, 
   }
   // What the agent subscribed to, as for a bus-triggered run; then what the session knows.
   input.context =
-      exec::AssembleContext(store, owner_id, event, input.trigger, input.definition.subscriptions, searcher);
+      exec::AssembleContext(store, owner_id, event, input.trigger, input.definition.subscriptions, searcher,
+                            exec::ContextAccess{reader_for ? reader_for(owner_id, message.created_by) : std::nullopt,
+                                                input.definition.allow_secret_context});
   if (!Str(session_fields, "initial_context_url").empty()) {
     input.context["initial_context"] =
         json::object{{"title", "The page the session started from"},

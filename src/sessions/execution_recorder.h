@@ -13,6 +13,7 @@
 #include "base/clock.h"
 #include "base/uuid.h"
 #include "exec/agents/agent_run.h"
+#include "exec/context_assembler.h"
 #include "model/breadcrumb.h"
 #include "store/store.h"
 
@@ -74,8 +75,11 @@ struct RunInput {
   boost::json::object context;
   boost::json::array context_dropped;  // what the budget left out (ApplyContextBudget); recorded on the execution
 };
-// `searcher` (may be null) serves the definition's fetch: search|vector subscriptions.
+// `searcher` (may be null) serves the definition's fetch: search|vector subscriptions. The
+// context holds what the principal that posted the message may read (`reader_for`; null:
+// everything), and `secret` records only when the agent's definition sets allow_secret_context.
 Result<RunInput> LoadRunInput(store::Store& store, const std::string& owner_id, const boost::json::object& execution,
-                              const model::Limits& limits, const search::Searcher* searcher = nullptr);
+                              const model::Limits& limits, const search::Searcher* searcher = nullptr,
+                              const exec::ReaderFor& reader_for = {});
 
 }  // namespace cairn::sessions

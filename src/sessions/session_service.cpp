@@ -190,13 +190,29 @@ Result<json::object> SessionService::CreateSession(const Caller& caller, const j
 
 Result<model::Breadcrumb> SessionService::LoadSession(const Caller& caller, const std::string& id) {
   if (id.empty() || id.size() > kMaxIdBytes) return Status::NotFound("session not found");
-  return FindAt(store_, caller.owner_id, kSessionSchema, SessionPath(id), "session " + id);
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb session, FindAt(store_, caller.owner_id, kSessionSchema, SessionPath(id),
+                                                          "session " + id));
+  if (caller.only_creator && session.created_by != *caller.only_creator) {
+    return Status::NotFound("session " + id + " not found");
+  }
+  return session;
+}
+
+Status SessionService::CheckExecutionAccess(const Caller& caller, const std::string& id) {
+  if (!caller.only_creator) return Status::Ok();
+  auto record = id.empty() || id.size() > kMaxIdBytes
+                    ? Result<model::Breadcrumb>(Status::NotFound(""))
+                    : FindAt(store_, caller.owner_id, kExecutionSchema, exec::ExecutionRecordPath(id), "execution " + id);
+  if (!record.ok() && record.status().code() != StatusCode::kNotFound) return record.status();
+  if (!record.ok() || record->created_by != *caller.only_creator) return Status::NotFound("execution " + id + " not found");
+  return Status::Ok();
 }
 
 Result<model::Breadcrumb> SessionService::LoadExecution(const Caller& caller, const std::string& id) {
   if (id.empty() || id.size() > kMaxIdBytes) return Status::NotFound("execution not found");
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb crumb, FindAt(store_, caller.owner_id, kExecutionSchema,
                                                         exec::ExecutionRecordPath(id), "execution " + id));
+  if (caller.only_creator && crumb.created_by != *caller.only_creator) return Status::NotFound("execution " + id + " not found");
   if (std::find(crumb.tags.begin(), crumb.tags.end(), "session-execution") == crumb.tags.end()) {
     return Status::NotFound("execution " + id + " is not a session run (of those, only cancel applies)");
   }
@@ -215,6 +231,7 @@ Result<Listing> SessionService::ListSessions(const Caller& caller, const Session
   query.include_context = true;
   query.limit = filter.limit;
   query.cursor = filter.cursor;
+  query.created_by = caller.only_creator;
   auto add = [&](const char* field, const std::optional<std::string>& value) {
     if (value) query.context_match.push_back(model::ContextRule{std::string("$.") + field, model::RuleOp::kEq, json::value(*value)});
   };
@@ -529,6 +546,7 @@ Result<Listing> SessionService::ListSnapshots(const Caller& caller, const std::s
                                               const std::optional<std::string>& cursor) {
   // Any run's snapshots (bus-triggered agent runs have them too; while such a run is in flight
   // it has no record yet, only snapshots).
+  CAIRN_RETURN_IF_ERROR(CheckExecutionAccess(caller, execution_id));
   auto record = FindAt(store_, caller.owner_id, kExecutionSchema, exec::ExecutionRecordPath(execution_id), "execution");
   if (!record.ok() && record.status().code() != StatusCode::kNotFound) return record.status();
   model::BreadcrumbQuery query;
@@ -570,6 +588,13 @@ Result<json::object> SessionService::GetSnapshot(const Caller& caller, const std
   auto crumb = store_.Get(caller.owner_id, id);
   if (!crumb.ok() || crumb->schema_name != kSnapshotSchema) return Status::NotFound("snapshot " + id + " not found");
   json::object view = SnapshotView(*crumb);
+  if (caller.only_creator) {  // a snapshot is as visible as its execution
+    const json::value* execution = view.if_contains("execution_id");
+    if (execution == nullptr || !execution->is_string() ||
+        !CheckExecutionAccess(caller, std::string(execution->get_string())).ok()) {
+      return Status::NotFound("snapshot " + id + " not found");
+    }
+  }
   SnapshotRecords reader(store_, caller.owner_id);
   CAIRN_ASSIGN_OR_RETURN(exec::AgentState state, exec::LoadFullState(reader, id));
   json::object full = exec::StateToJson(state);

@@ -48,6 +48,9 @@ inline constexpr std::string_view kDefaultAgent = "default-chat-assistant";
 struct Caller {
   std::string owner_id = model::kDefaultTenant;
   std::string actor = "anonymous";
+  // Set for a principal below developer (a `user`, a `reader`): it sees only the sessions it
+  // created and their executions and snapshots (others are kNotFound, and left out of lists).
+  std::optional<std::string> only_creator = std::nullopt;
 };
 
 // One page of a listing, newest first.
@@ -118,6 +121,9 @@ class SessionService {
                                 const std::optional<std::string>& cursor);
   // GET /snapshots/{id}: with the full state (deltas resolved).
   Result<boost::json::object> GetSnapshot(const Caller& caller, const std::string& id);
+  // kNotFound when caller.only_creator is set and execution `id` is not one it created (a run of
+  // one of its sessions); Ok otherwise.
+  Status CheckExecutionAccess(const Caller& caller, const std::string& id);
 
  private:
   Result<model::BreadcrumbDraft> SessionDraft(const boost::json::object& body, const std::string& id,

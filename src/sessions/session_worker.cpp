@@ -143,7 +143,7 @@ bool SessionWorker::RunExecution(const std::string& owner_id, const model::Bread
   exec::JobGroup::Watch stop_watch = jobs_.WatchCancel(&cancelled);
   if (jobs_.stopping()) return false;
   ExecutionRecorder record(store_, ids_, clock_, stopping_, owner_id, session_id, execution_id);
-  auto input = LoadRunInput(store_, owner_id, fields, limits_, deps_.searcher);
+  auto input = LoadRunInput(store_, owner_id, fields, limits_, deps_.searcher, deps_.reader_for);
   if (!input.ok()) {
     record.Fail(input.status().code() == StatusCode::kNotFound ? "not_found" : "invalid_definition",
                 input.status().message());

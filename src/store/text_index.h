@@ -41,6 +41,10 @@ struct TextSearchQuery {
   std::optional<std::string> path_prefix;   // whole segments, as in BreadcrumbQuery
   size_t limit = 20;                        // 1 to kMaxSearchLimit
   bool snippets = false;                    // fill TextHit::snippet
+  // Whose read rights limit the hits (model/access.h), applied in the query itself so the best
+  // `limit` are the best the reader may see; absent: every record of the owner.
+  std::optional<model::AccessScope> reader = std::nullopt;
+  bool exclude_secret = false;  // leaves out records of sensitivity `secret`
 };
 
 struct TextHit {

@@ -33,6 +33,9 @@ struct Webhook {
   int64_t cursor = 0;
   int64_t created_at = 0;  // microseconds since the epoch
   int64_t updated_at = 0;
+  // The principal that created it: it gets only the events of records that principal may read
+  // (model/access.h). Empty for webhooks made before record access was enforced.
+  std::string created_by = {};
 };
 
 struct WebhookDraft {
@@ -41,6 +44,7 @@ struct WebhookDraft {
   boost::json::value selector;
   std::optional<std::string> secret;
   bool active = true;
+  std::string created_by = {};  // Webhook::created_by
 };
 
 // Fields to change; unset ones stay. `secret` set to nullopt inside clears it.

@@ -18,7 +18,7 @@ const std::regex kChecksum("^sha256:[0-9a-f]{64}$");
 
 const std::vector<std::string> kFullRecordKeys = {
     "id",         "schema_name", "title",       "description", "tags",    "context",  "path",
-    "llm_hints",  "version",     "checksum",    "visibility",  "sensitivity", "ttl", "owner_id",
+    "llm_hints",  "version",     "checksum",    "visibility",  "sensitivity", "acl", "ttl", "owner_id",
     "created_by", "updated_by",  "trace",       "created_at",  "updated_at", "size_bytes"};
 
 std::set<std::string> KeysOf(const json::object& obj) {

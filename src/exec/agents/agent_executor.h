@@ -25,6 +25,7 @@
 
 #include "bus/ephemeral_hub.h"
 #include "bus/event_bus.h"
+#include "exec/context_assembler.h"
 #include "exec/executor.h"
 #include "exec/llm/llm_provider.h"
 #include "exec/run_registry.h"
@@ -53,6 +54,9 @@ struct AgentDeps {
   // The runs in flight (the runtime's registry): a delegating run cancels the sub-agents it gives
   // up on (a timed-out task, its own failure). May be null: then they are not cancelled.
   RunRegistry* runs = nullptr;
+  // The session worker's runs read what the principal that posted the message may read (as the
+  // host's runs, HostOptions::reader_for); null: everything.
+  ReaderFor reader_for = nullptr;
 };
 
 class AgentExecutor final : public Executor {

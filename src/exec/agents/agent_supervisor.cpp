@@ -68,6 +68,7 @@ Status AgentSupervisor::Start(bool run_executors, bool default_agent, const std:
     spec.timeout = std::chrono::milliseconds(def.timeout_ms);
     spec.waits_on_executors = true;
     spec.context_budget_tokens = def.context_budget_tokens.value_or(0);
+    spec.allow_secret_context = def.allow_secret_context;
     return DefinitionKind::Built{std::move(spec), std::make_shared<AgentExecutor>(std::move(def), deps_)};
   };
   definitions_ = std::make_unique<DefinitionSupervisor>(deps_.store, deps_.bus, cursors_, host_, std::move(kind));

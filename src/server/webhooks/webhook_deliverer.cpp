@@ -20,7 +20,9 @@ constexpr std::chrono::milliseconds kErrorPause{1000};
 class WebhookDeliverer::Worker {
  public:
   Worker(Shared& shared, store::Webhook hook, model::Selector selector)
-      : shared_(shared), hook_(std::move(hook)), selector_(std::move(selector)) {}
+      : shared_(shared), hook_(std::move(hook)), selector_(std::move(selector)) {
+    if (shared_.options.reader_for) reader_ = shared_.options.reader_for(hook_.owner_id, hook_.created_by);
+  }
   ~Worker() { Stop(); }
 
   const store::Webhook& hook() const { return hook_; }
@@ -80,7 +82,8 @@ class WebhookDeliverer::Worker {
       }
       for (const bus::EventPtr& event : *batch) {
         if (stopping_) return;
-        if (event->owner_id != hook_.owner_id || !model::Matches(selector_, *event)) {
+        if (event->owner_id != hook_.owner_id || (reader_ && !event->MayBeReadBy(*reader_)) ||
+            !model::Matches(selector_, *event)) {
           cursor = event->seq;  // stored lazily, with the next delivery or when idle
           continue;
         }
@@ -107,7 +110,8 @@ class WebhookDeliverer::Worker {
 
   Outcome Deliver(const model::Event& event) {
     const RetryPolicy& retry = shared_.options.retry;
-    std::string body = boost::json::serialize(model::EventView(event, shared_.options.max_context_bytes));
+    const bool redact = reader_ && event.RedactsContextFor(*reader_);
+    std::string body = boost::json::serialize(model::EventView(event, shared_.options.max_context_bytes, redact));
     WebhookRequest request = BuildDeliveryRequest(hook_, event.seq, std::move(body), shared_.options.attempt_timeout);
     WebhookResponse response;
     int attempts = 0;
@@ -153,6 +157,7 @@ class WebhookDeliverer::Worker {
   Shared& shared_;
   const store::Webhook hook_;
   const model::Selector selector_;
+  std::optional<model::AccessScope> reader_;  // whose read rights limit the deliveries (DelivererOptions::reader_for)
   std::mutex mu_;
   std::condition_variable cv_;
   bool woken_ = false;

@@ -25,6 +25,7 @@
 
 #include "base/metrics.h"
 #include "bus/event_bus.h"
+#include "model/access.h"
 #include "server/webhooks/delivery_policy.h"
 #include "server/webhooks/webhook_sender.h"
 #include "store/webhook_store.h"
@@ -36,6 +37,10 @@ struct DelivererOptions {
   std::chrono::milliseconds attempt_timeout{10000};
   size_t max_context_bytes = 64 * 1024;  // EventView's cut-off for the body's context
   size_t read_batch = 256;               // events read from the bus at a time
+  // The record-access scope of a webhook's creator (tenant, principal; model/access.h): a webhook
+  // gets only the events of records its creator may read, with a `secret` record's context left
+  // out unless it reads the record explicitly. Null (--auth=none) or nullopt: every event.
+  std::function<std::optional<model::AccessScope>(const std::string& tenant, const std::string& principal)> reader_for;
 };
 
 class WebhookDeliverer {

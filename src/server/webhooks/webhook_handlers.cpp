@@ -59,6 +59,7 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, options.limits));
     CAIRN_ASSIGN_OR_RETURN(store::WebhookDraft draft, webhooks::ParseWebhookDraft(body, options.limits, ctx.owner_id));
+    draft.created_by = ctx.actor;  // its events are those this principal may read
     CAIRN_RETURN_IF_ERROR(webhooks::CheckWebhookDestination(draft.url, *options.outbound_policy));
     CAIRN_ASSIGN_OR_RETURN(store::Webhook hook, store.CreateWebhook(draft, options.max_webhooks_per_tenant));
     NotifyChange(on_change);

@@ -19,6 +19,24 @@ std::optional<std::string> HintsText(const json::value& hints) {
   return json::serialize(hints);
 }
 
+}  // namespace
+
+std::optional<std::string> AclText(const std::optional<model::RecordAcl>& acl) {
+  if (!acl) return std::nullopt;
+  return json::serialize(model::AclJson(acl));
+}
+
+std::optional<model::RecordAcl> DecodeStoredAcl(std::string_view text, std::string* damage) {
+  json::value value = DecodeStoredJson(text, "acl", nullptr, damage);
+  auto acl = model::ParseAcl(value);
+  if (acl.ok()) return *acl;
+  if (damage->empty()) *damage = "acl: " + acl.status().message();
+  // Unreadable: nobody but the creator and admins (an empty acl.read) rather than everyone.
+  return model::RecordAcl{std::vector<std::string>{}, std::vector<std::string>{}};
+}
+
+namespace {
+
 Status InsertTags(Connection& conn, int64_t rid, const std::vector<std::string>& tags) {
   if (tags.empty()) return Status::Ok();
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("INSERT OR IGNORE INTO breadcrumb_tags(tag, rid) VALUES (?1, ?2)"));
@@ -58,7 +76,7 @@ const std::string& BreadcrumbColumns() {
   static const std::string kColumns =
       "b.rid, b.id, b.owner_id, b.schema_name, b.title, b.description, b.tags, b.context, b.path, b.llm_hints, "
       "b.version, b.checksum, b.visibility, b.sensitivity, b.expires_at, b.created_by, b.updated_by, b.trace_id, "
-      "b.caused_by, b.depth, b.created_at, b.updated_at, b.size_bytes";
+      "b.caused_by, b.depth, b.created_at, b.updated_at, b.size_bytes, b.acl";
   return kColumns;
 }
 
@@ -95,6 +113,7 @@ Result<model::Breadcrumb> ReadBreadcrumb(const Statement& row, int64_t* rid, std
   crumb.created_at = row.Int(20);
   crumb.updated_at = row.Int(21);
   crumb.size_bytes = row.Int(22);
+  if (!row.IsNull(23)) crumb.acl = DecodeStoredAcl(row.Text(23), &found);
   if (!found.empty() && !damage) return UnreadableRecord(crumb.id, found);
   return crumb;
 }
@@ -114,8 +133,8 @@ Result<int64_t> InsertBreadcrumb(Connection& conn, const model::Breadcrumb& c, c
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "INSERT INTO breadcrumbs(id, owner_id, schema_name, title, description, tags, context, path, llm_hints, "
       "version, checksum, visibility, sensitivity, expires_at, created_by, updated_by, trace_id, caused_by, depth, "
-      "created_at, updated_at, size_bytes) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,"
-      "?19,?20,?21,?22)"));
+      "created_at, updated_at, size_bytes, acl) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,"
+      "?19,?20,?21,?22,?23)"));
   std::string serialized = context_json ? std::string() : json::serialize(c.context);
   std::string_view context = context_json ? std::string_view(*context_json) : std::string_view(serialized);
   stmt->Bind(1, std::string_view(c.id)).Bind(2, std::string_view(c.owner_id)).Bind(3, c.schema_name)
@@ -125,7 +144,8 @@ Result<int64_t> InsertBreadcrumb(Connection& conn, const model::Breadcrumb& c, c
       .Bind(13, std::string_view(c.sensitivity)).Bind(14, c.ttl_micros).Bind(15, std::string_view(c.created_by))
       .Bind(16, std::string_view(c.updated_by)).Bind(17, std::string_view(c.trace.trace_id))
       .Bind(18, c.trace.caused_by.empty() ? std::optional<std::string>() : std::optional<std::string>(c.trace.caused_by))
-      .Bind(19, c.trace.depth).Bind(20, c.created_at).Bind(21, c.updated_at).Bind(22, c.size_bytes);
+      .Bind(19, c.trace.depth).Bind(20, c.created_at).Bind(21, c.updated_at).Bind(22, c.size_bytes)
+      .Bind(23, AclText(c.acl));
   Status status = stmt->Run();
   if (status.code() == StatusCode::kConflict) return Status::Conflict("path '" + c.path.value_or("") + "' is already used");
   CAIRN_RETURN_IF_ERROR(status);
@@ -140,7 +160,7 @@ Status UpdateBreadcrumb(Connection& conn, int64_t rid, const model::Breadcrumb& 
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "UPDATE breadcrumbs SET schema_name=?2, title=?3, description=?4, tags=?5, context=?6, path=?7, llm_hints=?8, "
       "version=?9, checksum=?10, visibility=?11, sensitivity=?12, expires_at=?13, updated_by=?14, updated_at=?15, "
-      "size_bytes=?16 WHERE rid=?1"));
+      "size_bytes=?16, acl=?17 WHERE rid=?1"));
   std::string serialized = context_json ? std::string() : json::serialize(c.context);
   std::string_view context = context_json ? std::string_view(*context_json) : std::string_view(serialized);
   std::string tags = TagsJson(c.tags);
@@ -148,7 +168,8 @@ Status UpdateBreadcrumb(Connection& conn, int64_t rid, const model::Breadcrumb& 
       .Bind(5, std::string_view(tags)).Bind(6, std::string_view(context)).Bind(7, c.path)
       .Bind(8, HintsText(c.llm_hints)).Bind(9, c.version).Bind(10, std::string_view(c.checksum))
       .Bind(11, std::string_view(c.visibility)).Bind(12, std::string_view(c.sensitivity)).Bind(13, c.ttl_micros)
-      .Bind(14, std::string_view(c.updated_by)).Bind(15, c.updated_at).Bind(16, c.size_bytes);
+      .Bind(14, std::string_view(c.updated_by)).Bind(15, c.updated_at).Bind(16, c.size_bytes)
+      .Bind(17, AclText(c.acl));
   Status status = stmt->Run();
   if (status.code() == StatusCode::kConflict) return Status::Conflict("path '" + c.path.value_or("") + "' is already used");
   CAIRN_RETURN_IF_ERROR(status);

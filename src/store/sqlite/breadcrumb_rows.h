@@ -36,6 +36,11 @@ Result<model::Breadcrumb> LoadBreadcrumb(Connection& conn, const std::string& ow
 boost::json::value DecodeStoredJson(std::string_view text, const char* column, boost::json::value fallback,
                                     std::string* damage);
 
+// The `acl` column's text of an ACL (null when absent), and back. An ACL that does not parse is
+// named in `*damage` (when still empty) and reads as one that names nobody.
+std::optional<std::string> AclText(const std::optional<model::RecordAcl>& acl);
+std::optional<model::RecordAcl> DecodeStoredAcl(std::string_view text, std::string* damage);
+
 // The message of a record that cannot be read, for the readers that cannot skip it.
 Status UnreadableRecord(const std::string& id, const std::string& damage);
 

@@ -45,6 +45,36 @@ std::shared_ptr<const json::value> BeforeView(const model::Event& e, std::string
       {"context", std::move(context)}});
 }
 
+// The `access` column: who may read the record as the write left it (model::Event), null for the
+// common case (team, low sensitivity, no acl), where the creator decides nothing.
+std::optional<std::string> AccessText(const model::Breadcrumb& c) {
+  if (c.visibility == "team" && c.sensitivity == "low" && !c.acl) return std::nullopt;
+  json::object access{{"visibility", c.visibility}, {"sensitivity", c.sensitivity}, {"creator", c.created_by}};
+  if (c.acl) access["acl"] = model::AclJson(c.acl);
+  return json::serialize(access);
+}
+
+void SetAccess(model::Event& e, const model::Breadcrumb& c) {
+  e.visibility = c.visibility;
+  e.sensitivity = c.sensitivity;
+  e.record_creator = c.created_by;
+  e.acl = c.acl;
+}
+
+// Reads the `access` column back; damage is named like the other columns.
+void ReadAccess(model::Event& e, std::string_view text, std::string* damage) {
+  json::value access = DecodeStoredJson(text, "access", json::object(), damage);
+  const json::object* object = access.if_object();
+  if (object == nullptr) return;
+  auto text_of = [&](const char* key, std::string& into) {
+    if (const auto* v = object->if_contains(key); v && v->is_string()) into = std::string(v->get_string());
+  };
+  text_of("visibility", e.visibility);
+  text_of("sensitivity", e.sensitivity);
+  text_of("creator", e.record_creator);
+  if (const auto* acl = object->if_contains("acl")) e.acl = DecodeStoredAcl(json::serialize(*acl), damage);
+}
+
 json::value AsReadBack(const json::value& context) {
   json::value copy = context;
   SignSmallUnsigned(copy);
@@ -57,7 +87,7 @@ Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcr
                    int64_t at, const std::string* context_json, model::Breadcrumb* previous) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "INSERT INTO events(type, breadcrumb_id, version, schema_name, title, tags, path, owner_id, created_by, "
-      "trace_id, caused_by, depth, at, context) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)"));
+      "trace_id, caused_by, depth, at, context, access) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"));
   std::string serialized = context_json ? std::string() : json::serialize(c.context);
   std::string_view context = context_json ? std::string_view(*context_json) : std::string_view(serialized);
   CAIRN_RETURN_IF_ERROR(
@@ -66,7 +96,7 @@ Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcr
           .Bind(8, std::string_view(c.owner_id)).Bind(9, std::string_view(actor))
           .Bind(10, std::string_view(c.trace.trace_id))
           .Bind(11, c.trace.caused_by.empty() ? std::optional<std::string>() : std::optional<std::string>(c.trace.caused_by))
-          .Bind(12, c.trace.depth).Bind(13, at).Bind(14, std::string_view(context)).Run());
+          .Bind(12, c.trace.depth).Bind(13, at).Bind(14, std::string_view(context)).Bind(15, AccessText(c)).Run());
   // The event as ReadEventRows will read it back (seq is the row id: INTEGER PRIMARY KEY).
   model::Event e;
   e.seq = conn.LastInsertRowId();
@@ -82,6 +112,7 @@ Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcr
   e.trace = c.trace;
   e.at = at;
   e.context = AsReadBack(c.context);
+  SetAccess(e, c);
   if (previous && e.type == "breadcrumb.updated") {
     json::array tags;
     for (const auto& tag : previous->tags) tags.emplace_back(tag);
@@ -95,7 +126,8 @@ Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_
                                                 std::vector<std::pair<int64_t, std::string>>* damaged) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "SELECT e.seq, e.type, e.breadcrumb_id, e.version, e.schema_name, e.title, e.tags, e.path, e.owner_id, "
-      "e.created_by, e.trace_id, e.caused_by, e.depth, e.at, e.context, v.title, v.tags, v.context FROM events e "
+      "e.created_by, e.trace_id, e.caused_by, e.depth, e.at, e.context, v.title, v.tags, v.context, e.access "
+      "FROM events e "
       "LEFT JOIN breadcrumbs b ON e.type = 'breadcrumb.updated' AND b.id = e.breadcrumb_id "
       "LEFT JOIN breadcrumb_versions v ON v.rid = b.rid AND v.version = e.version - 1 "
       "WHERE e.seq > ?1 ORDER BY e.seq LIMIT ?2"));
@@ -134,6 +166,7 @@ Result<std::vector<model::Event>> ReadEventRows(Connection& conn, int64_t after_
         e.before = BeforeView(e, std::string(stmt->Text(15)), std::move(before_tags), std::move(before_context));
       }
     }
+    if (!stmt->IsNull(18)) ReadAccess(e, stmt->Text(18), &damage);
     if (!damage.empty()) {
       e.context_unreadable = true;
       damaged->emplace_back(e.seq, std::move(damage));

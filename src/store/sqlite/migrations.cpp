@@ -210,6 +210,19 @@ END;
 )sql",
       // 6: the full-text index written once per commit (FullTextPendingMigration above).
       FullTextPendingMigration(),
+      // 7: record access (model/access.h): the records' acl; on each event who may read the
+      // record as the write left it (null: team, low, no acl), and the principal that made each
+      // webhook. Events of records that are still private or sensitive get their record's
+      // current access.
+      R"sql(
+ALTER TABLE breadcrumbs ADD COLUMN acl TEXT;
+ALTER TABLE events ADD COLUMN access TEXT;
+ALTER TABLE webhooks ADD COLUMN created_by TEXT;
+UPDATE events SET access = (SELECT json_object('visibility', b.visibility, 'sensitivity', b.sensitivity,
+                                               'creator', b.created_by)
+                            FROM breadcrumbs b WHERE b.id = events.breadcrumb_id)
+WHERE breadcrumb_id IN (SELECT id FROM breadcrumbs WHERE visibility <> 'team' OR sensitivity <> 'low');
+)sql",
   };
   return kMigrations;
 }

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <functional>
 
+#include "store/sqlite/record_filters.h"
+
 namespace cairn::store::sqlite {
 namespace json = boost::json;
 namespace {
@@ -182,6 +184,9 @@ Result<BuiltQuery> BuildListQuery(const std::string& columns, const std::string&
              " AND b.path < " + b.Param(*query.path_prefix + "0") + "))";
   }
   for (const auto& rule : query.context_match) where += " AND " + RuleSql(rule, b);
+  if (query.reader) where += ReadScopeSql(*query.reader, out.binds);
+  if (query.exclude_secret) where += " AND b.sensitivity <> 'secret'";
+  if (query.created_by) where += " AND b.created_by = " + b.Param(*query.created_by);
   bool newest_first = query.order == model::SortOrder::kNewestFirst;
   if (query.cursor) {
     auto rid = DecodeCursor(*query.cursor);

@@ -10,8 +10,12 @@
 
 namespace cairn::store::sqlite {
 
-// " AND ..." clauses (or "") for `filters`, appending their values to `binds` as numbered
-// parameters ("?N", N counted from binds' size).
+// " AND ..." clauses (or "") for `filters` (its reader included), appending their values to
+// `binds` as numbered parameters ("?N", N counted from binds' size).
 std::string RecordFilterSql(const TextSearchQuery& filters, std::vector<SqlValue>& binds);
+
+// " AND (...)" (or "" for a scope that reads everything): the read rule of model/access.h over
+// the record `b`, for every list, search and scan, so pages are filtered before they are cut.
+std::string ReadScopeSql(const model::AccessScope& reader, std::vector<SqlValue>& binds);
 
 }  // namespace cairn::store::sqlite

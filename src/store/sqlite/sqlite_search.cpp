@@ -40,7 +40,7 @@ Result<std::vector<TextHit>> SqliteStore::SearchText(const std::string& owner_id
 
   std::vector<TextHit> hits;
   std::vector<UnreadableRow> unreadable;
-  const int snippet_column = 23;  // after the 23 BreadcrumbColumns()
+  const int snippet_column = 24;  // after the 24 BreadcrumbColumns()
   CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) -> Status {
     std::vector<std::pair<int64_t, double>> ranked;
     {

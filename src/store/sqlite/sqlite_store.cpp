@@ -33,6 +33,7 @@ std::string DraftFingerprint(const model::BreadcrumbDraft& d) {
   o["llm_hints"] = d.llm_hints;
   o["visibility"] = d.visibility;
   o["sensitivity"] = d.sensitivity;
+  o["acl"] = model::AclJson(d.acl);
   o["ttl"] = d.ttl_micros ? json::value(*d.ttl_micros) : json::value(nullptr);
   if (d.trace) o["trace"] = json::object{{"t", d.trace->trace_id}, {"c", d.trace->caused_by}, {"d", d.trace->depth}};
   return Sha256Checksum(CanonicalJson(o));
@@ -75,6 +76,13 @@ auto WithPathReclaim(Connection& conn, const std::string& owner_id, const std::o
   auto reclaimed = ReclaimExpiredPath(conn, owner_id, *path, now, record_delta);
   if (!reclaimed.ok()) return reclaimed.status();
   return *reclaimed ? write() : result;
+}
+
+// The writer's access rules (model/access.h), checked against the record as it is in this
+// transaction: kNotFound when it may not read it, kPermissionDenied naming the rule.
+Status CheckAccess(const model::WriteContext& ctx, const model::Breadcrumb& current, bool changes_access) {
+  if (!ctx.access) return Status::Ok();
+  return model::CheckWrite(*ctx.access, {current.id, current.visibility, current.created_by, current.acl}, changes_access);
 }
 
 Status VersionMismatch(int64_t current, int64_t expected) {
@@ -255,6 +263,7 @@ Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteC
   c.version = 1;
   c.visibility = draft.visibility;
   c.sensitivity = draft.sensitivity;
+  c.acl = draft.acl;
   c.ttl_micros = draft.ttl_micros;
   c.created_by = c.updated_by = ctx.actor;
   c.trace = draft.trace.value_or(model::Trace{});
@@ -284,6 +293,7 @@ Result<model::Breadcrumb> SqliteStore::UpdateIn(Connection& conn, const model::W
                                                 int64_t now, int64_t* record_delta) {
   int64_t rid = 0;
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
+  CAIRN_RETURN_IF_ERROR(CheckAccess(ctx, current, patch.changes_access()));
   if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
   CAIRN_RETURN_IF_ERROR(ArchiveVersion(conn, rid, current));
   model::Breadcrumb updated = current;
@@ -296,6 +306,7 @@ Result<model::Breadcrumb> SqliteStore::UpdateIn(Connection& conn, const model::W
   if (patch.llm_hints.set) updated.llm_hints = patch.llm_hints.value;
   if (patch.visibility.set) updated.visibility = patch.visibility.value;
   if (patch.sensitivity.set) updated.sensitivity = patch.sensitivity.value;
+  if (patch.acl.set) updated.acl = patch.acl.value;
   if (patch.ttl_micros.set) updated.ttl_micros = patch.ttl_micros.value;
   updated.version = current.version + 1;
   updated.updated_by = ctx.actor;
@@ -322,6 +333,7 @@ Result<model::Breadcrumb> SqliteStore::DeleteIn(Connection& conn, const model::W
   int64_t rid = 0;
   std::string damage;  // an unreadable record can still be deleted (its event has a null context)
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid, &damage));
+  CAIRN_RETURN_IF_ERROR(CheckAccess(ctx, current, false));
   if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
   current.updated_by = ctx.actor;
   --*record_delta;

@@ -14,7 +14,7 @@ constexpr size_t kSelectorDepth = 64;
 std::string_view SV(const std::string& s) { return s; }
 
 const std::string kWebhookColumns =
-    "id, owner_id, url, selector, secret, active, cursor, created_at, updated_at";
+    "id, owner_id, url, selector, secret, active, cursor, created_at, updated_at, created_by";
 const std::string kDeadLetterColumns =
     "id, webhook_id, owner_id, event_seq, payload, attempts, last_status, last_error, created_at, updated_at";
 
@@ -38,6 +38,7 @@ Result<Webhook> ReadWebhook(const Statement& stmt, std::string* damage = nullptr
   hook.cursor = stmt.Int(6);
   hook.created_at = stmt.Int(7);
   hook.updated_at = stmt.Int(8);
+  hook.created_by = stmt.OptText(9).value_or("");
   return hook;
 }
 
@@ -131,14 +132,15 @@ Result<Webhook> SqliteStore::CreateWebhook(const WebhookDraft& draft, size_t max
     hook.selector = draft.selector;
     hook.secret = draft.secret;
     hook.active = draft.active;
+    hook.created_by = draft.created_by;
     hook.cursor = last_seq;
     hook.created_at = hook.updated_at = clock_.NowMicros();
     CAIRN_ASSIGN_OR_RETURN(auto insert, conn.Prepare("INSERT INTO webhooks(" + kWebhookColumns +
-                                                     ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)"));
+                                                     ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"));
     return insert->Bind(1, SV(hook.id)).Bind(2, SV(hook.owner_id)).Bind(3, SV(hook.url))
         .Bind(4, std::string_view(CanonicalJson(hook.selector))).Bind(5, hook.secret)
         .Bind(6, int64_t{hook.active ? 1 : 0}).Bind(7, hook.cursor).Bind(8, hook.created_at).Bind(9, hook.updated_at)
-        .Run();
+        .Bind(10, SV(hook.created_by)).Run();
   }));
   return hook;
 }

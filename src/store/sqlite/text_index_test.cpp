@@ -263,6 +263,8 @@ TEST_F(TextIndexTest, TheMigrationIndexesRecordsWrittenBeforeIt) {
   ASSERT_EQ(sqlite3_exec(db, "DROP TABLE breadcrumbs_fts; DROP TRIGGER breadcrumbs_fts_insert; "
                              "DROP TRIGGER breadcrumbs_fts_update; DROP TRIGGER breadcrumbs_fts_delete; "
                              "DROP TRIGGER breadcrumb_vectors_delete; DROP TABLE breadcrumb_vectors; DROP TABLE breadcrumbs_fts_pending; "
+                             "ALTER TABLE breadcrumbs DROP COLUMN acl; ALTER TABLE events DROP COLUMN access; "
+                             "ALTER TABLE webhooks DROP COLUMN created_by; "
                              "DELETE FROM schema_migrations WHERE version >= 4;",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
