@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <boost/json/serialize.hpp>
-#include <cstdint>
 
+#include "base/base64.h"
 #include "base/json_util.h"
 
 namespace cairn {
@@ -11,16 +11,6 @@ namespace {
 
 // Shorter partial base64 forms would match too much unrelated text.
 constexpr size_t kMinPartialBase64 = 8;
-
-std::string ToUrlAlphabet(std::string text) {
-  for (char& c : text) c = c == '+' ? '-' : c == '/' ? '_' : c;
-  return text;
-}
-
-std::string WithoutPadding(std::string text) {
-  while (!text.empty() && text.back() == '=') text.pop_back();
-  return text;
-}
 
 bool Unreserved(unsigned char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
@@ -44,26 +34,6 @@ std::string PercentEncode(std::string_view value, const char* digits, bool plus_
 }
 
 }  // namespace
-
-std::string Base64Encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) | uint8_t(bytes[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(n >> shift) & 63];
-  }
-  if (size_t rest = bytes.size() - i; rest > 0) {
-    uint32_t n = uint32_t(uint8_t(bytes[i])) << 16;
-    if (rest == 2) n |= uint32_t(uint8_t(bytes[i + 1])) << 8;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 void SecretRedactor::AddForm(std::string form, const std::string& label) {
   if (form.empty()) return;

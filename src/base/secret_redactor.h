@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/base64.h"
 #include "base/status.h"
 
 namespace cairn {
@@ -53,8 +54,5 @@ class SecretRedactor {
 
   std::vector<std::pair<std::string, std::string>> forms_;  // (form, label), longest forms first
 };
-
-// Base64 (RFC 4648 §4, with padding) of `bytes`.
-std::string Base64Encode(std::string_view bytes);
 
 }  // namespace cairn

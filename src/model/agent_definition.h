@@ -54,7 +54,7 @@ struct AgentDefinition {
   std::string agent_id;
   std::string description;
   std::string model;  // as written; empty: the default provider's default model
-  std::string api_key_secret;  // the secret holding the provider key; empty: the provider's own
+  std::string api_key_secret = {};  // the secret holding the provider key; empty: the provider's own
   std::optional<double> temperature;
   std::string system_prompt;
   std::vector<Subscription> subscriptions;  // never empty after parsing

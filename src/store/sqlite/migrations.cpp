@@ -188,6 +188,11 @@ BEGIN
   DELETE FROM breadcrumb_vectors WHERE owner_id = OLD.owner_id AND breadcrumb_id = OLD.id;
 END;
 )sql",
+      // 6: webhooks sign with a tenant's secret by name, and send extra headers (docs/secrets.md).
+      R"sql(
+ALTER TABLE webhooks ADD COLUMN secret_name TEXT;
+ALTER TABLE webhooks ADD COLUMN headers TEXT NOT NULL DEFAULT '{}';
+)sql",
   };
   return kMigrations;
 }
