@@ -24,9 +24,9 @@ struct TokenClaims {
   std::string tenant;
   std::vector<Role> roles;
   bool system_admin = false;
-  std::string key_id = {};  // empty: made from the bootstrap key (or by a version without kid)
   int64_t issued_at = 0;
   int64_t expires_at = 0;
+  std::string key_id = {};  // empty: made from the bootstrap key (or by a version without kid)
 };
 
 class JwtCodec {

@@ -140,7 +140,7 @@ TEST_F(e2e_auth, KeysAreListedWithoutTheirSecretAndRevokedAtOnceWithTheirTokens)
 
   Response listed = client().Get("/tenants/acme/keys", admin);
   ASSERT_EQ(listed.status, 200) << listed.Describe();
-  const json::array& items = ObjectOf(listed).at("items").as_array();
+  json::array items = ObjectOf(listed).at("items").as_array();
   ASSERT_EQ(items.size(), 2u) << listed.body;  // ann's and bob's
   const json::object& bob = items[1].as_object();
   EXPECT_EQ(StringAt(bob, "key_id"), key_id);
