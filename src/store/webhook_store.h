@@ -44,9 +44,9 @@ struct WebhookDraft {
   std::string url;
   boost::json::value selector;
   std::optional<std::string> secret;
+  bool active = true;
   std::optional<std::string> secret_name = std::nullopt;
   boost::json::value headers = boost::json::object{};
-  bool active = true;
 };
 
 // Fields to change; unset ones stay. `secret` set to nullopt inside clears it.
