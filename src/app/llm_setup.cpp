@@ -23,9 +23,9 @@ Result<std::unique_ptr<exec::llm::ProviderRegistry>> MakeProviderRegistry(const 
 }
 
 exec::ModelResolver ResolverFor(const exec::llm::ProviderRegistry& registry) {
-  return [&registry](const std::string& model) -> Result<exec::ModelTarget> {
-    CAIRN_ASSIGN_OR_RETURN(exec::llm::ResolvedModel resolved, registry.Resolve(model));
-    return exec::ModelTarget{resolved.provider, resolved.provider_name, resolved.model};
+  return [&registry](const std::string& model, bool own_key) -> Result<exec::ModelTarget> {
+    CAIRN_ASSIGN_OR_RETURN(exec::llm::ResolvedModel resolved, registry.Resolve(model, own_key));
+    return exec::ModelTarget{resolved.provider, resolved.provider_name, resolved.model, resolved.api_key_secret};
   };
 }
 

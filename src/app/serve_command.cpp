@@ -247,6 +247,14 @@ int RunServe(const std::vector<std::string>& args) {
                    "(a condition counts them as no match; docs/cel.md)",
                    [] { return static_cast<double>(model::ExpressionErrors()); });
 
+  // The tenants, their keys and secrets (auth's records), before anything that uses a secret.
+  auto auth = MakeAuth(settings, listen->host, *store, clock);
+  if (!auth.ok()) return Fail(auth.status());
+  // Secret references (process tools' env, http tools' and webhooks' headers, webhooks' signing
+  // secrets, LLM keys) are read through this at each use (docs/secrets.md).
+  model::SecretResolver resolve_secret = [&auth](const std::string& tenant, const std::string& name) {
+    return auth->secrets->Resolve(tenant, name);
+  };
   // Webhook delivery starts after the bus and stops before it.
   server::webhooks::CurlWebhookSender webhook_sender(outbound_policy);
   server::webhooks::DelivererOptions delivery;
@@ -255,6 +263,7 @@ int RunServe(const std::vector<std::string>& args) {
   delivery.retry.max_backoff = std::chrono::milliseconds(settings.GetInt("webhook_backoff_max_ms"));
   delivery.attempt_timeout = std::chrono::milliseconds(settings.GetInt("webhook_timeout_ms"));
   delivery.max_context_bytes = static_cast<size_t>(settings.GetInt("event_context_max_bytes"));
+  delivery.resolve_secret = resolve_secret;
   auto jitter = [] {
     thread_local std::mt19937_64 rng{std::random_device{}()};
     return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
@@ -281,8 +290,6 @@ int RunServe(const std::vector<std::string>& args) {
   CAIRN_LOG_INFO("webhooks, http tools and http_request may reach public addresses and {} (--allow-private-network)",
                  outbound_policy->Describe());
   // The tenants (auth's records): each one's definitions run and its sessions resume.
-  auto auth = MakeAuth(settings, listen->host, *store, clock);
-  if (!auth.ok()) return Fail(auth.status());
   const std::vector<std::string> tenants = auth->keys->TenantIds();
   if (auth->enabled) access_keys = auth->keys.get();
   if (Status started = deliverer.Start(); !started.ok()) return Fail(started);
@@ -319,9 +326,7 @@ int RunServe(const std::vector<std::string>& args) {
   builtin_options.limits = LimitsFrom(settings);
   builtin_options.process.user = tool_user;
   builtin_options.searcher = &searcher;
-  builtin_options.resolve_secret = [&auth](const std::string& tenant, const std::string& name) {
-    return auth->secrets->Resolve(tenant, name);
-  };
+  builtin_options.resolve_secret = resolve_secret;
   for (const std::string& warning : exec::ProcessSandboxWarnings(builtin_options.process)) CAIRN_LOG_WARN("{}", warning);
   // MCP servers' tools run where executors run: this process connects to the servers.
   std::shared_ptr<exec::mcp::McpManager> mcp_manager;
@@ -337,9 +342,14 @@ int RunServe(const std::vector<std::string>& args) {
   }
   exec::ToolSupervisor tools(cursor_store, executor_host, exec::BuiltinToolDeps{*store, *event_bus, clock, builtin_options},
                              LimitsFrom(settings));
-  exec::AgentSupervisor agents(cursor_store, executor_host,
-                               exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs(), delivery.reader_for},
-                               LimitsFrom(settings));
+  // Each tenant's LLM tokens a day (its own quota, else the setting), counted durably.
+  exec::TokenQuota token_quota(cursor_store, clock, settings.GetInt("daily_token_quota"),
+                               [&auth](const std::string& tenant) { return auth->keys->DailyTokenQuota(tenant); });
+  exec::AgentDeps agent_deps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs(),
+                             delivery.reader_for};
+  agent_deps.resolve_secret = resolve_secret;
+  agent_deps.quota = &token_quota;
+  exec::AgentSupervisor agents(cursor_store, executor_host, agent_deps, LimitsFrom(settings));
   exec::WorkflowSupervisor workflows(cursor_store, executor_host, exec::WorkflowDeps{*store, *event_bus, runtime},
                                      LimitsFrom(settings));
   // Executors call back into the supervisors (definition followers) and use the providers and
@@ -373,7 +383,7 @@ int RunServe(const std::vector<std::string>& args) {
   });
   // Sessions: the facade the routes call and the worker that runs their executions.
   sessions::SessionService session_service(*store, clock, LimitsFrom(settings));
-  sessions::SessionWorker session_worker(*store, exec::AgentDeps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs(), delivery.reader_for},
+  sessions::SessionWorker session_worker(*store, agent_deps,
                                          runtime, clock, LimitsFrom(settings),
                                          static_cast<int>(settings.GetInt("session_workers")));
   session_service.SetNotify([&session_worker](const std::string& owner, const std::string& session) {
@@ -391,6 +401,7 @@ int RunServe(const std::vector<std::string>& args) {
   server::AddSystemRoutes(router, metrics, kVersion);
   server::AddAuthRoutes(router, *auth->authenticator, LimitsFrom(settings));
   server::AddSecretRoutes(router, *auth->secrets, LimitsFrom(settings));
+  server::AddUsageRoutes(router, *auth->keys, token_quota);
   server::AddSearchRoutes(router, searcher, embedding_models.get(), LimitsFrom(settings));  // before /breadcrumbs/{id}
   server::AddBreadcrumbRoutes(router, *store, clock, LimitsFrom(settings));
   server::AddEventRoutes(router, *event_bus, *store, LimitsFrom(settings));
@@ -399,6 +410,7 @@ int RunServe(const std::vector<std::string>& args) {
   webhook_routes.max_webhooks_per_tenant = static_cast<size_t>(settings.GetInt("webhook_max_per_tenant"));
   webhook_routes.attempt_timeout = delivery.attempt_timeout;
   webhook_routes.outbound_policy = outbound_policy;
+  webhook_routes.resolve_secret = resolve_secret;
   server::AddWebhookRoutes(router, webhook_store, webhook_sender, [&deliverer] { return deliverer.Refresh(); },
                            webhook_routes);
   server::AddSelectorRoutes(router, *store, LimitsFrom(settings));

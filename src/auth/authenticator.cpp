@@ -37,7 +37,12 @@ Result<Principal> Authenticator::FromCredential(std::string_view credential) con
   CAIRN_ASSIGN_OR_RETURN(TokenClaims claims, jwt_->Verify(credential, clock_.NowMicros() / 1'000'000));
   // A token outlives nothing it names: a tenant that is gone (never, today) refuses it.
   if (!keys_.TenantExists(claims.tenant)) return Status::Unauthenticated("the token's tenant does not exist");
-  return Principal{std::move(claims.tenant), std::move(claims.subject), std::move(claims.roles), claims.system_admin};
+  // Nor a key that was revoked: its tokens stop working with it (DELETE /tenants/{t}/keys/{id}).
+  if (!claims.key_id.empty() && !keys_.KeyIsLive(claims.key_id)) {
+    return Status::Unauthenticated("the API key this token was made from has been revoked");
+  }
+  return Principal{std::move(claims.tenant), std::move(claims.subject), std::move(claims.roles), claims.system_admin,
+                   std::move(claims.key_id)};
 }
 
 Result<IssuedToken> Authenticator::IssueToken(std::string_view api_key) const {
@@ -47,6 +52,7 @@ Result<IssuedToken> Authenticator::IssueToken(std::string_view api_key) const {
   claims.tenant = principal.tenant;
   claims.roles = principal.roles;
   claims.system_admin = principal.system_admin;
+  claims.key_id = principal.key_id;
   claims.issued_at = clock_.NowMicros() / 1'000'000;
   claims.expires_at = claims.issued_at + token_ttl_seconds_;
   return IssuedToken{jwt_->Sign(claims), token_ttl_seconds_, std::string(jwt_->algorithm())};

@@ -114,28 +114,11 @@ Result<TokenClaims> ClaimsFrom(const json::object& payload) {
   claims.expires_at = exp->as_int64();
   if (const auto* iat = payload.if_contains("iat"); iat && iat->is_int64()) claims.issued_at = iat->as_int64();
   if (const auto* sys = payload.if_contains("sys"); sys && sys->is_bool()) claims.system_admin = sys->as_bool();
+  if (const auto* kid = payload.if_contains("kid"); kid && kid->is_string()) claims.key_id = std::string(kid->as_string());
   return claims;
 }
 
 }  // namespace
-
-std::string Base64UrlEncode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() * 4 + 2) / 3);
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out.push_back(kAlphabet[(n >> shift) & 63]);
-  }
-  if (size_t rest = bytes.size() - i; rest > 0) {
-    uint32_t n = uint8_t(bytes[i]) << 16;
-    if (rest == 2) n |= uint8_t(bytes[i + 1]) << 8;
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    if (rest == 2) out.push_back(kAlphabet[(n >> 6) & 63]);
-  }
-  return out;
-}
 
 std::optional<std::string> Base64UrlDecode(std::string_view text) {
   if (text.size() % 4 == 1) return std::nullopt;
@@ -179,6 +162,7 @@ std::string JwtCodec::Sign(const TokenClaims& claims) const {
   json::object payload{{"sub", claims.subject}, {"tenant", claims.tenant}, {"roles", std::move(roles)},
                        {"iat", claims.issued_at}, {"exp", claims.expires_at}};
   if (claims.system_admin) payload["sys"] = true;
+  if (!claims.key_id.empty()) payload["kid"] = claims.key_id;
   std::string input = Base64UrlEncode(json::serialize(json::object{{"alg", algorithm()}, {"typ", "JWT"}})) + "." +
                       Base64UrlEncode(json::serialize(payload));
   return input + "." + Base64UrlEncode(SignBytes(input));

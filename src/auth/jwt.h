@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "auth/principal.h"
+#include "base/base64.h"
 #include "base/status.h"
 
 namespace cairn::auth {
 
-// The claims cairn issues: sub (principal id), tenant, roles, sys (system admin), iat, exp
-// (seconds since the Unix epoch).
+// The claims cairn issues: sub (principal id), tenant, roles, sys (system admin), kid (the id of
+// the API key the token was made from: a revoked key's tokens are refused), iat, exp (seconds
+// since the Unix epoch).
 struct TokenClaims {
   std::string subject;
   std::string tenant;
@@ -24,6 +26,7 @@ struct TokenClaims {
   bool system_admin = false;
   int64_t issued_at = 0;
   int64_t expires_at = 0;
+  std::string key_id = {};  // empty: made from the bootstrap key (or by a version without kid)
 };
 
 class JwtCodec {
@@ -49,8 +52,8 @@ class JwtCodec {
   virtual bool VerifyBytes(std::string_view signing_input, std::string_view signature) const = 0;
 };
 
-// Base64url without padding (RFC 4648 §5), as JWS uses it.
-std::string Base64UrlEncode(std::string_view bytes);
+// Base64url without padding (RFC 4648 §5), as JWS uses it: cairn::Base64UrlEncode (base/base64.h).
+using cairn::Base64UrlEncode;
 // nullopt for characters outside the alphabet, padding, or an impossible length.
 std::optional<std::string> Base64UrlDecode(std::string_view text);
 

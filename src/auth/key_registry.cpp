@@ -3,10 +3,13 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "auth/jwt.h"
+#include "base/clock.h"
 #include "base/json_util.h"
+#include "base/time_format.h"
 #include "model/breadcrumb.h"
 #include "model/query.h"
 
@@ -28,6 +31,28 @@ Result<std::vector<model::Breadcrumb>> ListAll(store::Store& store, std::string_
     if (!page.next_cursor) return out;
     query.cursor = page.next_cursor;
   }
+}
+
+TenantInfo TenantOf(const model::Breadcrumb& crumb) {
+  const auto& o = crumb.context.as_object();
+  TenantInfo info{StringMember(o, "id"), StringMember(o, "name"), crumb.created_at, std::nullopt};
+  if (const auto* quota = o.if_contains("daily_token_quota"); quota && quota->is_int64()) {
+    info.daily_token_quota = quota->as_int64();
+  }
+  return info;
+}
+
+// The record of `info` (path tenants/<id>): {id, name, daily_token_quota?}.
+model::BreadcrumbDraft TenantDraft(const TenantInfo& info) {
+  model::BreadcrumbDraft draft;
+  draft.schema_name = std::string(kTenantSchema);
+  draft.title = "tenant " + info.id;
+  draft.path = "tenants/" + info.id;
+  draft.visibility = "private";
+  json::object context{{"id", info.id}, {"name", info.name}};
+  if (info.daily_token_quota) context["daily_token_quota"] = *info.daily_token_quota;
+  draft.context = std::move(context);
+  return draft;
 }
 
 }  // namespace
@@ -58,23 +83,32 @@ Status KeyRegistry::Load() {
   std::unique_lock lock(mu_);
   for (const auto& crumb : tenants) {
     if (!crumb.context.is_object()) continue;
-    const auto& o = crumb.context.as_object();
-    TenantInfo info{StringMember(o, "id"), StringMember(o, "name"), crumb.created_at};
+    TenantInfo info = TenantOf(crumb);
     if (!info.id.empty()) tenants_[info.id] = std::move(info);
   }
   for (const auto& crumb : keys) {
     if (!crumb.context.is_object()) continue;
     const auto& o = crumb.context.as_object();
-    Principal principal{StringMember(o, "tenant"), StringMember(o, "principal"), {}, false};
+    if (o.contains("revoked_at")) continue;
+    KeyEntry entry;
+    entry.info.key_id = StringMember(o, "key_id");
+    entry.info.tenant = StringMember(o, "tenant");
+    entry.info.principal = StringMember(o, "principal");
+    entry.info.created_at = crumb.created_at;
+    entry.info.created_by = crumb.created_by;
+    entry.info.last4 = StringMember(o, "last4");
     if (const auto* roles = o.if_contains("roles"); roles && roles->is_array()) {
       for (const auto& name : roles->as_array()) {
         if (auto role = name.is_string() ? ParseRole(std::string_view(name.as_string())) : std::nullopt) {
-          principal.roles.push_back(*role);
+          entry.info.roles.push_back(*role);
         }
       }
     }
-    std::string hash = StringMember(o, "sha256");
-    if (!hash.empty() && !principal.tenant.empty()) keys_[hash] = std::move(principal);
+    entry.sha256 = StringMember(o, "sha256");
+    entry.record_id = crumb.id;
+    if (entry.sha256.empty() || entry.info.tenant.empty() || entry.info.key_id.empty()) continue;
+    key_by_hash_[entry.sha256] = entry.info.key_id;
+    keys_[entry.info.key_id] = std::move(entry);
   }
   return Status::Ok();
 }
@@ -86,15 +120,19 @@ Status KeyRegistry::SetBootstrapKey(const std::string& key) {
   return Status::Ok();
 }
 
+Principal KeyRegistry::PrincipalOf(const KeyInfo& info) const {
+  return Principal{info.tenant, info.principal, info.roles, false, info.key_id};
+}
+
 Result<Principal> KeyRegistry::Authenticate(std::string_view key) const {
   std::string hash = Sha256Checksum(key);
   std::shared_lock lock(mu_);
   if (!bootstrap_hash_.empty() && hash == bootstrap_hash_) {
     return Principal{model::kDefaultTenant, "bootstrap-admin", {Role::kAdmin}, true};
   }
-  auto found = keys_.find(hash);
-  if (found == keys_.end()) return Status::Unauthenticated("unknown API key");
-  return found->second;
+  auto found = key_by_hash_.find(hash);
+  if (found == key_by_hash_.end()) return Status::Unauthenticated("unknown API key");
+  return PrincipalOf(keys_.at(found->second).info);
 }
 
 model::AccessScope KeyRegistry::AccessScopeFor(const std::string& tenant, const std::string& id) const {
@@ -103,29 +141,24 @@ model::AccessScope KeyRegistry::AccessScopeFor(const std::string& tenant, const 
   if (tenant == model::kDefaultTenant && id == "bootstrap-admin" && !bootstrap_hash_.empty()) {
     return model::AccessScope::Everything();
   }
-  for (const auto& [hash, principal] : keys_) {
-    if (principal.tenant != tenant || principal.id != id) continue;
-    merged.roles.insert(merged.roles.end(), principal.roles.begin(), principal.roles.end());
-    merged.system_admin = merged.system_admin || principal.system_admin;
+  for (const auto& [key_id, entry] : keys_) {
+    if (entry.info.tenant != tenant || entry.info.principal != id) continue;
+    merged.roles.insert(merged.roles.end(), entry.info.roles.begin(), entry.info.roles.end());
   }
   return AccessScopeOf(merged);
 }
 
-Result<TenantInfo> KeyRegistry::CreateTenant(const std::string& id, const std::string& name, const std::string& actor) {
+Result<TenantInfo> KeyRegistry::CreateTenant(const std::string& id, const std::string& name, const std::string& actor,
+                                             std::optional<int64_t> daily_token_quota) {
   CAIRN_RETURN_IF_ERROR(ValidateTenantId(id, "id"));
   if (name.empty() || name.size() > 256) return Status::Validation("name", "must be 1 to 256 bytes");
   if (TenantExists(id)) return Status::Conflict("tenant '" + id + "' exists");
-  model::BreadcrumbDraft draft;
-  draft.schema_name = std::string(kTenantSchema);
-  draft.title = "tenant " + id;
-  draft.path = "tenants/" + id;
-  draft.visibility = "private";
-  draft.context = json::object{{"id", id}, {"name", name}};
-  auto created = store_.Create(SystemContext(actor), draft, "");
+  TenantInfo info{id, name, 0, daily_token_quota};
+  auto created = store_.Create(SystemContext(actor), TenantDraft(info), "");
   if (!created.ok()) {
     return created.status().code() == StatusCode::kConflict ? Status::Conflict("tenant '" + id + "' exists") : created.status();
   }
-  TenantInfo info{id, name, created->breadcrumb.created_at};
+  info.created_at = created->breadcrumb.created_at;
   {
     std::unique_lock lock(mu_);
     tenants_[id] = info;
@@ -137,6 +170,42 @@ Result<TenantInfo> KeyRegistry::CreateTenant(const std::string& id, const std::s
     }
   }
   return info;
+}
+
+Result<TenantInfo> KeyRegistry::SetDailyTokenQuota(const std::string& id, std::optional<int64_t> quota,
+                                                   const std::string& actor) {
+  std::lock_guard write(write_mu_);
+  TenantInfo info;
+  {
+    std::shared_lock lock(mu_);
+    auto it = tenants_.find(id);
+    if (it == tenants_.end()) return Status::NotFound("tenant '" + id + "' not found");
+    info = it->second;
+  }
+  info.daily_token_quota = quota;
+  model::BreadcrumbQuery query;
+  query.schema_name = std::string(kTenantSchema);
+  query.path = "tenants/" + id;
+  query.limit = 1;
+  CAIRN_ASSIGN_OR_RETURN(store::Page page, store_.List(kSystemOwner, query));
+  if (page.items.empty()) {
+    // The default tenant exists without a record until something about it is stored.
+    CAIRN_ASSIGN_OR_RETURN(store::CreateResult created, store_.Create(SystemContext(actor), TenantDraft(info), ""));
+    (void)created;
+  } else {
+    model::BreadcrumbPatch patch;
+    patch.context.Set(TenantDraft(info).context);
+    CAIRN_RETURN_IF_ERROR(store_.Update(SystemContext(actor), page.items.front().id, patch, page.items.front().version).status());
+  }
+  std::unique_lock lock(mu_);
+  tenants_[id] = info;
+  return info;
+}
+
+std::optional<int64_t> KeyRegistry::DailyTokenQuota(const std::string& id) const {
+  std::shared_lock lock(mu_);
+  auto it = tenants_.find(id);
+  return it == tenants_.end() ? std::nullopt : it->second.daily_token_quota;
 }
 
 void KeyRegistry::OnTenantCreated(std::function<Status(const std::string& tenant)> hook) {
@@ -171,10 +240,11 @@ Result<IssuedKey> KeyRegistry::CreateKey(const std::string& tenant, const std::s
   IssuedKey issued;
   issued.key = "ck_" + Base64UrlEncode(secret);
   issued.key_id = Base64UrlEncode(id_bytes);
-  issued.principal = Principal{tenant, principal, std::move(roles), false};
-  std::string hash = Sha256Checksum(issued.key);
+  KeyEntry entry;
+  entry.info = KeyInfo{issued.key_id, tenant, principal, std::move(roles), 0, actor, issued.key.substr(issued.key.size() - 4)};
+  entry.sha256 = Sha256Checksum(issued.key);
   json::array role_names;
-  for (Role role : issued.principal.roles) role_names.emplace_back(RoleName(role));
+  for (Role role : entry.info.roles) role_names.emplace_back(RoleName(role));
   model::BreadcrumbDraft draft;
   draft.schema_name = std::string(kKeySchema);
   draft.title = "API key " + issued.key_id + " of " + principal;
@@ -182,11 +252,57 @@ Result<IssuedKey> KeyRegistry::CreateKey(const std::string& tenant, const std::s
   draft.visibility = "private";
   draft.sensitivity = "secret";
   draft.context = json::object{{"key_id", issued.key_id}, {"tenant", tenant}, {"principal", principal},
-                               {"roles", std::move(role_names)}, {"sha256", hash}};
-  CAIRN_RETURN_IF_ERROR(store_.Create(SystemContext(actor), draft, "").status());
+                               {"roles", std::move(role_names)}, {"sha256", entry.sha256}, {"last4", entry.info.last4}};
+  CAIRN_ASSIGN_OR_RETURN(store::CreateResult created, store_.Create(SystemContext(actor), draft, ""));
+  entry.info.created_at = created.breadcrumb.created_at;
+  entry.record_id = created.breadcrumb.id;
+  issued.principal = PrincipalOf(entry.info);
   std::unique_lock lock(mu_);
-  keys_[hash] = issued.principal;
+  key_by_hash_[entry.sha256] = issued.key_id;
+  keys_[issued.key_id] = std::move(entry);
   return issued;
+}
+
+std::vector<KeyInfo> KeyRegistry::ListKeys(const std::string& tenant) const {
+  std::vector<const KeyEntry*> entries;
+  std::shared_lock lock(mu_);
+  for (const auto& [id, entry] : keys_) {
+    if (entry.info.tenant == tenant) entries.push_back(&entry);
+  }
+  // Oldest first: record ids are UUIDv7, in creation order.
+  std::sort(entries.begin(), entries.end(), [](const KeyEntry* a, const KeyEntry* b) { return a->record_id < b->record_id; });
+  std::vector<KeyInfo> out;
+  for (const KeyEntry* entry : entries) out.push_back(entry->info);
+  return out;
+}
+
+Status KeyRegistry::RevokeKey(const std::string& tenant, const std::string& key_id, const std::string& actor) {
+  std::lock_guard write(write_mu_);
+  KeyEntry entry;
+  {
+    std::shared_lock lock(mu_);
+    auto it = keys_.find(key_id);
+    if (it == keys_.end() || it->second.info.tenant != tenant) {
+      return Status::NotFound("tenant " + tenant + " has no API key " + key_id);
+    }
+    entry = it->second;
+  }
+  CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb record, store_.Get(kSystemOwner, entry.record_id));
+  json::object context = record.context.is_object() ? record.context.as_object() : json::object{};
+  context["revoked_at"] = FormatRfc3339Micros(SystemClock::Instance().NowMicros());
+  context["revoked_by"] = actor;
+  model::BreadcrumbPatch patch;
+  patch.context.Set(std::move(context));
+  CAIRN_RETURN_IF_ERROR(store_.Update(SystemContext(actor), record.id, patch, record.version).status());
+  std::unique_lock lock(mu_);
+  key_by_hash_.erase(entry.sha256);
+  keys_.erase(key_id);
+  return Status::Ok();
+}
+
+bool KeyRegistry::KeyIsLive(const std::string& key_id) const {
+  std::shared_lock lock(mu_);
+  return keys_.contains(key_id);
 }
 
 }  // namespace cairn::auth

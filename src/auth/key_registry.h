@@ -10,6 +10,8 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -32,7 +34,23 @@ struct TenantInfo {
   std::string id;
   std::string name;
   int64_t created_at = 0;  // microseconds
+  // LLM tokens a day (exec/token_quota.h), 0 unlimited; nullopt: the --daily-token-quota default.
+  std::optional<int64_t> daily_token_quota = std::nullopt;
 };
+
+// What may be shown of an API key: never the key or its hash.
+struct KeyInfo {
+  std::string key_id;
+  std::string tenant;
+  std::string principal;
+  std::vector<Role> roles;
+  int64_t created_at = 0;  // microseconds
+  std::string created_by;
+  std::string last4;       // its last four characters (empty for keys made before they were kept)
+};
+
+// Bounds of a tenant's daily_token_quota.
+inline constexpr int64_t kMaxDailyTokenQuota = int64_t{1} << 50;
 
 struct IssuedKey {
   std::string key;  // shown once
@@ -54,7 +72,13 @@ class KeyRegistry {
   Result<Principal> Authenticate(std::string_view key) const;
 
   // kValidation for a bad id or name, kConflict when the tenant exists.
-  Result<TenantInfo> CreateTenant(const std::string& id, const std::string& name, const std::string& actor);
+  Result<TenantInfo> CreateTenant(const std::string& id, const std::string& name, const std::string& actor,
+                                  std::optional<int64_t> daily_token_quota = std::nullopt);
+  // Sets (or, with nullopt, clears back to the default) the tenant's daily token quota;
+  // kNotFound for an unknown tenant.
+  Result<TenantInfo> SetDailyTokenQuota(const std::string& id, std::optional<int64_t> quota, const std::string& actor);
+  // The tenant's own quota; nullopt: the default (or an unknown tenant).
+  std::optional<int64_t> DailyTokenQuota(const std::string& id) const;
   std::vector<TenantInfo> Tenants() const;
   std::vector<std::string> TenantIds() const;
   // Called after CreateTenant stored a tenant (outside the registry's lock), e.g. to install the
@@ -71,12 +95,29 @@ class KeyRegistry {
   // kNotFound for an unknown tenant; kValidation for a bad principal id.
   Result<IssuedKey> CreateKey(const std::string& tenant, const std::string& principal, std::vector<Role> roles,
                               const std::string& actor);
+  // The tenant's live keys, oldest first.
+  std::vector<KeyInfo> ListKeys(const std::string& tenant) const;
+  // Revokes key `key_id` of `tenant`: it authenticates no more from now on, and neither do the
+  // tokens made from it (Authenticator checks KeyIsLive). The record stays, marked revoked_at /
+  // revoked_by. kNotFound for a key the tenant does not have (or has revoked already).
+  Status RevokeKey(const std::string& tenant, const std::string& key_id, const std::string& actor);
+  // Whether `key_id` names a key that is not revoked.
+  bool KeyIsLive(const std::string& key_id) const;
 
  private:
+  struct KeyEntry {
+    KeyInfo info;
+    std::string sha256;
+    std::string record_id;
+  };
+  Principal PrincipalOf(const KeyInfo& info) const;
+
   store::Store& store_;
   mutable std::shared_mutex mu_;
+  std::mutex write_mu_;  // revocations' read-then-write of a key record
   std::map<std::string, TenantInfo> tenants_;
-  std::unordered_map<std::string, Principal> keys_;  // SHA-256 (hex) of the key → principal
+  std::map<std::string, KeyEntry> keys_;                       // by key id
+  std::unordered_map<std::string, std::string> key_by_hash_;   // SHA-256 (hex) of the key → key id
   std::string bootstrap_hash_;
   std::function<Status(const std::string&)> on_tenant_created_;
 };

@@ -110,5 +110,55 @@ TEST_F(KeyRegistryTest, TokensCarryThePrincipalUntilTheyExpire) {
   EXPECT_EQ(auth.Authenticate("Bearer " + token->token, std::nullopt).status().message(), "token expired");
 }
 
+// A revoked key and the tokens made from it stop authenticating at once, and after a reload.
+TEST_F(KeyRegistryTest, RevokingAKeyEndsItAndItsTokens) {
+  KeyRegistry keys(*store_);
+  ASSERT_TRUE(keys.Load().ok());
+  ASSERT_TRUE(keys.CreateTenant("acme", "Acme", "root").ok());
+  auto kept = keys.CreateKey("acme", "alice", {Role::kUser}, "root");
+  auto revoked = keys.CreateKey("acme", "bob", {Role::kAdmin}, "root");
+  ASSERT_TRUE(kept.ok() && revoked.ok());
+  std::vector<KeyInfo> listed = keys.ListKeys("acme");
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].principal, "alice");
+  EXPECT_EQ(listed[0].last4, kept->key.substr(kept->key.size() - 4));
+  EXPECT_TRUE(keys.ListKeys("default").empty());
+  Authenticator auth(keys, std::move(JwtCodec::Hs256(std::string(32, 's'))).value(), clock_, 600);
+  auto token = auth.IssueToken(revoked->key);
+  ASSERT_TRUE(token.ok());
+  ASSERT_TRUE(auth.Authenticate("Bearer " + token->token, std::nullopt).ok());
+
+  EXPECT_EQ(keys.RevokeKey("default", revoked->key_id, "root").code(), StatusCode::kNotFound) << "another tenant's";
+  ASSERT_TRUE(keys.RevokeKey("acme", revoked->key_id, "root").ok());
+  EXPECT_EQ(keys.RevokeKey("acme", revoked->key_id, "root").code(), StatusCode::kNotFound) << "revoked already";
+  EXPECT_EQ(keys.Authenticate(revoked->key).status().code(), StatusCode::kUnauthenticated);
+  auto refused = auth.Authenticate("Bearer " + token->token, std::nullopt);
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(refused.status().message().find("revoked"), std::string::npos) << refused.status().message();
+  EXPECT_TRUE(keys.Authenticate(kept->key).ok());
+  ASSERT_EQ(keys.ListKeys("acme").size(), 1u);
+
+  KeyRegistry reloaded(*store_);
+  ASSERT_TRUE(reloaded.Load().ok());
+  EXPECT_EQ(reloaded.Authenticate(revoked->key).status().code(), StatusCode::kUnauthenticated);
+  EXPECT_FALSE(reloaded.KeyIsLive(revoked->key_id));
+  EXPECT_TRUE(reloaded.KeyIsLive(kept->key_id));
+}
+
+TEST_F(KeyRegistryTest, ATenantsDailyTokenQuotaIsStoredAndReloaded) {
+  KeyRegistry keys(*store_);
+  ASSERT_TRUE(keys.Load().ok());
+  ASSERT_TRUE(keys.CreateTenant("acme", "Acme", "root", 5000).ok());
+  EXPECT_EQ(keys.DailyTokenQuota("acme"), 5000);
+  EXPECT_EQ(keys.DailyTokenQuota("default"), std::nullopt);
+  ASSERT_TRUE(keys.SetDailyTokenQuota("default", 10, "root").ok());  // default has no record yet
+  ASSERT_TRUE(keys.SetDailyTokenQuota("acme", std::nullopt, "root").ok());
+  EXPECT_EQ(keys.SetDailyTokenQuota("nowhere", 1, "root").status().code(), StatusCode::kNotFound);
+  KeyRegistry reloaded(*store_);
+  ASSERT_TRUE(reloaded.Load().ok());
+  EXPECT_EQ(reloaded.DailyTokenQuota("default"), 10);
+  EXPECT_EQ(reloaded.DailyTokenQuota("acme"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace cairn::auth

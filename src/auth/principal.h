@@ -26,6 +26,7 @@ struct Principal {
   std::string id;      // the actor of its writes
   std::vector<Role> roles;
   bool system_admin = false;
+  std::string key_id = {};  // the API key it authenticated with (directly or through a token); empty: bootstrap
 
   // Whether one of its roles is `needed` or above it.
   bool Has(Role needed) const;

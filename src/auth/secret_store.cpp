@@ -7,6 +7,7 @@
 #include "base/json_util.h"
 #include "model/breadcrumb.h"
 #include "model/query.h"
+#include "model/secret_ref.h"
 
 namespace cairn::auth {
 namespace json = boost::json;
@@ -22,14 +23,7 @@ SecretInfo InfoOf(const model::Breadcrumb& crumb) {
 
 }  // namespace
 
-bool IsValidSecretName(std::string_view name) {
-  if (name.empty() || name.size() > 128) return false;
-  for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
-    if (!ok) return false;
-  }
-  return name != "." && name != "..";
-}
+bool IsValidSecretName(std::string_view name) { return model::IsValidSecretName(name); }
 
 Result<std::optional<model::Breadcrumb>> SecretStore::Find(const std::string& tenant, const std::string& name) {
   model::BreadcrumbQuery query;

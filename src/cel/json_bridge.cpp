@@ -3,31 +3,12 @@
 #include <cmath>
 #include <string>
 
+#include "base/base64.h"
 #include "cel/functions.h"
 #include "cel/time_functions.h"
 
 namespace cairn::cel {
 namespace {
-
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = uint32_t(uint8_t(in[i])) << 16 | uint32_t(uint8_t(in[i + 1])) << 8 | uint8_t(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out.push_back(kAlphabet[(v >> s) & 63]);
-  }
-  if (i < in.size()) {
-    uint32_t v = uint32_t(uint8_t(in[i])) << 16;
-    if (i + 1 < in.size()) v |= uint32_t(uint8_t(in[i + 1])) << 8;
-    out.push_back(kAlphabet[(v >> 18) & 63]);
-    out.push_back(kAlphabet[(v >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
-}
 
 std::string KeyText(const Value& key) {
   switch (key.kind()) {
@@ -62,7 +43,7 @@ Result<boost::json::value> ToJsonAt(const Value& value, int depth) {
       }
       return boost::json::value(value.double_value());
     case Kind::kString: return boost::json::value(boost::json::string(value.text()));
-    case Kind::kBytes: return boost::json::value(boost::json::string(Base64(value.text())));
+    case Kind::kBytes: return boost::json::value(boost::json::string(Base64Encode(value.text())));
     case Kind::kList: {
       boost::json::array out;
       out.reserve(value.size());

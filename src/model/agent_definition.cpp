@@ -5,6 +5,7 @@
 #include "model/breadcrumb_codec.h"
 #include "model/definition_fields.h"
 #include "model/json_schema.h"
+#include "model/secret_ref.h"
 
 namespace cairn::model {
 namespace json = boost::json;
@@ -110,6 +111,10 @@ Status ParseField(AgentDefinition& def, std::string_view key, const json::value&
     def.allow_secret_context = value.as_bool();
   } else if (key == "context_budget_tokens") {
     CAIRN_ASSIGN_OR_RETURN(def.context_budget_tokens, RequireInt(value, field, 1, 10'000'000));
+  } else if (key == "api_key") {
+    // Only a reference: a key written into a definition would be stored and shown in plain text.
+    CAIRN_ASSIGN_OR_RETURN(SecretOrValue reference, ParseSecretReference(value, field));
+    def.api_key_secret = std::move(reference.secret_name);
   } else {
     return Status::Validation(field, "unknown field");
   }

@@ -5,6 +5,9 @@
 //   "description": "...",
 //   "model": "openrouter/google/gemini-2.0-flash-exp:free",  // "provider/model", a bare model
 //                                          // name on the default provider, or absent: its default
+//   "api_key": {"secret": "OPENAI_KEY"},   // the key for the model's provider: a secret of the
+//                                          // agent's tenant, read at each call (docs/secrets.md);
+//                                          // absent: the provider's own (api_key_env / api_key_secret)
 //   "temperature": 0.2,                    // 0..2, optional
 //   "system_prompt": "You are ...",
 //   "subscriptions": {"selectors": [...]}, // subscription.h; default: trigger on user.message.v1
@@ -51,6 +54,7 @@ struct AgentDefinition {
   std::string agent_id;
   std::string description;
   std::string model;  // as written; empty: the default provider's default model
+  std::string api_key_secret = {};  // the secret holding the provider key; empty: the provider's own
   std::optional<double> temperature;
   std::string system_prompt;
   std::vector<Subscription> subscriptions;  // never empty after parsing

@@ -100,5 +100,23 @@ TEST(AgentDefinitionTest, ContextBudgetIsOptionalAndBounded) {
   }
 }
 
+TEST(AgentDefinitionTest, ApiKeyIsOnlyASecretReference) {
+  auto set = ParseAgentDefinition(json::parse(R"({"agent_id": "a", "api_key": {"secret": "OPENAI_KEY"}})"), Limits{});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->api_key_secret, "OPENAI_KEY");
+  struct Case {
+    const char* json;
+    const char* field;
+  };
+  for (const Case& c : std::vector<Case>{{R"({"agent_id": "a", "api_key": "sk-plain"})", "context.api_key"},
+                                         {R"({"agent_id": "a", "api_key": {"secret": "a b"}})", "context.api_key.secret"},
+                                         {R"({"agent_id": "a", "api_key": {"secret": "K", "prefix": "x"}})",
+                                          "context.api_key.prefix"}}) {
+    auto parsed = ParseAgentDefinition(json::parse(c.json), Limits{});
+    ASSERT_FALSE(parsed.ok()) << c.json;
+    EXPECT_EQ(parsed.status().field(), c.field) << c.json << ": " << parsed.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace cairn::model

@@ -5,6 +5,7 @@
 
 #include "model/definition_fields.h"
 #include "model/json_schema.h"
+#include "model/secret_ref.h"
 
 namespace cairn::model {
 namespace json = boost::json;
@@ -73,10 +74,8 @@ Status ParseRuntimeField(ToolDefinition& def, std::string_view name, const json:
     for (const auto& [var, ref] : value.as_object()) {
       std::string entry = field + "." + std::string(var);
       if (!IsEnvName(var)) return Status::Validation(entry, "is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)");
-      const json::value* secret = ref.is_object() && ref.as_object().size() == 1 ? ref.as_object().if_contains("secret") : nullptr;
-      if (!secret) return Status::Validation(entry, "must be {\"secret\": \"NAME\"}");
-      CAIRN_ASSIGN_OR_RETURN(std::string secret_name, RequireString(*secret, entry + ".secret", 128));
-      def.secret_env.emplace_back(std::string(var), std::move(secret_name));
+      CAIRN_ASSIGN_OR_RETURN(SecretOrValue secret, ParseSecretReference(ref, entry));
+      def.secret_env.emplace_back(std::string(var), std::move(secret.secret_name));
     }
   } else if (name == "cpu_seconds") {
     CAIRN_ASSIGN_OR_RETURN(def.process_limits.cpu_seconds, RequireInt(value, field, 0, kMaxCpuSeconds));
@@ -96,11 +95,7 @@ Status ParseRuntimeField(ToolDefinition& def, std::string_view name, const json:
   } else if (name == "mcp_tool") {
     CAIRN_ASSIGN_OR_RETURN(def.mcp_tool, RequireString(value, field, 256));
   } else if (name == "headers") {
-    if (!value.is_object()) return Status::Validation(field, "must be an object of header names to strings");
-    for (const auto& [header, header_value] : value.as_object()) {
-      CAIRN_ASSIGN_OR_RETURN(std::string text, RequireString(header_value, field + "." + std::string(header), 8192));
-      def.headers.emplace_back(std::string(header), std::move(text));
-    }
+    CAIRN_ASSIGN_OR_RETURN(def.headers, ParseHeaderList(value, field));
   }
   return Status::Ok();
 }

@@ -16,7 +16,9 @@
 //                                      // at each run (docs/secrets.md); its value is redacted from the output
 //   "url": "https://tools.example.com/run",        // http: the input is POSTed here (where it may
 //                                                  // connect: exec/reserved_schema_store.h, src/net)
-//   "headers": {"Authorization": "..."},           // http: extra request headers
+//   "headers": {"X-Api-Key": "...",                // http: extra request headers, literal or a
+//               "Authorization": {"secret": "T", "prefix": "Bearer "}},  // tenant's secret (model/secret_ref.h),
+//                                                  // resolved at each call and redacted from the output
 //   "mcp_server": "files", "mcp_tool": "read_file",  // mcp: a tool of the mcp.server.v1 at
 //                                                  // mcp/<mcp_server> (exec/mcp; written by cairn)
 //   "limits": {"timeout_ms": 30000,    // per run, every runtime, 1..3,600,000
@@ -39,6 +41,7 @@
 #include "base/status.h"
 #include "model/limits.h"
 #include "model/reserved.h"
+#include "model/secret_ref.h"
 #include "model/subscription.h"
 
 namespace cairn::model {
@@ -68,7 +71,7 @@ struct ToolDefinition {
   std::vector<std::pair<std::string, std::string>> secret_env;  // kProcess: (variable, secret name)
   ProcessLimits process_limits;             // kProcess
   std::string url;                          // kHttp
-  std::vector<std::pair<std::string, std::string>> headers;  // kHttp
+  HeaderList headers;                       // kHttp: values literal or {"secret": NAME}
   std::string mcp_server;                   // kMcp: the server's name
   std::string mcp_tool;                     // kMcp: the tool's name on that server
   int64_t timeout_ms = 30000;

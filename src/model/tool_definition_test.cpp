@@ -97,7 +97,7 @@ TEST(ToolSecretEnvTest, ReferencesAreReadAndMistakesNamed) {
       {Process(R"("secret_env": ["X"])"), "context.secret_env"},
       {Process(R"("secret_env": {"1X": {"secret": "S"}})"), "context.secret_env.1X"},
       {Process(R"("secret_env": {"X": "S"})"), "context.secret_env.X"},
-      {Process(R"("secret_env": {"X": {"secret": "S", "more": 1}})"), "context.secret_env.X"},
+      {Process(R"("secret_env": {"X": {"secret": "S", "more": 1}})"), "context.secret_env.X.more"},
       {Process(R"("secret_env": {"X": {"secret": 5}})"), "context.secret_env.X.secret"},
       {R"({"name": "t", "runtime": "http", "url": "https://x.example", "secret_env": {}})", "context.secret_env"},
   };

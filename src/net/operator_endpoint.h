@@ -3,11 +3,13 @@
 // clients build their requests, pool their connections and keep their API key out of errors.
 //
 // - NewRequest: a POST of a JSON body to the URL with `Authorization: Bearer <key>` (when there is
-//   a key), any address (OutboundPolicy::Unrestricted) and the environment's proxies.
+//   a key: the endpoint's, or one given for this call, e.g. a tenant's secret), any address
+//   (OutboundPolicy::Unrestricted) and the environment's proxies.
 // - Lease: a kept-alive HttpConnection of the pool (or a new one), given back when the lease ends;
 //   at most `max_idle` wait idle.
-// - Redact: the text with every occurrence of the API key replaced by "***"; every message built
-//   from what the endpoint answered goes through it (an endpoint or proxy may echo the key).
+// - Redact: the text with every form of the API key (base/secret_redactor.h) replaced by "***";
+//   every message built from what the endpoint answered goes through it (an endpoint or proxy may
+//   echo the key). redactor() is the same, for a caller that adds a per-call key to a copy.
 // Thread-safe.
 #pragma once
 
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/secret_redactor.h"
 #include "net/http_fetch.h"
 
 namespace cairn::net {
@@ -27,8 +30,10 @@ class OperatorEndpoint {
   const std::string& url() const { return url_; }
   const std::string& api_key() const { return api_key_; }
 
-  HttpFetchRequest NewRequest(std::string body) const;
-  std::string Redact(std::string text) const;
+  // `api_key`: this call's key instead of the endpoint's (null: the endpoint's).
+  HttpFetchRequest NewRequest(std::string body, const std::string* api_key = nullptr) const;
+  std::string Redact(std::string text) const { return redact_(std::move(text)); }
+  const SecretRedactor& redactor() const { return redact_; }
 
   class Lease {
    public:
@@ -46,6 +51,7 @@ class OperatorEndpoint {
  private:
   std::string url_;
   std::string api_key_;
+  SecretRedactor redact_;
   size_t max_idle_;
   mutable std::mutex mu_;
   mutable std::vector<HttpConnection> idle_;

@@ -44,7 +44,40 @@ Result<json::object> CallerView(const HttpRequest& req) {
                       {"system_admin", principal.system_admin}, {"auth", "on"}};
 }
 
-json::object TenantView(const auth::TenantInfo& tenant) { return {{"id", tenant.id}, {"name", tenant.name}}; }
+json::object TenantView(const auth::TenantInfo& tenant) {
+  return {{"id", tenant.id},
+          {"name", tenant.name},
+          {"daily_token_quota", tenant.daily_token_quota ? json::value(*tenant.daily_token_quota) : json::value(nullptr)}};
+}
+
+// daily_token_quota: tokens a day, 0 unlimited; null (in a PATCH) goes back to the default.
+Result<std::optional<int64_t>> QuotaField(const json::object& body) {
+  const json::value* value = body.if_contains("daily_token_quota");
+  if (!value || value->is_null()) return std::optional<int64_t>();
+  CAIRN_ASSIGN_OR_RETURN(int64_t quota, model::RequireInt(*value, "daily_token_quota", 0, auth::kMaxDailyTokenQuota));
+  return std::optional<int64_t>(quota);
+}
+
+// Keys of a tenant are managed by its admins (the route's role) or a system admin.
+Status CheckKeysOf(const HttpRequest& req, const std::string& tenant) {
+  if (req.principal && !req.principal->system_admin && req.principal->tenant != tenant) {
+    return Status::PermissionDenied("keys of tenant " + tenant + " are managed by its admins or a system admin");
+  }
+  return Status::Ok();
+}
+
+// What a client sees of an API key: never the key or its hash.
+json::object KeyView(const auth::KeyInfo& key) {
+  json::array roles;
+  for (auth::Role role : key.roles) roles.emplace_back(auth::RoleName(role));
+  return {{"key_id", key.key_id},
+          {"tenant", key.tenant},
+          {"principal", key.principal},
+          {"roles", std::move(roles)},
+          {"created_at", FormatRfc3339Micros(key.created_at)},
+          {"created_by", key.created_by},
+          {"last4", key.last4.empty() ? json::value(nullptr) : json::value(key.last4)}};
+}
 
 // What a client sees of a secret: never its value.
 json::object SecretView(const auth::SecretInfo& secret) {
@@ -86,13 +119,14 @@ void AddAuthRoutes(Router& router, const auth::Authenticator& authenticator, con
   router.Add("POST", "/tenants", Dispatch::kWorker, [&authenticator, limits](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
-    CAIRN_ASSIGN_OR_RETURN(const json::object* fields, BodyObject(body, {"id", "name"}));
+    CAIRN_ASSIGN_OR_RETURN(const json::object* fields, BodyObject(body, {"id", "name", "daily_token_quota"}));
     CAIRN_ASSIGN_OR_RETURN(std::string id, RequiredString(*fields, "id", 64));
     std::string name = id;
     if (fields->contains("name")) {
       CAIRN_ASSIGN_OR_RETURN(name, RequiredString(*fields, "name", 256));
     }
-    CAIRN_ASSIGN_OR_RETURN(auth::TenantInfo tenant, authenticator.keys().CreateTenant(id, name, ActorOf(req)));
+    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> quota, QuotaField(*fields));
+    CAIRN_ASSIGN_OR_RETURN(auth::TenantInfo tenant, authenticator.keys().CreateTenant(id, name, ActorOf(req), quota));
     HttpResponse response = HttpResponse::Json(201, json::serialize(TenantView(tenant)));
     response.headers.emplace_back("Location", "/tenants/" + tenant.id);
     return response;
@@ -105,11 +139,42 @@ void AddAuthRoutes(Router& router, const auth::Authenticator& authenticator, con
     return HttpResponse::Json(200, json::serialize(json::object{{"items", std::move(items)}}));
   });
 
+  // System admins only (route_access.cpp): a tenant's admins do not set their own quota.
+  router.Add("PATCH", "/tenants/{tenant}", Dispatch::kWorker, [&authenticator, limits](const HttpRequest& req) -> Result<HttpResponse> {
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
+    CAIRN_ASSIGN_OR_RETURN(const json::object* fields, BodyObject(body, {"daily_token_quota"}));
+    if (!fields->contains("daily_token_quota")) return Status::Validation("daily_token_quota", "is required (null: the default)");
+    CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> quota, QuotaField(*fields));
+    CAIRN_ASSIGN_OR_RETURN(auth::TenantInfo tenant,
+                           authenticator.keys().SetDailyTokenQuota(req.path_params[0], quota, ActorOf(req)));
+    return HttpResponse::Json(200, json::serialize(TenantView(tenant)));
+  });
+
+  router.Add("GET", "/tenants/{tenant}/keys", Dispatch::kInline, [&authenticator](const HttpRequest& req) -> Result<HttpResponse> {
+    const std::string& tenant = req.path_params[0];
+    CAIRN_RETURN_IF_ERROR(CheckKeysOf(req, tenant));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    if (!authenticator.keys().TenantExists(tenant)) return Status::NotFound("tenant '" + tenant + "' not found");
+    json::array items;
+    for (const auto& key : authenticator.keys().ListKeys(tenant)) items.emplace_back(KeyView(key));
+    return HttpResponse::Json(200, json::serialize(json::object{{"items", std::move(items)}}));
+  });
+
+  router.Add("DELETE", "/tenants/{tenant}/keys/{key_id}", Dispatch::kWorker, [&authenticator](const HttpRequest& req) -> Result<HttpResponse> {
+    const std::string& tenant = req.path_params[0];
+    CAIRN_RETURN_IF_ERROR(CheckKeysOf(req, tenant));
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    CAIRN_RETURN_IF_ERROR(authenticator.keys().RevokeKey(tenant, req.path_params[1], ActorOf(req)));
+    HttpResponse response;
+    response.status = 204;
+    response.content_type.clear();
+    return response;
+  });
+
   router.Add("POST", "/tenants/{tenant}/keys", Dispatch::kWorker, [&authenticator, limits](const HttpRequest& req) -> Result<HttpResponse> {
     const std::string& tenant = req.path_params[0];
-    if (req.principal && !req.principal->system_admin && req.principal->tenant != tenant) {
-      return Status::PermissionDenied("keys of tenant " + tenant + " are created by its admins or a system admin");
-    }
+    CAIRN_RETURN_IF_ERROR(CheckKeysOf(req, tenant));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
     CAIRN_ASSIGN_OR_RETURN(const json::object* fields, BodyObject(body, {"principal", "roles"}));
@@ -123,9 +188,26 @@ void AddAuthRoutes(Router& router, const auth::Authenticator& authenticator, con
     for (auth::Role role : issued.principal.roles) role_names.emplace_back(auth::RoleName(role));
     return HttpResponse::Json(201, json::serialize(json::object{{"key", issued.key},
                                                                 {"key_id", issued.key_id},
+                                                                {"last4", issued.key.substr(issued.key.size() - 4)},
                                                                 {"tenant", tenant},
                                                                 {"principal", principal},
                                                                 {"roles", std::move(role_names)}}));
+  });
+}
+
+void AddUsageRoutes(Router& router, const auth::KeyRegistry& keys, exec::TokenQuota& quota) {
+  router.Add("GET", "/tenants/{tenant}/usage", Dispatch::kWorker, [&keys, &quota](const HttpRequest& req) -> Result<HttpResponse> {
+    const std::string& tenant = req.path_params[0];
+    if (req.principal && !req.principal->system_admin && req.principal->tenant != tenant) {
+      return Status::PermissionDenied("the usage of tenant " + tenant + " is shown to its admins or a system admin");
+    }
+    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+    if (!keys.TenantExists(tenant)) return Status::NotFound("tenant '" + tenant + "' not found");
+    CAIRN_ASSIGN_OR_RETURN(exec::TokenQuota::Usage usage, quota.Today(tenant));
+    return HttpResponse::Json(200, json::serialize(json::object{{"tenant", tenant},
+                                                                {"day", usage.day},
+                                                                {"tokens_used", usage.used},
+                                                                {"daily_token_quota", usage.quota}}));
   });
 }
 

@@ -27,6 +27,9 @@ RouteAccess AccessFor(std::string_view method, std::string_view pattern) {
   // Who am I: any principal (each has at least one role, so reader is every principal).
   if (read && pattern == "/auth/me") return {K::kRole, Role::kReader};
   if (pattern == "/tenants") return {K::kSystemAdmin, Role::kAdmin};
+  // A tenant's quota is set by system admins; its keys (list, create, revoke) and usage by its
+  // admins too (the handlers check the tenant), below.
+  if (pattern == "/tenants/{tenant}") return {K::kSystemAdmin, Role::kAdmin};
   if (Under(pattern, "/tenants") || pattern == "/metrics" || Under(pattern, "/secrets")) return {K::kRole, Role::kAdmin};
   if (Under(pattern, "/webhooks") || pattern == "/agents/{id}/webhooks" || Under(pattern, "/dlq")) return {K::kRole, Role::kDeveloper};
   return {K::kRole, read ? Role::kReader : Role::kUser};

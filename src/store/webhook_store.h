@@ -13,6 +13,7 @@
 // - Calls are thread-safe and blocking.
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
 #include <optional>
@@ -28,7 +29,10 @@ struct Webhook {
   std::string owner_id;
   std::string url;
   boost::json::value selector;  // the selector as given (validated by the caller), an object
-  std::optional<std::string> secret;
+  std::optional<std::string> secret;       // the signing secret given literally, or
+  std::optional<std::string> secret_name = std::nullopt;  // the name of the tenant's secret that signs (never both)
+  boost::json::value headers = boost::json::object{};  // extra request headers as given (validated
+                                                       // by the caller): name → string | {"secret": ...}
   bool active = true;
   int64_t cursor = 0;
   int64_t created_at = 0;  // microseconds since the epoch
@@ -45,6 +49,8 @@ struct WebhookDraft {
   std::optional<std::string> secret;
   bool active = true;
   std::string created_by = {};  // Webhook::created_by
+  std::optional<std::string> secret_name = std::nullopt;
+  boost::json::value headers = boost::json::object{};
 };
 
 // Fields to change; unset ones stay. `secret` set to nullopt inside clears it.
@@ -52,6 +58,8 @@ struct WebhookPatch {
   std::optional<std::string> url;
   std::optional<boost::json::value> selector;
   std::optional<std::optional<std::string>> secret;
+  std::optional<std::optional<std::string>> secret_name = std::nullopt;
+  std::optional<boost::json::value> headers = std::nullopt;
   std::optional<bool> active;
 };
 

@@ -97,6 +97,12 @@ TEST_F(e2e_auth, EachRouteStatesTheRoleItNeeds) {
       {"POST", "/tenants/default/keys", R"({"principal":"p","roles":["reader"]})",
        {{"reader", 403}, {"user", 403}, {"developer", 403}, {"admin", 201}}, "admin"},
       {"GET", "/tenants", "", {{"reader", 403}, {"user", 403}, {"developer", 403}, {"admin", 403}}, "system admin"},
+      {"GET", "/tenants/default/keys", "", {{"reader", 403}, {"user", 403}, {"developer", 403}, {"admin", 200}}, "admin"},
+      {"DELETE", "/tenants/default/keys/no-such-key", "", {{"reader", 403}, {"user", 403}, {"developer", 403}, {"admin", 404}},
+       "admin"},
+      {"GET", "/tenants/default/usage", "", {{"reader", 403}, {"user", 403}, {"developer", 403}, {"admin", 200}}, "admin"},
+      {"PATCH", "/tenants/default", R"({"daily_token_quota":5})",
+       {{"reader", 403}, {"user", 403}, {"developer", 403}, {"admin", 403}}, "system admin"},
   };
   for (const Case& c : cases) {
     for (const auto& [role, status] : c.expected) {
@@ -113,6 +119,55 @@ TEST_F(e2e_auth, EachRouteStatesTheRoleItNeeds) {
   ASSERT_EQ(client().Post("/tenants", R"({"id":"other","name":"Other"})", Bearer(kBootstrapKey)).status, 201);
   EXPECT_TRUE(IsError(client().Post("/tenants/other/keys", R"({"principal":"p","roles":["admin"]})", Bearer(keys["admin"])),
                       403, "permission_denied"));
+  // Nor lists or revokes them, nor reads its usage.
+  EXPECT_TRUE(IsError(client().Get("/tenants/other/keys", Bearer(keys["admin"])), 403, "permission_denied"));
+  EXPECT_TRUE(IsError(client().Delete("/tenants/other/keys/x", Bearer(keys["admin"])), 403, "permission_denied"));
+  EXPECT_TRUE(IsError(client().Get("/tenants/other/usage", Bearer(keys["admin"])), 403, "permission_denied"));
+}
+
+// GET /tenants/{t}/keys shows what identifies a key, never the key or its hash; DELETE revokes it:
+// the key is 401 at once, and so is every token made from it, also after a restart.
+TEST_F(e2e_auth, KeysAreListedWithoutTheirSecretAndRevokedAtOnceWithTheirTokens) {
+  ASSERT_EQ(client().Post("/tenants", R"({"id":"acme","name":"Acme"})", Bearer(kBootstrapKey)).status, 201);
+  Headers admin = Bearer(KeyFor("acme", "ann", {"admin"}));
+  Response made = client().Post("/tenants/acme/keys", R"({"principal":"bob","roles":["developer"]})", admin);
+  ASSERT_EQ(made.status, 201) << made.Describe();
+  std::string key = StringAt(ObjectOf(made), "key");
+  std::string key_id = StringAt(ObjectOf(made), "key_id");
+  std::string token = StringAt(ObjectOf(client().Post("/auth/token", JsonText(json::object{{"key", key}}))), "token");
+  ASSERT_FALSE(token.empty());
+  ASSERT_EQ(client().Get("/breadcrumbs", Bearer(token)).status, 200);
+
+  Response listed = client().Get("/tenants/acme/keys", admin);
+  ASSERT_EQ(listed.status, 200) << listed.Describe();
+  json::array items = ObjectOf(listed).at("items").as_array();
+  ASSERT_EQ(items.size(), 2u) << listed.body;  // ann's and bob's
+  const json::object& bob = items[1].as_object();
+  EXPECT_EQ(StringAt(bob, "key_id"), key_id);
+  EXPECT_EQ(StringAt(bob, "principal"), "bob");
+  EXPECT_EQ(JsonText(bob.at("roles")), R"(["developer"])");
+  EXPECT_EQ(StringAt(bob, "last4"), key.substr(key.size() - 4));
+  EXPECT_FALSE(StringAt(bob, "created_at").empty());
+  EXPECT_EQ(listed.body.find(key), std::string::npos) << "the key";
+  EXPECT_EQ(listed.body.find(Sha256Hex(key)), std::string::npos) << "its hash";
+  EXPECT_EQ(ObjectOf(client().Get("/tenants/acme/keys", Bearer(kBootstrapKey))).at("items").as_array().size(), 2u)
+      << "a system admin lists any tenant's";
+
+  EXPECT_EQ(client().Delete("/tenants/acme/keys/" + key_id, admin).status, 204);
+  EXPECT_TRUE(IsError(client().Get("/breadcrumbs", Bearer(key)), 401, "unauthenticated"));
+  Response refused = client().Get("/breadcrumbs", Bearer(token));
+  EXPECT_TRUE(IsError(refused, 401, "unauthenticated"));
+  EXPECT_NE(refused.body.find("revoked"), std::string::npos) << refused.Describe();
+  EXPECT_TRUE(IsError(client().Get("/events/stream?access_token=" + UrlEncode(token)), 401, "unauthenticated"));
+  EXPECT_TRUE(IsError(client().Post("/auth/token", JsonText(json::object{{"key", key}})), 401, "unauthenticated"));
+  EXPECT_TRUE(IsError(client().Delete("/tenants/acme/keys/" + key_id, admin), 404, "not_found"));
+  EXPECT_EQ(ObjectOf(client().Get("/tenants/acme/keys", admin)).at("items").as_array().size(), 1u);
+
+  ASSERT_TRUE(server().Restart()) << server().error();
+  Reconnect();
+  EXPECT_TRUE(IsError(client().Get("/breadcrumbs", Bearer(token)), 401, "unauthenticated"));
+  EXPECT_TRUE(IsError(client().Get("/breadcrumbs", Bearer(key)), 401, "unauthenticated"));
+  EXPECT_EQ(client().Get("/breadcrumbs", admin).status, 200);
 }
 
 // GET /auth/me: the caller's principal, tenant and roles, for any principal (a key or its token);

@@ -71,7 +71,7 @@ class FixtureLlm {
   // The recorded chat-completion requests (GET /_requests): their JSON bodies, oldest first
   // (at most the last 10,000). ADD_FAILURE and an empty vector if the server does not answer.
   std::vector<boost::json::value> Requests();
-  // The full records: [{"n", "at_ms", "body"}].
+  // The full records: [{"n", "at_ms", "body", "authorization" (the header as received, or null)}].
   boost::json::array RequestRecords();
   // DELETE /_requests.
   bool ClearRequests();

@@ -29,7 +29,9 @@
 #include "exec/executor.h"
 #include "exec/llm/llm_provider.h"
 #include "exec/run_registry.h"
+#include "exec/token_quota.h"
 #include "model/agent_definition.h"
+#include "model/secret_ref.h"
 #include "search/searcher.h"
 #include "store/store.h"
 
@@ -40,10 +42,12 @@ struct ModelTarget {
   llm::LlmProvider* provider = nullptr;
   std::string provider_name;
   std::string model;
+  std::string api_key_secret = {};  // the provider takes its key from this secret of the caller's tenant
 };
 // Resolves an agent's `model` (docs/agents.md "Providers"); kFailedPrecondition with a message
-// saying how to configure a provider when there is none.
-using ModelResolver = std::function<Result<ModelTarget>(const std::string& model)>;
+// saying how to configure a provider when there is none. `own_key`: the agent brings its own key
+// (its api_key), so the provider needs none configured.
+using ModelResolver = std::function<Result<ModelTarget>(const std::string& model, bool own_key)>;
 
 struct AgentDeps {
   store::Store& store;
@@ -57,6 +61,11 @@ struct AgentDeps {
   // The session worker's runs read what the principal that posted the message may read (as the
   // host's runs, HostOptions::reader_for); null: everything.
   ReaderFor reader_for = nullptr;
+  // Provider keys kept as secrets (an agent's api_key, a provider's api_key_secret), read in the
+  // run's tenant before each model call; null: such an agent fails with secret_not_found.
+  model::SecretResolver resolve_secret = {};
+  // The tenants' daily token quotas (exec/token_quota.h); null: no quota.
+  TokenQuota* quota = nullptr;
 };
 
 class AgentExecutor final : public Executor {

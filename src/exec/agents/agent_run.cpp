@@ -219,6 +219,15 @@ Result<llm::ChatResponse> AgentRun::CallModel(const ModelTarget& target, const s
   if (def_.output && tools.empty()) chat.response_format = json::object{{"type", "json_object"}};
   llm::CallOptions options;
   options.cancelled = &request_.cancelled;
+  // A key kept as a secret is read now, for this call: a rotation applies to the next call.
+  const std::string& key_secret = !def_.api_key_secret.empty() ? def_.api_key_secret : target.api_key_secret;
+  if (!key_secret.empty()) {
+    const std::string& tenant = request_.trigger_event.owner_id;
+    CAIRN_ASSIGN_OR_RETURN(options.api_key,
+                           model::ResolveSecretOrValue(model::SecretOrValue{"", key_secret}, tenant, deps_.resolve_secret,
+                                                       "the API key of provider " + target.provider_name, nullptr));
+    options.api_key_source = "secret " + key_secret + " of tenant " + tenant;
+  }
   if (deps_.tokens && def_.stream) {
     std::vector<std::string> tags = SessionTags();
     tags.push_back("execution:" + execution_id_);
@@ -733,7 +742,7 @@ AgentOutcome AgentRun::Execute() {
 
 AgentOutcome AgentRun::Loop() {
   if (!deps_.resolve_model) return Error("provider_not_configured", "no LLM provider is configured");
-  Result<ModelTarget> target = deps_.resolve_model(def_.model);
+  Result<ModelTarget> target = deps_.resolve_model(def_.model, !def_.api_key_secret.empty());
   if (!target.ok()) {
     bool unconfigured = target.status().code() == StatusCode::kFailedPrecondition;
     return Error(unconfigured ? "provider_not_configured" : "invalid_model", target.status().message());
@@ -773,6 +782,11 @@ AgentOutcome AgentRun::Loop() {
                                            (tree ? " (what was left of its tree's budget)." : "."));
       }
     }
+    const std::string& tenant = request_.trigger_event.owner_id;
+    if (deps_.quota) {
+      // The tenant's daily token quota: a budget guard before every model call (and its step).
+      if (Status allowed = deps_.quota->Check(tenant); !allowed.ok()) return Error("quota_exceeded", allowed.message());
+    }
     bool announced = state_.step == 0 && options_.first_step_announced;
     if (auto started = announced ? std::vector<store::WriteOp>{} : Observe(AgentEvent::Type::kStepStarted);
         !started.empty()) {
@@ -783,7 +797,15 @@ AgentOutcome AgentRun::Loop() {
     auto reply = CallModel(*target, tools);
     if (!reply.ok()) {
       if (request_.cancelled) return Error("cancelled", "the execution was cancelled");
-      return Error("llm_error", reply.status().message());
+      const std::string& reason = reply.status().reason();
+      return Error(reason.empty() ? "llm_error" : reason, reply.status().message());
+    }
+    if (deps_.quota) {
+      // Counted when the reply arrives: those tokens are spent, whatever happens to the run next.
+      if (Status counted = deps_.quota->Record(tenant, reply->usage.total); !counted.ok()) {
+        CAIRN_LOG_WARN("agent {}: counting {} tokens for tenant {} failed: {}", def_.agent_id, reply->usage.total, tenant,
+                       counted.message());
+      }
     }
     if (auto done = TakeReply(std::move(reply).value())) return std::move(*done);
   }

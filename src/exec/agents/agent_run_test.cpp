@@ -151,7 +151,7 @@ class AgentRunTest : public ::testing::Test {
     json::object context{{"trigger", trigger}};
     cancelled_ = false;
     RunRequest request{execution_id, Lineage{"", execution_id, 0, ""}, event, trigger, context, cancelled_};
-    AgentDeps deps{*store_, *bus_, nullptr, [&llm](const std::string& model) -> Result<ModelTarget> {
+    AgentDeps deps{*store_, *bus_, nullptr, [&llm](const std::string& model, bool) -> Result<ModelTarget> {
                      EXPECT_EQ(model, "scripted/test-model");
                      return ModelTarget{&llm, "scripted", "test-model"};
                    }};

@@ -80,6 +80,11 @@ struct CallOptions {
   const std::atomic<bool>* cancelled = nullptr;
   // With stream: called with each content delta as it arrives (on the calling thread).
   std::function<void(std::string_view delta)> on_delta;
+  // This call's API key instead of the provider's (a tenant's secret, resolved for this call);
+  // masked in every message like the provider's own. `api_key_source` names where it came from,
+  // for messages ("secret OPENAI_KEY of tenant acme").
+  std::optional<std::string> api_key = std::nullopt;
+  std::string api_key_source = {};
 };
 
 class LlmProvider {

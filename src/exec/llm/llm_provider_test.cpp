@@ -513,6 +513,29 @@ TEST(ProviderRegistryTest, BothKeysPickTheFirstAndNoKeyNoDefault) {
   EXPECT_NE(none->Describe().find("default: none"), std::string::npos) << none->Describe();
 }
 
+// Keys kept as secrets: a provider whose key is each tenant's secret needs no variable, and an
+// agent bringing its own key (own_key) needs none configured either.
+TEST(ProviderRegistryTest, KeysFromSecretsNeedNoVariable) {
+  RegistryOptions options;
+  options.providers = ParseProviderList(
+      R"([{"name":"shared","base_url":"https://llm.example/v1","api_key_secret":"LLM_KEY","default_model":"m"},)"
+      R"({"name":"openai","base_url":"https://api.openai.com/v1","api_key_env":"OPENAI_API_KEY","default_model":"g"}])").value();
+  auto r = MakeRegistry({}, options);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->default_provider(), "shared");
+  auto shared = r->Resolve("");
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  EXPECT_EQ(shared->api_key_secret, "LLM_KEY");
+  EXPECT_EQ(r->Resolve("openai/gpt-4o").status().code(), StatusCode::kFailedPrecondition);
+  auto own = r->Resolve("openai/gpt-4o", /*own_key=*/true);
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  EXPECT_TRUE(own->api_key_secret.empty());
+  EXPECT_NE(r->Describe().find("secret LLM_KEY"), std::string::npos) << r->Describe();
+  auto bad = ParseProviderList(R"([{"name":"x","base_url":"https://x.example","api_key_secret":"a b"}])");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("api_key_secret"), std::string::npos) << bad.status().message();
+}
+
 TEST(ProviderRegistryTest, CustomEndpointBecomesTheDefault) {
   RegistryOptions options;
   options.custom_base_url = "http://10.0.0.5:8000/v1/";

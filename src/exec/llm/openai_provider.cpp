@@ -108,8 +108,11 @@ OpenAiProvider::OpenAiProvider(OpenAiOptions options)
 std::string OpenAiProvider::Describe() const { return options_.name + " (" + options_.base_url + ")"; }
 
 Result<ChatResponse> OpenAiProvider::Complete(const ChatRequest& request, const CallOptions& options) {
-  if (options_.api_key.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
-    return Status::InvalidArgument("the API key of " + Describe() + " contains a line break or NUL");
+  const std::string& key = options.api_key ? *options.api_key : options_.api_key;
+  if (key.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+    return Status::InvalidArgument("the API key of " + Describe() +
+                                   (options.api_key ? " (" + options.api_key_source + ")" : std::string()) +
+                                   " contains a line break or NUL");
   }
   const std::string body = boost::json::serialize(RequestToJson(request));
   for (int attempt = 1;; ++attempt) {
@@ -139,7 +142,10 @@ Result<ChatResponse> OpenAiProvider::Complete(const ChatRequest& request, const 
 OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const std::string& model, bool stream,
                                                 const CallOptions& options) const {
   Attempt out;
-  net::HttpFetchRequest request = endpoint_->NewRequest(body);
+  net::HttpFetchRequest request = endpoint_->NewRequest(body, options.api_key ? &*options.api_key : nullptr);
+  // The endpoint's key, and this call's when it brings one, are masked in every message.
+  SecretRedactor redact = endpoint_->redactor();
+  if (options.api_key && options.api_key->size() >= 4) redact.Add(*options.api_key, "***");
   request.headers.emplace_back("Accept", stream ? "text/event-stream" : "application/json");
   request.connect_timeout = options_.connect_timeout;
   request.timeout = stream ? milliseconds(0) : options_.request_timeout;  // a stream is bounded by idleness instead
@@ -202,7 +208,7 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
     return out;
   }
   if (!feed_error.ok()) {
-    out.status = Status(feed_error.code(), where + ": " + endpoint_->Redact(feed_error.message()));
+    out.status = Status(feed_error.code(), where + ": " + redact(feed_error.message()));
     out.retriable = feed_error.code() == StatusCode::kUnavailable;
     return out;
   }
@@ -235,13 +241,13 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
   const long http_status = fetched->status;
   const std::string& error_body = fetched->body;
   if (http_status >= 300) {
-    std::string text = ErrorBodyText(endpoint_->Redact(error_body));  // redact before cutting: no key prefix survives
+    std::string text = ErrorBodyText(redact(error_body));  // redact before cutting: no key prefix survives
     std::string reason(ReasonPhrase(http_status));
     std::string head = where + " answered " + std::to_string(http_status) + (reason.empty() ? "" : " " + reason) +
                        (text.empty() ? "" : ": " + text);
-    const std::string& env = options_.api_key_env;
+    const std::string& env = options.api_key ? options.api_key_source : options_.api_key_env;
     if (http_status == 401 || http_status == 403) {
-      std::string hint = options_.api_key.empty()
+      std::string hint = (options.api_key ? *options.api_key : options_.api_key).empty()
                              ? (env.empty() ? " — no API key is configured for it" : " — no API key is set: set " + env)
                              : (env.empty() ? " — check the API key" : " — check the API key (" + env + ")");
       if (http_status == 403) hint += " and its access to model " + model;
@@ -265,7 +271,7 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
   if (sse) {
     Result<ChatResponse> reply = assembler.Finish();
     if (!reply.ok()) {
-      out.status = Status(reply.status().code(), where + ": " + endpoint_->Redact(reply.status().message()));
+      out.status = Status(reply.status().code(), where + ": " + redact(reply.status().message()));
       out.retriable = reply.status().code() == StatusCode::kUnavailable;
       return out;
     }
@@ -274,7 +280,7 @@ OpenAiProvider::Attempt OpenAiProvider::Perform(const std::string& body, const s
   }
   Result<ChatResponse> reply = ParseCompletion(reply_body);
   if (!reply.ok()) {
-    out.status = Status(reply.status().code(), where + ": " + endpoint_->Redact(reply.status().message()));
+    out.status = Status(reply.status().code(), where + ": " + redact(reply.status().message()));
     out.retriable = reply.status().code() == StatusCode::kUnavailable;
     return out;
   }

@@ -199,6 +199,26 @@ TEST(OpenAiProviderTest, UnauthorizedIsNotRetriedAndNamesTheKeyVariable) {
   EXPECT_EQ(server.requests().size(), 1u);
 }
 
+// A per-call key (a tenant's secret) replaces the provider's and is masked like it.
+TEST(OpenAiProviderTest, APerCallKeyIsSentAndMasked) {
+  const std::string echoed =
+      R"({"error":{"message":"Incorrect API key provided: tenant-key-7f3a9c. base64: dGVuYW50LWtleS03ZjNhOWM="}})";
+  TestServer server([&echoed](int, const Request&, Conn& c) { c.Send(Http(401, "Unauthorized", echoed)); });
+  Fixture f;
+  OpenAiProvider provider(f.Options(server));
+  CallOptions call;
+  call.api_key = "tenant-key-7f3a9c";
+  call.api_key_source = "secret LLM_KEY of tenant acme";
+  auto r = provider.Complete(Ask(false), call);
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(server.requests()[0].Header("authorization"), "Bearer tenant-key-7f3a9c");
+  const std::string& m = r.status().message();
+  EXPECT_EQ(m.find("tenant-key-7f3a9c"), std::string::npos) << m;
+  EXPECT_EQ(m.find("dGVuYW50LWtleS03ZjNhOWM"), std::string::npos) << m;
+  EXPECT_TRUE(m.ends_with("— check the API key (secret LLM_KEY of tenant acme)")) << m;
+}
+
 TEST(OpenAiProviderTest, ClientErrorsAreInvalidArgument) {
   TestServer server([](int n, const Request&, Conn& c) {
     if (n == 0) c.Send(Http(404, "Not Found", R"({"error":{"message":"The model `test-model` does not exist"}})"));

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/json_util.h"
+#include "model/secret_ref.h"
 
 namespace cairn::exec::llm {
 namespace json = boost::json;
@@ -64,10 +65,11 @@ Result<std::vector<ProviderConfig>> ParseProviderList(std::string_view text) {
                             : key == "base_url"      ? &config.base_url
                             : key == "api_key_env"   ? &config.api_key_env
                             : key == "default_model" ? &config.default_model
+                            : key == "api_key_secret" ? &config.api_key_secret
                                                      : nullptr;
       if (target == nullptr) {
         return Status::InvalidArgument(where + ": unknown member '" + std::string(key) +
-                                       "' (expected name, base_url, api_key_env, default_model)");
+                                       "' (expected name, base_url, api_key_env, api_key_secret, default_model)");
       }
       if (!member.value().is_string()) return Status::InvalidArgument(where + ": " + std::string(key) + " must be a string");
       *target = std::string(member.value().get_string());
@@ -82,6 +84,10 @@ Result<std::vector<ProviderConfig>> ParseProviderList(std::string_view text) {
     if (!config.api_key_env.empty() && !ValidEnvName(config.api_key_env)) {
       return Status::InvalidArgument(where + ": api_key_env must be an environment variable name, not '" +
                                      config.api_key_env + "'");
+    }
+    if (!config.api_key_secret.empty() && !model::IsValidSecretName(config.api_key_secret)) {
+      return Status::InvalidArgument(where + ": api_key_secret must be a secret name (1-128 of A-Z a-z 0-9 _ . -), not '" +
+                                     config.api_key_secret + "'");
     }
     names.insert(config.name);
     out.push_back(std::move(config));
@@ -144,7 +150,7 @@ Result<std::unique_ptr<ProviderRegistry>> ProviderRegistry::Create(RegistryOptio
     registry->default_ = options.default_provider;
   } else {
     for (const Entry& e : registry->entries_) {
-      if (!e.config.api_key_env.empty() && e.has_key) {
+      if ((!e.config.api_key_env.empty() && e.has_key) || !e.config.api_key_secret.empty()) {
         registry->default_ = e.config.name;
         break;
       }
@@ -153,7 +159,7 @@ Result<std::unique_ptr<ProviderRegistry>> ProviderRegistry::Create(RegistryOptio
   return registry;
 }
 
-Result<ResolvedModel> ProviderRegistry::Resolve(std::string_view model) const {
+Result<ResolvedModel> ProviderRegistry::Resolve(std::string_view model, bool own_key) const {
   const Entry* entry = nullptr;
   std::string_view name = model;
   if (size_t slash = model.find('/'); slash != std::string_view::npos) {
@@ -171,12 +177,13 @@ Result<ResolvedModel> ProviderRegistry::Resolve(std::string_view model) const {
     entry = &entries_[by_name_.find(default_)->second];
   }
   const ProviderConfig& config = entry->config;
-  if (!config.api_key_env.empty() && !entry->has_key) {
+  if (!own_key && config.api_key_secret.empty() && !config.api_key_env.empty() && !entry->has_key) {
     return Status::FailedPrecondition("provider " + config.name + " needs an API key: set " + config.api_key_env);
   }
   ResolvedModel out;
   out.provider = entry->provider.get();
   out.provider_name = config.name;
+  out.api_key_secret = config.api_key_secret;
   out.model = name.empty() ? config.default_model : std::string(name);
   if (out.model.empty()) {
     return Status::InvalidArgument("no model given and provider " + config.name +
@@ -190,7 +197,9 @@ std::string ProviderRegistry::Describe() const {
   for (const Entry& e : entries_) {
     const ProviderConfig& c = e.config;
     out += (&e == &entries_.front() ? " " : ", ") + c.name + " (" + c.base_url + ", ";
-    if (c.name == kCustom && c.api_key_env.empty()) {
+    if (!c.api_key_secret.empty()) {
+      out += "key from each tenant's secret " + c.api_key_secret;
+    } else if (c.name == kCustom && c.api_key_env.empty()) {
       out += e.has_key ? "key given" : "no key";
     } else if (c.api_key_env.empty()) {
       out += "no key needed";

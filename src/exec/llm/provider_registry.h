@@ -28,12 +28,16 @@ struct ProviderConfig {
   std::string base_url;       // http:// or https://, e.g. "https://api.openai.com/v1"
   std::string api_key_env;    // the variable holding its key; empty: the endpoint needs no key
   std::string default_model;  // used when a call names no model (may be empty)
+  // The name of the secret (POST /secrets) holding the key, looked up in the calling agent's
+  // tenant at each call; each tenant brings its own key. Used instead of api_key_env.
+  std::string api_key_secret = {};
 };
 
-// Parses a JSON array of {name, base_url, api_key_env, default_model} (name and base_url
-// required, the others optional strings; no other members). kInvalidArgument naming the entry
-// ("providers[1] (openrouter): base_url must be an http:// or https:// URL") for malformed JSON,
-// a bad name or URL, a duplicate name, an api_key_env that is not a variable name.
+// Parses a JSON array of {name, base_url, api_key_env, api_key_secret, default_model} (name and
+// base_url required, the others optional strings; no other members). kInvalidArgument naming the
+// entry ("providers[1] (openrouter): base_url must be an http:// or https:// URL") for malformed
+// JSON, a bad name or URL, a duplicate name, an api_key_env that is not a variable name, an
+// api_key_secret that is not a secret name.
 Result<std::vector<ProviderConfig>> ParseProviderList(std::string_view json);
 
 // The built-in list: openai (https://api.openai.com/v1, OPENAI_API_KEY, gpt-4o-mini), openrouter
@@ -60,6 +64,7 @@ struct ResolvedModel {
   LlmProvider* provider = nullptr;  // owned by the registry
   std::string provider_name;
   std::string model;  // as the endpoint knows it
+  std::string api_key_secret = {};  // the provider's api_key_secret: the caller resolves it per call
 };
 
 class ProviderRegistry {
@@ -80,7 +85,8 @@ class ProviderRegistry {
   // Errors: kFailedPrecondition when the provider needs a key that is not set ("provider openai
   // needs an API key: set OPENAI_API_KEY") or there is no default provider (the message says how
   // to configure one); kInvalidArgument when no model is given and the provider has no default.
-  Result<ResolvedModel> Resolve(std::string_view model) const;
+  // `own_key`: the caller brings its own key (an agent's api_key), so none need be configured.
+  Result<ResolvedModel> Resolve(std::string_view model, bool own_key = false) const;
 
   // One line for the start-up log: each provider with its base URL and whether its key is set,
   // and the default. Never includes key values.

@@ -16,6 +16,7 @@
 #include "exec/tools/process_sandbox.h"
 #include "exec/tools/tool.h"
 #include "model/limits.h"
+#include "model/secret_ref.h"
 #include "net/outbound_policy.h"
 #include "search/searcher.h"
 #include "store/store.h"
@@ -34,8 +35,8 @@ struct BuiltinToolOptions {
   std::shared_ptr<McpToolCaller> mcp;        // mcp tools (MakeTool); null: they answer unavailable
   const search::Searcher* searcher = nullptr;  // the search tool's; null: it answers kUnavailable
   // The value of secret `name` of `tenant` (auth::SecretStore::Resolve), for process tools'
-  // secret_env; null: no secrets (a tool naming one fails saying so).
-  std::function<Result<std::string>(const std::string& tenant, const std::string& name)> resolve_secret;
+  // secret_env and http tools' secret headers; null: no secrets (a tool naming one fails saying so).
+  model::SecretResolver resolve_secret;
 };
 
 struct BuiltinToolDeps {

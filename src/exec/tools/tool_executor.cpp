@@ -37,7 +37,11 @@ RunResult ToolResponse(const std::string& tool, const std::string& request_id, c
     context["output"] = outcome.value();
     result.output = outcome.value();
   } else {
-    std::string code = error_code.empty() ? std::string(StatusCodeName(outcome.status().code())) : error_code;
+    // The finer reason when the tool gave one (e.g. secret_not_found), else the status code.
+    const Status& failure = outcome.status();
+    std::string code = !error_code.empty()       ? error_code
+                       : !failure.reason().empty() ? failure.reason()
+                                                   : std::string(StatusCodeName(failure.code()));
     context["status"] = "error";
     context["error"] = json::object{{"code", code}, {"message", outcome.status().message()}};
     result.failed = true;

@@ -4,6 +4,8 @@
 
 #include "base/json_util.h"
 #include "base/log.h"
+#include "base/secret_redactor.h"
+#include "model/secret_ref.h"
 #include "exec/tools/process_runner.h"
 #include "net/http_fetch.h"
 #include "exec/tools/process_sandbox.h"
@@ -19,30 +21,13 @@ std::string Tail(const std::string& text, size_t bytes) {
   return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
 }
 
-// Secret values a run was given, and their replacement "[secret:NAME]" wherever the run's output
-// or errors could carry them (raw, and as a JSON string would escape them).
-class SecretRedactor {
- public:
-  void Add(const std::string& name, const std::string& value) {
-    if (value.empty()) return;
-    std::string label = "[secret:" + name + "]";
-    pairs_.emplace_back(value, label);
-    std::string escaped = json::serialize(json::value(value));
-    escaped = escaped.substr(1, escaped.size() - 2);
-    if (escaped != value) pairs_.emplace_back(escaped, label);
-  }
-  std::string operator()(std::string text) const {
-    for (const auto& [value, label] : pairs_) {
-      for (size_t at = text.find(value); at != std::string::npos; at = text.find(value, at + label.size())) {
-        text.replace(at, value.size(), label);
-      }
-    }
-    return text;
-  }
-
- private:
-  std::vector<std::pair<std::string, std::string>> pairs_;
-};
+// The outcome of a run that held secret values, with every form of them redacted
+// (base/secret_redactor.h): the result and the error message become what is stored and shown.
+Result<json::value> Redacted(const SecretRedactor& redact, Result<json::value> outcome) {
+  if (redact.empty()) return outcome;
+  if (!outcome.ok()) return redact.RedactStatus(outcome.status());
+  return redact.RedactJson(*outcome, kMaxResultDepth);
+}
 
 class ProcessTool final : public Tool {
  public:
@@ -54,18 +39,12 @@ class ProcessTool final : public Tool {
     SecretRedactor redact;
     std::vector<std::pair<std::string, std::string>> secret_env;
     for (const auto& [var, name] : def_.secret_env) {
-      if (!resolve_secret_) return Status::FailedPrecondition(def_.name + ": this server has no secrets");
-      auto value = resolve_secret_(call.trigger.owner_id, name);
-      if (!value.ok()) return Status(value.status().code(), def_.name + ": secret " + name + ": " + value.status().message());
-      redact.Add(name, *value);
+      auto value = model::ResolveSecretOrValue(model::SecretOrValue{"", name}, call.trigger.owner_id, resolve_secret_,
+                                               def_.name + ": variable " + var, &redact);
+      if (!value.ok()) return value.status();
       secret_env.emplace_back(var, std::move(value).value());
     }
-    Result<json::value> output = Run(call, secret_env, redact);
-    if (def_.secret_env.empty()) return output;
-    if (!output.ok()) return Status(output.status().code(), redact(output.status().message()));
-    auto redacted = ParseJson(redact(json::serialize(*output)), kMaxResultDepth);
-    if (!redacted.ok()) return Status::Internal(def_.name + " wrote a result that cannot be redacted");
-    return std::move(redacted).value();
+    return Redacted(redact, Run(call, secret_env, redact));
   }
 
  private:
@@ -106,19 +85,27 @@ class ProcessTool final : public Tool {
   model::ToolDefinition def_;
   ProcessToolOptions sandbox_;
   model::ToolEnvPolicy env_policy_;
-  std::function<Result<std::string>(const std::string&, const std::string&)> resolve_secret_;
+  model::SecretResolver resolve_secret_;
 };
 
 class HttpTool final : public Tool {
  public:
-  HttpTool(model::ToolDefinition def, std::shared_ptr<const net::OutboundPolicy> policy)
-      : def_(std::move(def)), policy_(std::move(policy)) {}
+  HttpTool(model::ToolDefinition def, const BuiltinToolOptions& options)
+      : def_(std::move(def)), policy_(options.outbound_policy), resolve_secret_(options.resolve_secret) {}
 
   Result<json::value> Invoke(const ToolCall& call) override {
+    SecretRedactor redact;
+    // Secret headers are read at each call: a rotation applies to the next one.
+    CAIRN_ASSIGN_OR_RETURN(auto headers, model::ResolveHeaders(def_.headers, call.trigger.owner_id, resolve_secret_, &redact));
+    return Redacted(redact, Call(call, std::move(headers)));
+  }
+
+ private:
+  Result<json::value> Call(const ToolCall& call, std::vector<std::pair<std::string, std::string>> headers) {
     net::HttpFetchRequest request;
     request.method = "POST";
     request.url = def_.url;
-    request.headers = def_.headers;
+    request.headers = std::move(headers);
     request.headers.emplace_back("Content-Type", "application/json");
     // As process tools get on stdin: the input and the context the tool subscribed to.
     request.body = json::serialize(json::object{{"input", call.input}, {"context", call.context}});
@@ -134,9 +121,9 @@ class HttpTool final : public Tool {
     return std::move(parsed).value();
   }
 
- private:
   model::ToolDefinition def_;
   std::shared_ptr<const net::OutboundPolicy> policy_;
+  model::SecretResolver resolve_secret_;
 };
 
 class McpTool final : public Tool {
@@ -166,7 +153,7 @@ Result<std::unique_ptr<Tool>> MakeTool(const model::ToolDefinition& definition, 
     case model::ToolRuntime::kProcess:
       return std::unique_ptr<Tool>(std::make_unique<ProcessTool>(definition, deps.options));
     case model::ToolRuntime::kHttp:
-      return std::unique_ptr<Tool>(std::make_unique<HttpTool>(definition, deps.options.outbound_policy));
+      return std::unique_ptr<Tool>(std::make_unique<HttpTool>(definition, deps.options));
     case model::ToolRuntime::kMcp:
       return std::unique_ptr<Tool>(std::make_unique<McpTool>(definition, deps.options.mcp));
   }

@@ -159,6 +159,7 @@ Status AddAdminRoutes(Router& router, const NativeRoutes& native, const RcrtServ
     CAIRN_ASSIGN_OR_RETURN(std::vector<store::Webhook> hooks, s.webhooks.ListWebhooks(ctx.owner_id));
     store::WebhookPatch patch;
     patch.secret = std::optional<std::string>(std::string(secret->get_string()));
+    patch.secret_name = std::optional<std::string>();  // a literal secret replaces a reference
     int64_t updated = 0;
     for (const auto& hook : hooks) {
       auto changed = s.webhooks.UpdateWebhook(ctx.owner_id, hook.id, patch);

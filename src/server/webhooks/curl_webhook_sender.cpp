@@ -24,7 +24,7 @@ WebhookResponse CurlWebhookSender::Send(const WebhookRequest& request, const std
   WebhookResponse response;
   auto fetched = net::HttpFetch(fetch, cancel);
   if (!fetched.ok()) {
-    response.error = fetched.status().message();
+    response.error = request.redact(fetched.status().message());
     // A destination the policy refuses (or a request curl cannot make at all) fails the same way
     // on every attempt: only a changed setting or URL helps.
     response.refused = fetched.status().code() == StatusCode::kInvalidArgument;

@@ -4,6 +4,7 @@
 
 #include "base/json_util.h"
 #include "base/time_format.h"
+#include "model/secret_ref.h"
 #include "model/selector.h"
 #include "server/webhooks/webhook_url.h"
 
@@ -30,19 +31,46 @@ Result<json::value> ParseSelectorField(const json::value& v, const model::Limits
   return json::value(model::SelectorToJson(*parsed));
 }
 
-Result<std::optional<std::string>> ParseSecret(const json::value& v) {
-  if (v.is_null()) return std::optional<std::string>();
-  if (!v.is_string()) return Status::Validation("secret", std::string("must be a string or null, got ") + std::string(JsonKindName(v)));
-  const auto& s = v.get_string();
-  if (s.empty() || s.size() > kMaxSecretBytes) {
-    return Status::Validation("secret", "must be 1-" + std::to_string(kMaxSecretBytes) + " bytes");
+// The signing secret: a literal string, a reference {"secret": NAME} to a tenant's secret, or
+// null (none). Sets both of `literal` and `name` (one of them empty).
+Status ParseSecret(const json::value& v, std::optional<std::string>& literal, std::optional<std::string>& name) {
+  literal.reset();
+  name.reset();
+  if (v.is_null()) return Status::Ok();
+  if (v.is_string()) {
+    const auto& s = v.get_string();
+    if (s.empty() || s.size() > kMaxSecretBytes) {
+      return Status::Validation("secret", "must be 1-" + std::to_string(kMaxSecretBytes) + " bytes");
+    }
+    literal = std::string(s);
+    return Status::Ok();
   }
-  return std::optional<std::string>(std::string(s));
+  if (!v.is_object()) {
+    return Status::Validation("secret", std::string("must be a string, {\"secret\": \"NAME\"} or null, got ") +
+                                            std::string(JsonKindName(v)));
+  }
+  CAIRN_ASSIGN_OR_RETURN(model::SecretOrValue reference, model::ParseSecretReference(v, "secret"));
+  name = std::move(reference.secret_name);
+  return Status::Ok();
+}
+
+// Validated here and stored as given; the deliverer parses it again (ParseHeaderList).
+Result<json::value> ParseHeadersField(const json::value& v) {
+  CAIRN_ASSIGN_OR_RETURN(model::HeaderList headers, model::ParseHeaderList(v, "headers"));
+  return model::HeaderListToJson(headers);
 }
 
 Result<bool> ParseActive(const json::value& v) {
   if (!v.is_bool()) return Status::Validation("active", std::string("must be a boolean, got ") + std::string(JsonKindName(v)));
   return v.get_bool();
+}
+
+// The headers for a view: references as they are, literal values masked (they may be credentials).
+json::value RedactedHeaders(const json::value& headers) {
+  if (!headers.is_object()) return json::object{};
+  json::object out;
+  for (const auto& [name, value] : headers.as_object()) out[name] = value.is_string() ? json::value("***") : value;
+  return out;
 }
 
 }  // namespace
@@ -61,7 +89,9 @@ Result<store::WebhookDraft> ParseWebhookDraft(const json::value& body, const mod
     } else if (kv.key() == "selector") {
       CAIRN_ASSIGN_OR_RETURN(draft.selector, ParseSelectorField(kv.value(), limits));
     } else if (kv.key() == "secret") {
-      CAIRN_ASSIGN_OR_RETURN(draft.secret, ParseSecret(kv.value()));
+      CAIRN_RETURN_IF_ERROR(ParseSecret(kv.value(), draft.secret, draft.secret_name));
+    } else if (kv.key() == "headers") {
+      CAIRN_ASSIGN_OR_RETURN(draft.headers, ParseHeadersField(kv.value()));
     } else if (kv.key() == "active") {
       CAIRN_ASSIGN_OR_RETURN(draft.active, ParseActive(kv.value()));
     } else {
@@ -81,7 +111,12 @@ Result<store::WebhookPatch> ParseWebhookPatch(const json::value& body, const mod
     } else if (kv.key() == "selector") {
       CAIRN_ASSIGN_OR_RETURN(patch.selector, ParseSelectorField(kv.value(), limits));
     } else if (kv.key() == "secret") {
-      CAIRN_ASSIGN_OR_RETURN(patch.secret, ParseSecret(kv.value()));
+      std::optional<std::string> literal, name;
+      CAIRN_RETURN_IF_ERROR(ParseSecret(kv.value(), literal, name));
+      patch.secret = std::move(literal);
+      patch.secret_name = std::move(name);
+    } else if (kv.key() == "headers") {
+      CAIRN_ASSIGN_OR_RETURN(patch.headers, ParseHeadersField(kv.value()));
     } else if (kv.key() == "active") {
       CAIRN_ASSIGN_OR_RETURN(patch.active, ParseActive(kv.value()));
     } else {
@@ -93,14 +128,18 @@ Result<store::WebhookPatch> ParseWebhookPatch(const json::value& body, const mod
 }
 
 json::object WebhookView(const store::Webhook& hook) {
-  return json::object{{"id", hook.id},
+  json::object view{{"id", hook.id},
                       {"url", hook.url},
                       {"selector", hook.selector},
-                      {"has_secret", hook.secret.has_value()},
+                      {"has_secret", hook.secret.has_value() || hook.secret_name.has_value()},
+                      {"headers", RedactedHeaders(hook.headers)},
                       {"active", hook.active},
                       {"cursor", hook.cursor},
                       {"created_at", FormatRfc3339Micros(hook.created_at)},
                       {"updated_at", FormatRfc3339Micros(hook.updated_at)}};
+  // A reference is shown (a name, not a value); a literal secret never is.
+  if (hook.secret_name) view["secret"] = json::object{{"secret", *hook.secret_name}};
+  return view;
 }
 
 json::object DeadLetterView(const store::DeadLetter& letter) {

@@ -112,29 +112,40 @@ class WebhookDeliverer::Worker {
     const RetryPolicy& retry = shared_.options.retry;
     const bool redact = reader_ && event.RedactsContextFor(*reader_);
     std::string body = boost::json::serialize(model::EventView(event, shared_.options.max_context_bytes, redact));
-    WebhookRequest request = BuildDeliveryRequest(hook_, event.seq, std::move(body), shared_.options.attempt_timeout);
     WebhookResponse response;
     int attempts = 0;
-    while (true) {
-      ++attempts;
-      response = shared_.sender.Send(request, &stopping_);
-      if (stopping_) return Outcome::kStopped;
-      AttemptVerdict verdict = response.refused ? AttemptVerdict::kPermanent : Classify(response.status);
-      if (verdict == AttemptVerdict::kDelivered) {
-        if (shared_.delivered) shared_.delivered->Increment();
-        return Outcome::kDelivered;
+    std::string payload;
+    auto built = BuildDeliveryRequest(hook_, event.seq, body, shared_.options.attempt_timeout,
+                                      shared_.options.resolve_secret);
+    if (!built.ok()) {
+      // Nothing was sent, and no attempt would send it before the secret exists.
+      attempts = 1;
+      response.error = BuildFailureText(built.status());
+      payload = std::move(body);
+    } else {
+      WebhookRequest& request = *built;
+      while (true) {
+        ++attempts;
+        response = shared_.sender.Send(request, &stopping_);
+        if (stopping_) return Outcome::kStopped;
+        AttemptVerdict verdict = response.refused ? AttemptVerdict::kPermanent : Classify(response.status);
+        if (verdict == AttemptVerdict::kDelivered) {
+          if (shared_.delivered) shared_.delivered->Increment();
+          return Outcome::kDelivered;
+        }
+        if (shared_.failed_attempts) shared_.failed_attempts->Increment();
+        CAIRN_LOG_DEBUG("webhook {}: event {} attempt {} failed: {}", hook_.id, event.seq, attempts, response.error);
+        if (verdict == AttemptVerdict::kPermanent || attempts >= retry.max_attempts) break;
+        auto delay = BackoffDelay(retry, attempts, response.retry_after_seconds, shared_.random01());
+        if (!Pause(delay)) return Outcome::kStopped;
       }
-      if (shared_.failed_attempts) shared_.failed_attempts->Increment();
-      CAIRN_LOG_DEBUG("webhook {}: event {} attempt {} failed: {}", hook_.id, event.seq, attempts, response.error);
-      if (verdict == AttemptVerdict::kPermanent || attempts >= retry.max_attempts) break;
-      auto delay = BackoffDelay(retry, attempts, response.retry_after_seconds, shared_.random01());
-      if (!Pause(delay)) return Outcome::kStopped;
+      payload = std::move(request.body);
     }
     store::DeadLetter letter;
     letter.webhook_id = hook_.id;
     letter.owner_id = hook_.owner_id;
     letter.event_seq = event.seq;
-    letter.payload = std::move(request.body);
+    letter.payload = std::move(payload);
     letter.attempts = attempts;
     if (response.status != 0) letter.last_status = response.status;
     letter.last_error = response.error;

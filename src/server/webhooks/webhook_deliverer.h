@@ -6,7 +6,9 @@
 // bus on commits), skips events of other tenants or not matching the selector, and delivers the
 // rest one by one, in seq order: retries with backoff (RetryPolicy) until delivered or the last
 // attempt failed (then a dead letter). A refused attempt (WebhookResponse::refused: the outbound
-// policy refused the destination) is dead-lettered at once, with the policy's message. The cursor is stored after each delivered or dead-lettered
+// policy refused the destination) is dead-lettered at once, with the policy's message, and so is
+// an event whose delivery names a secret the tenant lacks (last_error "secret_not_found: ...";
+// once the secret exists, POST /dlq/{id}/retry delivers it). The cursor is stored after each delivered or dead-lettered
 // event (and after a run of skipped ones), so a restart resumes where delivery stopped; an event
 // delivered just before a crash may be delivered again (receivers deduplicate on
 // X-Cairn-Event-Id).
@@ -41,6 +43,9 @@ struct DelivererOptions {
   // gets only the events of records its creator may read, with a `secret` record's context left
   // out unless it reads the record explicitly. Null (--auth=none) or nullopt: every event.
   std::function<std::optional<model::AccessScope>(const std::string& tenant, const std::string& principal)> reader_for;
+  // Secret references of webhooks (signing secret, headers), resolved for each event's delivery;
+  // null: a webhook with one dead-letters its events with secret_not_found.
+  model::SecretResolver resolve_secret = {};
 };
 
 class WebhookDeliverer {

@@ -122,16 +122,21 @@ void AddWebhookRoutes(Router& router, store::WebhookStore& store, webhooks::Webh
     return HttpResponse::Json(200, json::serialize(webhooks::DeadLetterView(letter)));
   });
 
-  // One more attempt, now, with the webhook's current url and secret. Runs on a worker thread and
-  // takes at most the attempt timeout.
+  // One more attempt, now, with the webhook's current url, headers and secret (references resolved
+  // now). Runs on a worker thread and takes at most the attempt timeout.
   router.Add("POST", "/dlq/{id}/retry", Dispatch::kWorker, [&store, &sender, options](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
     CAIRN_ASSIGN_OR_RETURN(store::DeadLetter letter, store.GetDeadLetter(ctx.owner_id, req.path_params[0]));
     CAIRN_ASSIGN_OR_RETURN(store::Webhook hook, store.GetWebhook(ctx.owner_id, letter.webhook_id));
-    webhooks::WebhookRequest request =
-        webhooks::BuildDeliveryRequest(hook, letter.event_seq, letter.payload, options.attempt_timeout);
-    webhooks::WebhookResponse response = sender.Send(request, nullptr);
+    auto built = webhooks::BuildDeliveryRequest(hook, letter.event_seq, letter.payload, options.attempt_timeout,
+                                                options.resolve_secret);
+    webhooks::WebhookResponse response;
+    if (built.ok()) {
+      response = sender.Send(*built, nullptr);
+    } else {
+      response.error = webhooks::BuildFailureText(built.status());  // not sent: a secret is missing
+    }
     json::object out{{"delivered", false},
                      {"status", response.status != 0 ? json::value(response.status) : json::value(nullptr)}};
     if (webhooks::Classify(response.status) == webhooks::AttemptVerdict::kDelivered) {

@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "model/limits.h"
+#include "model/secret_ref.h"
 #include "net/outbound_policy.h"
 #include "server/router.h"
 #include "server/webhooks/webhook_sender.h"
@@ -21,6 +22,8 @@ struct WebhookRouteOptions {
   // Judges the literal host of a webhook URL on create and update (400 when refused); null is the
   // default policy. The sender enforces the same policy on every delivery.
   std::shared_ptr<const net::OutboundPolicy> outbound_policy;
+  // Secret references of webhooks, for POST /dlq/{id}/retry (the deliverer's resolver).
+  model::SecretResolver resolve_secret = {};
 };
 
 // Registers the routes on `router`. `on_change` runs after every successful create, update or

@@ -10,6 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/secret_redactor.h"
+#include "base/status.h"
+#include "model/secret_ref.h"
 #include "store/webhook_store.h"
 
 namespace cairn::server::webhooks {
@@ -19,6 +22,9 @@ struct WebhookRequest {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;
   std::chrono::milliseconds timeout{10000};  // the whole attempt: connect, send, receive
+  // The secret values in the headers and the signing key: a sender passes every error text
+  // through it, so none reaches a dead letter or a log.
+  SecretRedactor redact = {};
 };
 
 struct WebhookResponse {
@@ -38,9 +44,15 @@ class WebhookSender {
   virtual WebhookResponse Send(const WebhookRequest& request, const std::atomic<bool>* cancel) = 0;
 };
 
-// The delivery of event `seq` (with `body`, the event JSON) to `hook`: Content-Type,
-// X-Cairn-Event-Id and, when the hook has a secret, X-Cairn-Signature.
-WebhookRequest BuildDeliveryRequest(const store::Webhook& hook, int64_t seq, std::string body,
-                                    std::chrono::milliseconds timeout);
+// The delivery of event `seq` (with `body`, the event JSON) to `hook`: its headers, Content-Type,
+// X-Cairn-Event-Id and, when the hook has a secret, X-Cairn-Signature (and X-RCRT-Signature).
+// Secret references (the signing secret, headers) are resolved now, in the hook's tenant, through
+// `resolve`: a missing secret is an error with reason "secret_not_found" (nothing is sent).
+Result<WebhookRequest> BuildDeliveryRequest(const store::Webhook& hook, int64_t seq, std::string body,
+                                            std::chrono::milliseconds timeout,
+                                            const model::SecretResolver& resolve = {});
+
+// What a delivery that could not be built records as its error: "<reason>: <message>".
+std::string BuildFailureText(const Status& failure);
 
 }  // namespace cairn::server::webhooks

@@ -4,6 +4,7 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <map>
 
 #include "server/webhooks/delivery_policy.h"
 #include "server/webhooks/webhook_codec.h"
@@ -31,7 +32,7 @@ TEST(WebhookSignature, DeliveryRequestCarriesHeadersAndSignsTheExactBody) {
   store::Webhook hook;
   hook.url = "http://127.0.0.1:1/x";
   hook.secret = "s3cret";
-  WebhookRequest request = BuildDeliveryRequest(hook, 42, R"({"seq":42})", milliseconds(1234));
+  WebhookRequest request = BuildDeliveryRequest(hook, 42, R"({"seq":42})", milliseconds(1234)).value();
   EXPECT_EQ(request.url, hook.url);
   EXPECT_EQ(request.body, R"({"seq":42})");
   EXPECT_EQ(request.timeout, milliseconds(1234));
@@ -46,11 +47,43 @@ TEST(WebhookSignature, DeliveryRequestCarriesHeadersAndSignsTheExactBody) {
   EXPECT_EQ(header("X-Cairn-Signature"), SignatureHeader("s3cret", R"({"seq":42})"));
   EXPECT_EQ(header("X-RCRT-Signature"), SignatureHeader("s3cret", R"({"seq":42})"));  // the reference's name (docs/rcrt.md)
   hook.secret.reset();
-  request = BuildDeliveryRequest(hook, 42, "{}", milliseconds(1));
+  request = BuildDeliveryRequest(hook, 42, "{}", milliseconds(1)).value();
   for (const auto& [n, v] : request.headers) {
     EXPECT_NE(n, "X-Cairn-Signature");
     EXPECT_NE(n, "X-RCRT-Signature");
   }
+}
+
+// References are resolved in the hook's tenant at each build; the values land in the redactor.
+TEST(WebhookSignature, ReferencedSecretsAreResolvedWhenTheDeliveryIsBuilt) {
+  store::Webhook hook;
+  hook.owner_id = "acme";
+  hook.url = "http://127.0.0.1:1/x";
+  hook.secret_name = "SIGN";
+  hook.headers = json::parse(R"({"Authorization":{"secret":"TOKEN","prefix":"Bearer "},"X-Plain":"p"})");
+  std::map<std::string, std::string> secrets{{"SIGN", "sign-value-1"}, {"TOKEN", "token-value-1"}};
+  model::SecretResolver resolve = [&secrets](const std::string& tenant, const std::string& name) -> Result<std::string> {
+    auto it = secrets.find(name);
+    if (tenant != "acme" || it == secrets.end()) return Status::NotFound("no " + name);
+    return it->second;
+  };
+  auto built = BuildDeliveryRequest(hook, 7, "{}", milliseconds(1), resolve);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  std::map<std::string, std::string> headers(built->headers.begin(), built->headers.end());
+  EXPECT_EQ(headers["Authorization"], "Bearer token-value-1");
+  EXPECT_EQ(headers["X-Plain"], "p");
+  EXPECT_EQ(headers["X-Cairn-Signature"], SignatureHeader("sign-value-1", "{}"));
+  EXPECT_EQ(built->redact("sent token-value-1 and sign-value-1"), "sent [secret:TOKEN] and [secret:SIGN]");
+  secrets["SIGN"] = "sign-value-2";  // rotated: the next delivery signs with the new value
+  auto rotated = BuildDeliveryRequest(hook, 8, "{}", milliseconds(1), resolve);
+  ASSERT_TRUE(rotated.ok());
+  std::map<std::string, std::string> rotated_headers(rotated->headers.begin(), rotated->headers.end());
+  EXPECT_EQ(rotated_headers["X-Cairn-Signature"], SignatureHeader("sign-value-2", "{}"));
+  secrets.erase("TOKEN");
+  auto missing = BuildDeliveryRequest(hook, 9, "{}", milliseconds(1), resolve);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().reason(), "secret_not_found");
+  EXPECT_EQ(BuildFailureText(missing.status()).rfind("secret_not_found: ", 0), 0u);
 }
 
 TEST(DeliveryPolicy, ClassifiesStatuses) {

@@ -223,6 +223,11 @@ UPDATE events SET access = (SELECT json_object('visibility', b.visibility, 'sens
                             FROM breadcrumbs b WHERE b.id = events.breadcrumb_id)
 WHERE breadcrumb_id IN (SELECT id FROM breadcrumbs WHERE visibility <> 'team' OR sensitivity <> 'low');
 )sql",
+      // 8: webhooks sign with a tenant's secret by name, and send extra headers (docs/secrets.md).
+      R"sql(
+ALTER TABLE webhooks ADD COLUMN secret_name TEXT;
+ALTER TABLE webhooks ADD COLUMN headers TEXT NOT NULL DEFAULT '{}';
+)sql",
   };
   return kMigrations;
 }

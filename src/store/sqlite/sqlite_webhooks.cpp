@@ -14,7 +14,7 @@ constexpr size_t kSelectorDepth = 64;
 std::string_view SV(const std::string& s) { return s; }
 
 const std::string kWebhookColumns =
-    "id, owner_id, url, selector, secret, active, cursor, created_at, updated_at, created_by";
+    "id, owner_id, url, selector, secret, active, cursor, created_at, updated_at, created_by, secret_name, headers";
 const std::string kDeadLetterColumns =
     "id, webhook_id, owner_id, event_seq, payload, attempts, last_status, last_error, created_at, updated_at";
 
@@ -39,6 +39,15 @@ Result<Webhook> ReadWebhook(const Statement& stmt, std::string* damage = nullptr
   hook.created_at = stmt.Int(7);
   hook.updated_at = stmt.Int(8);
   hook.created_by = stmt.OptText(9).value_or("");
+  hook.secret_name = stmt.OptText(10);
+  auto headers = ParseJson(stmt.Text(11), kSelectorDepth);
+  if (!headers.ok() || !headers->is_object()) {
+    std::string why = "headers: " + (headers.ok() ? std::string("not an object") : headers.status().message());
+    if (!damage) return Status::Internal("webhook " + hook.id + " is stored in a form that cannot be read (" + why + ")");
+    *damage = std::move(why);
+  } else {
+    hook.headers = std::move(headers).value();
+  }
   return hook;
 }
 
@@ -131,16 +140,19 @@ Result<Webhook> SqliteStore::CreateWebhook(const WebhookDraft& draft, size_t max
     hook.url = draft.url;
     hook.selector = draft.selector;
     hook.secret = draft.secret;
+    hook.secret_name = draft.secret_name;
+    hook.headers = draft.headers;
     hook.active = draft.active;
     hook.created_by = draft.created_by;
     hook.cursor = last_seq;
     hook.created_at = hook.updated_at = clock_.NowMicros();
     CAIRN_ASSIGN_OR_RETURN(auto insert, conn.Prepare("INSERT INTO webhooks(" + kWebhookColumns +
-                                                     ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"));
+                                                     ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"));
     return insert->Bind(1, SV(hook.id)).Bind(2, SV(hook.owner_id)).Bind(3, SV(hook.url))
         .Bind(4, std::string_view(CanonicalJson(hook.selector))).Bind(5, hook.secret)
         .Bind(6, int64_t{hook.active ? 1 : 0}).Bind(7, hook.cursor).Bind(8, hook.created_at).Bind(9, hook.updated_at)
-        .Bind(10, SV(hook.created_by)).Run();
+        .Bind(10, SV(hook.created_by)).Bind(11, hook.secret_name).Bind(12, std::string_view(CanonicalJson(hook.headers)))
+        .Run();
   }));
   return hook;
 }
@@ -184,6 +196,8 @@ Result<Webhook> SqliteStore::UpdateWebhook(const std::string& owner_id, const st
     if (patch.url) hook.url = *patch.url;
     if (patch.selector) hook.selector = *patch.selector;
     if (patch.secret) hook.secret = *patch.secret;
+    if (patch.secret_name) hook.secret_name = *patch.secret_name;
+    if (patch.headers) hook.headers = *patch.headers;
     if (patch.active) hook.active = *patch.active;
     if (reactivated) {
       // An inactive webhook receives nothing: it resumes at the end of the log, not with a backlog.
@@ -191,9 +205,10 @@ Result<Webhook> SqliteStore::UpdateWebhook(const std::string& owner_id, const st
     }
     hook.updated_at = std::max(clock_.NowMicros(), hook.updated_at + 1);  // a change is always visible
     CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("UPDATE webhooks SET url = ?2, selector = ?3, secret = ?4, "
-                                                   "active = ?5, cursor = ?6, updated_at = ?7 WHERE id = ?1"));
+                                                   "active = ?5, cursor = ?6, updated_at = ?7, secret_name = ?8, headers = ?9 WHERE id = ?1"));
     return stmt->Bind(1, SV(hook.id)).Bind(2, SV(hook.url)).Bind(3, std::string_view(CanonicalJson(hook.selector)))
         .Bind(4, hook.secret).Bind(5, int64_t{hook.active ? 1 : 0}).Bind(6, hook.cursor).Bind(7, hook.updated_at)
+        .Bind(8, hook.secret_name).Bind(9, std::string_view(CanonicalJson(hook.headers)))
         .Run();
   }));
   return hook;

@@ -264,7 +264,8 @@ TEST_F(TextIndexTest, TheMigrationIndexesRecordsWrittenBeforeIt) {
                              "DROP TRIGGER breadcrumbs_fts_update; DROP TRIGGER breadcrumbs_fts_delete; "
                              "DROP TRIGGER breadcrumb_vectors_delete; DROP TABLE breadcrumb_vectors; DROP TABLE breadcrumbs_fts_pending; "
                              "ALTER TABLE breadcrumbs DROP COLUMN acl; ALTER TABLE events DROP COLUMN access; "
-                             "ALTER TABLE webhooks DROP COLUMN created_by; "
+                             "ALTER TABLE webhooks DROP COLUMN created_by; ALTER TABLE webhooks DROP COLUMN secret_name; "
+                             "ALTER TABLE webhooks DROP COLUMN headers; "
                              "DELETE FROM schema_migrations WHERE version >= 4;",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);

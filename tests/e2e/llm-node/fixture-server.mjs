@@ -20,7 +20,7 @@
 // `{{last_content}}` and `{{last_tool_content}}` in `content` and in string argument values are
 // replaced by the content of the last message and of the last tool message.
 //
-// Control routes: GET /_health, GET /_requests ([{"n","at_ms","body"}]; headers X-Fixture-Total
+// Control routes: GET /_health, GET /_requests ([{"n","at_ms","body","authorization"}]; headers X-Fixture-Total
 // and X-Fixture-Dropped), DELETE /_requests, POST /_script (replace the rules; 400 if invalid).
 import http from 'node:http';
 import fs from 'node:fs';
@@ -122,9 +122,9 @@ try {
 // A ring of at most MAX_RECORDS; `total` counts every request since the last clear.
 let ring = new Array(MAX_RECORDS);
 let total = 0;
-function record(body) {
+function record(body, authorization) {
   if (!opts.record) return;
-  ring[total % MAX_RECORDS] = { n: total + 1, at_ms: Date.now(), body };
+  ring[total % MAX_RECORDS] = { n: total + 1, at_ms: Date.now(), body, authorization: authorization ?? null };
   total += 1;
 }
 function recorded() {
@@ -358,11 +358,11 @@ function handleCompletion(req, res, text) {
   try {
     body = JSON.parse(text);
   } catch (e) {
-    record(text);
+    record(text, req.headers.authorization);
     openAiError(res, 400, `request body is not JSON: ${e.message}`, 'invalid_request_error');
     return;
   }
-  record(body);
+  record(body, req.headers.authorization);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     openAiError(res, 400, 'request body is not a JSON object', 'invalid_request_error');
     return;
