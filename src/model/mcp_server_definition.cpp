@@ -1,6 +1,7 @@
 #include "model/mcp_server_definition.h"
 
 #include "model/definition_fields.h"
+#include "model/secret_ref.h"
 
 namespace cairn::model {
 namespace json = boost::json;
@@ -10,7 +11,6 @@ namespace {
 constexpr int64_t kMaxTimeoutMs = 3'600'000;
 constexpr int64_t kMaxConnectTimeoutMs = 600'000;
 constexpr int64_t kMaxConcurrency = 64;
-constexpr size_t kMaxHeaders = 64;
 
 bool IsStdioField(std::string_view key) { return key == "command" || key == "env" || key == "cwd" || key == "limits"; }
 bool IsHttpField(std::string_view key) { return key == "url" || key == "headers"; }
@@ -26,36 +26,6 @@ Status ParseLimits(McpServerDefinition& def, const json::value& value) {
     } else {
       return Status::Validation(field, "unknown field (memory_mb, processes)");
     }
-  }
-  return Status::Ok();
-}
-
-Status ParseHeaders(McpServerDefinition& def, const json::value& value) {
-  if (!value.is_object()) return Status::Validation("context.headers", "must be an object of header names to values");
-  if (value.as_object().size() > kMaxHeaders) return Status::Validation("context.headers", "has more than 64 headers");
-  for (const auto& [name, v] : value.as_object()) {
-    std::string field = "context.headers." + std::string(name);
-    if (name.empty() || name.find_first_of(" \t\r\n:") != json::string::npos) {
-      return Status::Validation(field, "is not a valid header name");
-    }
-    McpHeaderValue header;
-    if (v.is_object()) {
-      // {"secret": "NAME"}: the tenant's secret NAME (docs/secrets.md), resolved at each connect.
-      const json::value* secret = v.as_object().size() == 1 ? v.as_object().if_contains("secret") : nullptr;
-      if (!secret) return Status::Validation(field, "must be a string or {\"secret\": \"NAME\"}");
-      CAIRN_ASSIGN_OR_RETURN(header.secret, RequireString(*secret, field + ".secret", 128));
-      if (header.secret.empty() || header.secret.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") !=
-          std::string::npos) {
-        return Status::Validation(field + ".secret", "is not a secret name ([A-Za-z0-9_.-]{1,128})");
-      }
-      def.headers.emplace_back(std::string(name), std::move(header));
-      continue;
-    }
-    CAIRN_ASSIGN_OR_RETURN(header.value, RequireString(v, field, 8192));
-    if (header.value.find_first_of("\r\n") != std::string::npos || header.value.find('\0') != std::string::npos) {
-      return Status::Validation(field, "must not contain CR, LF or NUL");
-    }
-    def.headers.emplace_back(std::string(name), std::move(header));
   }
   return Status::Ok();
 }
@@ -124,7 +94,7 @@ Result<McpServerDefinition> ParseMcpServerDefinition(const json::value& context,
         return Status::Validation(field, "must be an http:// or https:// URL");
       }
     } else if (key == "headers") {
-      CAIRN_RETURN_IF_ERROR(ParseHeaders(def, value));
+      CAIRN_ASSIGN_OR_RETURN(def.headers, ParseHeaderList(value, "context.headers"));
     } else if (key == "timeout_ms") {
       CAIRN_ASSIGN_OR_RETURN(def.timeout_ms, RequireInt(value, field, 1, kMaxTimeoutMs));
     } else if (key == "connect_timeout_ms") {

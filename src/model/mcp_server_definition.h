@@ -8,9 +8,10 @@
 //   (CheckToolEnvName); the process runs in the process tools' sandbox (tool user, limits).
 // http:  {"name": "remote", "transport": "http", "url": "https://mcp.example.com/mcp",
 //         "headers": {"Authorization": "Bearer ..."}}
-//   Streamable HTTP; where it may connect is the outbound address policy's to decide. A header
-//   value is a string or {"secret": "<name>"}: the record's tenant's secret of that name
-//   ([A-Za-z0-9_.-]{1,128}), resolved at each connect and never stored or logged.
+//   Streamable HTTP; where it may connect is the outbound address policy's to decide. Headers
+//   as http tools' and webhooks' (model/secret_ref.h ParseHeaderList): a value is a string or a
+//   secret reference {"secret": "<name>"[, "prefix": "Bearer "]} of the record's tenant, resolved
+//   at each connect and never stored or logged.
 // Both: "timeout_ms" (each tool call, default 60000, 1..3,600,000), "connect_timeout_ms" (connect
 // and list, default 30000, 1..600,000), "concurrency" (calls at once per tool, 1..64, default 4),
 // "description". Unknown fields and fields of the other transport are refused.
@@ -30,12 +31,6 @@ namespace cairn::model {
 
 enum class McpTransportKind { kStdio, kHttp };
 
-// A header's value: given in the record, or the name of a secret of the record's tenant.
-struct McpHeaderValue {
-  std::string value;
-  std::string secret;  // non-empty: resolved at connect time
-};
-
 struct McpServerDefinition {
   std::string name;
   std::string description;
@@ -45,7 +40,7 @@ struct McpServerDefinition {
   std::string cwd;                   // stdio
   ProcessLimits limits;              // stdio: memory_mb and processes
   std::string url;                   // http
-  std::vector<std::pair<std::string, McpHeaderValue>> headers;  // http
+  HeaderList headers;                // http
   int64_t timeout_ms = 60000;
   int64_t connect_timeout_ms = 30000;
   int64_t concurrency = 4;

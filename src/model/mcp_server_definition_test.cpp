@@ -28,6 +28,7 @@ TEST(McpServerDefinition, Http) {
   ASSERT_EQ(def->headers.size(), 1u);
   EXPECT_EQ(def->headers[0].first, "Authorization");
   EXPECT_EQ(def->headers[0].second.value, "Bearer t");
+  EXPECT_FALSE(def->headers[0].second.is_reference());
 }
 
 TEST(McpServerDefinition, SecretHeader) {
@@ -35,9 +36,9 @@ TEST(McpServerDefinition, SecretHeader) {
                        "headers":{"Authorization":{"secret":"mcp.token-1"},"X-Plain":"p"}})");
   ASSERT_TRUE(def.ok()) << def.status().message();
   ASSERT_EQ(def->headers.size(), 2u);
-  EXPECT_EQ(def->headers[0].second.secret, "mcp.token-1");
+  EXPECT_EQ(def->headers[0].second.secret_name, "mcp.token-1");
   EXPECT_EQ(def->headers[0].second.value, "");
-  EXPECT_EQ(def->headers[1].second.secret, "");
+  EXPECT_EQ(def->headers[1].second.secret_name, "");
   EXPECT_EQ(def->headers[1].second.value, "p");
 }
 
@@ -61,8 +62,8 @@ TEST(McpServerDefinition, RefusalsNameTheField) {
            {R"({"name":"x","transport":"http","url":"file:///etc/passwd"})", "context.url"},
            {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"secret":"a b"}}})", "context.headers.A.secret"},
            {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"secret":""}}})", "context.headers.A.secret"},
-           {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"secret":"s","x":1}}})", "context.headers.A"},
-           {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"value":"s"}}})", "context.headers.A"},
+           {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"secret":"s","x":1}}})", "context.headers.A.x"},
+           {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":{"value":"s"}}})", "context.headers.A.value"},
            {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A":"a\r\nB: b"}})", "context.headers.A"},
            {R"({"name":"x","transport":"http","url":"http://h/","headers":{"A B":"a"}})", "context.headers.A B"},
            {R"({"name":"x","transport":"stdio","command":["a"],"limits":{"cpu_seconds":1}})", "context.limits.cpu_seconds"},

@@ -180,7 +180,7 @@ TEST_F(e2e_mcp_tenants, AMissingOrWrongSecretFailsSayingWhyUntilItIsRight) {
   const std::string record = Register(keyed.url(), "mcp-key", acme_);
   ASSERT_TRUE(Eventually([&] {
     json::object s = Remote(acme_);
-    return StringAt(s, "state") == "failed" && StringAt(s, "error").find("secret mcp-key") != std::string::npos;
+    return StringAt(s, "state") == "failed" && StringAt(s, "error").find("secret 'mcp-key' not found") != std::string::npos;
   })) << JsonText(Servers(acme_));
   // A wrong value reaches the server, which refuses it. (Updating the record reconnects at once.)
   PutSecret("mcp-key", "not-the-key", acme_);

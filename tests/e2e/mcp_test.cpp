@@ -292,7 +292,9 @@ TEST_F(e2e_mcp, BadServerRecordsAreRefused) {
            {"headers", json::object{{"Authorization", json::object{{"secret", "no spaces"}}}}}},
           "context.headers.Authorization.secret");
   refused({{"name", "x"}, {"transport", "http"}, {"url", "http://x/mcp"},
-           {"headers", json::object{{"Authorization", json::object{{"name", "token"}}}}}}, "context.headers.Authorization");
+           {"headers", json::object{{"Authorization", json::object{{"name", "token"}}}}}}, "context.headers.Authorization.name");
+  refused({{"name", "x"}, {"transport", "http"}, {"url", "http://x/mcp"}, {"headers", json::object{{"Content-Type", "text/plain"}}}},
+          "context.headers.Content-Type");  // cairn sets it itself
   refused({{"name", "x"}, {"transport", "stdio"}, {"command", json::array{"a"}}, {"timeout_ms", 0}}, "context.timeout_ms");
   EXPECT_TRUE(ListAll("schema_name=mcp.server.v1").empty());
 }

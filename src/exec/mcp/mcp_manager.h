@@ -39,6 +39,7 @@
 #include "exec/tools/builtin_tools.h"
 #include "exec/tools/tool.h"
 #include "model/mcp_server_definition.h"
+#include "model/secret_ref.h"
 #include "store/store.h"
 
 namespace cairn::exec::mcp {
@@ -55,7 +56,7 @@ struct McpManagerOptions {
   bus::EphemeralHub* progress = nullptr;
   // The value of a tenant's secret (auth::SecretStore::Resolve); null: secret headers fail to
   // connect, saying so.
-  std::function<Result<std::string>(const std::string& tenant, const std::string& name)> resolve_secret;
+  model::SecretResolver resolve_secret;
 };
 
 // What `cairn mcp list` (GET /mcp/servers) shows of a server.

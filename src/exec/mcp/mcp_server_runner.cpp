@@ -7,6 +7,7 @@
 #include "exec/mcp/stdio_transport.h"
 #include "exec/mcp/tool_materializer.h"
 #include "exec/tools/tool_executor.h"
+#include "model/secret_ref.h"
 #include "model/selector.h"
 #include "exec/tools/process_sandbox.h"
 
@@ -62,22 +63,8 @@ bool McpServerRunner::WaitFor(std::chrono::milliseconds delay) {
 
 Result<std::unique_ptr<McpTransport>> McpServerRunner::MakeTransport() {
   if (definition_.transport == model::McpTransportKind::kHttp) {
-    std::vector<std::pair<std::string, std::string>> headers;
-    for (const auto& [name, value] : definition_.headers) {
-      if (value.secret.empty()) {
-        headers.emplace_back(name, value.value);
-        continue;
-      }
-      // The tenant's secret, now: its value lives in this request's headers only.
-      if (!options_.resolve_secret) {
-        return Status::FailedPrecondition("header " + name + " names secret " + value.secret + ", but this server has no secrets");
-      }
-      auto secret = options_.resolve_secret(owner_, value.secret);
-      if (!secret.ok()) {
-        return Status(secret.status().code(), "header " + name + ": secret " + value.secret + ": " + secret.status().message());
-      }
-      headers.emplace_back(name, std::move(secret).value());
-    }
+    // The tenant's secrets, now: their values live in these requests' headers only.
+    CAIRN_ASSIGN_OR_RETURN(auto headers, model::ResolveHeaders(definition_.headers, owner_, options_.resolve_secret, nullptr));
     return std::unique_ptr<McpTransport>(std::make_unique<HttpTransport>(definition_.url, std::move(headers),
                                                                          options_.outbound_policy,
                                                                          options_.max_message_bytes));
