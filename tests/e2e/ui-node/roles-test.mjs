@@ -30,10 +30,18 @@ const devKey = (await ok(admin('POST', '/tenants/default/keys', { principal: 'do
 const userKey = (await ok(admin('POST', '/tenants/default/keys', { principal: 'ursula', roles: ['user'] }), 201, 'user key')).key;
 await ok(admin('POST', '/breadcrumbs', { schema_name: 'agent.def.v1', title: AGENT,
   context: { agent_id: AGENT, system_prompt: 'You are the roles test agent.', tools: ['user_input'], stream: false } }), 201, 'the agent');
-const sid = (await ok(admin('POST', '/sessions', { agent_id: AGENT, title: 'Roles' }), 201, 'a session')).id;
-const asked = await ok(admin('POST', `/sessions/${sid}/messages`, { content: 'ask me something' }), 202, 'a message');
-const eid = asked.execution_id;
-await until(async () => (await admin('GET', `/executions/${eid}`)).data.status === 'paused', 'the run to pause on its question');
+// Readers and users see only the sessions they started (docs/security.md), so the admin starts
+// one for each, acting for them (X-Cairn-Actor); each run pauses on its question.
+async function pausedSessionOf(principal) {
+  const as = { ...bearer(process.env.CAIRN_ADMIN_KEY), 'X-Cairn-Actor': principal };
+  const id = (await ok(http('POST', '/sessions', { agent_id: AGENT, title: `Roles of ${principal}` }, as), 201, 'a session')).id;
+  const asked = await ok(http('POST', `/sessions/${id}/messages`, { content: 'ask me something' }, as), 202, 'a message');
+  await until(async () => (await admin('GET', `/executions/${asked.execution_id}`)).data.status === 'paused',
+    'the run to pause on its question');
+  return { sid: id, eid: asked.execution_id };
+}
+const { sid, eid } = await pausedSessionOf('rita');
+const ursulas = await pausedSessionOf('ursula');
 const recordId = (await ok(admin('POST', '/breadcrumbs', { title: 'roles note', tags: ['roles'], context: { n: 1 } }), 201, 'a record')).id;
 const tools = await ok(admin('GET', '/breadcrumbs?schema_name=tool.v1&limit=100&include_context=true'), 200, 'the tools');
 const echo = tools.items.find((t) => t.context && t.context.name === 'echo');
@@ -80,6 +88,7 @@ await step('a reader signs in and sees the principal and the role', async () => 
 await step('a reader is offered nothing that writes: no send, answer, cancel, resume, edit or try', async () => {
   await go('#/sessions');
   await page.waitForSelector(`main tbody a[href="#/sessions/${sid}"]`, { timeout: WAIT });
+  await absent(`main tbody a[href="#/sessions/${ursulas.sid}"]`, "another user's session");
   await present('#new-session-denied', 'the reason');
   await absent('#new-session-agent', 'a new session');
 
@@ -132,7 +141,7 @@ await step('signing out forgets the key', async () => {
 await step('a user is offered sessions, answers and record edits, but no definition edits', async () => {
   await signIn(userKey, 'user');
   await page.waitForSelector('#hooks-denied', { timeout: WAIT });
-  await go(`#/sessions/${sid}`);
+  await go(`#/sessions/${ursulas.sid}`);
   await page.waitForSelector('.msg.notification form', { timeout: WAIT });
   await present('#chat-input, #send', 'sending');
   await go(`#/records/${recordId}`);
