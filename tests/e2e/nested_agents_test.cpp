@@ -212,6 +212,12 @@ TEST_F(e2e_nested_agents, AFailingSubAgentIsAnErrorResultNotAFailedOrchestrator)
                json::object{{"status", 401}, {"body", json::object{{"error", json::object{{"message", "bad key"}}}}}})});
   Agent("broken", "BROKEN");
   Agent("boss", "ORCHESTRATOR", json::object{{"agents", json::array{"broken"}}});
+  // What a user attaches to "a task failed": a path glob over every execution's tasks and a
+  // condition on the transition (a webhook or a trigger takes the same selector).
+  SseClient failed_tasks(server().url() + "/events/stream?path=" + UrlEncode("executions/*/tasks/*") + "&when=" +
+                         UrlEncode("record.context.status == 'failed' && (before == null || before.context.status != 'failed')"));
+  failed_tasks.Start();
+  ASSERT_TRUE(failed_tasks.WaitForOpen(10s)) << failed_tasks.Describe();
 
   json::object answer = AwaitAnswer(Say("go", "boss"));
   ASSERT_EQ(StringAt(ContextOf(answer), "status"), "success") << JsonText(answer);
@@ -224,6 +230,12 @@ TEST_F(e2e_nested_agents, AFailingSubAgentIsAnErrorResultNotAFailedOrchestrator)
   EXPECT_EQ(StringAt(ContextOf(tasks[0]), "status"), "failed");
   json::object child = Execution(StringAt(ContextOf(tasks[0]), "execution_id"));
   EXPECT_EQ(StringAt(child, "status"), "failed");
+  // The stream's first event is the task's move to failed (not its creation or its start).
+  ASSERT_TRUE(failed_tasks.WaitForEvents(1, 10s)) << failed_tasks.Describe();
+  json::object seen = failed_tasks.Events()[0].Json().as_object();
+  EXPECT_EQ(StringAt(seen, "breadcrumb_id"), StringAt(tasks[0], "id")) << JsonText(seen);
+  EXPECT_EQ(StringAt(seen, "type"), "breadcrumb.updated") << JsonText(seen);
+  EXPECT_EQ(failed_tasks.Events().size(), 1u) << failed_tasks.Describe();
 }
 
 TEST_F(e2e_nested_agents, TheDepthGuardAnswersTheModelAndEndsACycle) {
