@@ -3,6 +3,36 @@
 #include <fmt/format.h>
 
 namespace cairn {
+namespace {
+
+// Prometheus label-value escaping: backslash, double quote and line feed.
+std::string EscapeLabelValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// Whether a series' labels name no tenant, or `tenant` (label sets are written by cairn, as
+// name="escaped value" pairs joined by commas).
+bool OfTenantOrNone(std::string_view labels, std::string_view tenant) {
+  constexpr std::string_view kKey = "tenant=\"";
+  size_t at = labels.find(kKey);
+  while (at != std::string_view::npos && at != 0 && labels[at - 1] != ',') at = labels.find(kKey, at + 1);
+  if (at == std::string_view::npos) return true;
+  std::string_view rest = labels.substr(at + kKey.size());
+  std::string escaped = EscapeLabelValue(tenant);
+  return rest.starts_with(escaped) && rest.size() > escaped.size() && rest[escaped.size()] == '"';
+}
+
+}  // namespace
 
 Histogram::Histogram(std::vector<double> upper_bounds)
     : bounds_(std::move(upper_bounds)), buckets_(new std::atomic<uint64_t>[bounds_.size() + 1]) {
@@ -64,19 +94,42 @@ void MetricsRegistry::AddGauge(const std::string& name, const std::string& help,
   family.gauge = std::move(read);
 }
 
-std::string MetricsRegistry::RenderPrometheus() const {
+std::string MetricsRegistry::RenderPrometheus(std::string_view only_tenant) const {
   std::lock_guard lock(mu_);
   std::string out;
   for (const auto& [name, family] : families_) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, family.help, name, family.type);
     for (const auto& [labels, counter] : family.counters) {
+      if (!only_tenant.empty() && !OfTenantOrNone(labels, only_tenant)) continue;
       std::string braces = labels.empty() ? "" : "{" + labels + "}";
       out += fmt::format("{}{} {}\n", name, braces, counter->value());
     }
-    for (const auto& [labels, histogram] : family.histograms) histogram->Render(name, labels, out);
+    for (const auto& [labels, histogram] : family.histograms) {
+      if (only_tenant.empty() || OfTenantOrNone(labels, only_tenant)) histogram->Render(name, labels, out);
+    }
     if (family.gauge) out += fmt::format("{} {}\n", name, family.gauge());
   }
   return out;
+}
+
+LabeledCounters::LabeledCounters(MetricsRegistry& registry, std::string name, std::string help, std::string label,
+                                 std::string fixed_labels)
+    : registry_(registry),
+      name_(std::move(name)),
+      help_(std::move(help)),
+      label_(std::move(label)),
+      fixed_labels_(std::move(fixed_labels)) {}
+
+Counter& LabeledCounters::For(std::string_view value) {
+  {
+    std::shared_lock lock(mu_);
+    if (auto it = counters_.find(value); it != counters_.end()) return *it->second;
+  }
+  std::string labels = (fixed_labels_.empty() ? "" : fixed_labels_ + ",") + label_ + "=\"" + EscapeLabelValue(value) + "\"";
+  Counter& counter = registry_.GetCounter(name_, help_, labels);
+  std::unique_lock lock(mu_);
+  counters_.emplace(std::string(value), &counter);
+  return counter;
 }
 
 }  // namespace cairn

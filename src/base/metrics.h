@@ -11,7 +11,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace cairn {
@@ -52,7 +55,9 @@ class MetricsRegistry {
   // A gauge whose value is read from `read` at render time (it must be thread-safe).
   void AddGauge(const std::string& name, const std::string& help, std::function<double()> read);
 
-  std::string RenderPrometheus() const;
+  // Every series; with `only_tenant`, the series labelled with another tenant (tenant="...") are
+  // left out, so a tenant's admin sees the server's own series and its tenant's, no other's.
+  std::string RenderPrometheus(std::string_view only_tenant = {}) const;
 
  private:
   struct Family {
@@ -64,6 +69,32 @@ class MetricsRegistry {
   };
   mutable std::mutex mu_;
   std::map<std::string, Family> families_;
+};
+
+// Counters of one family told apart by the value of one label (tenant="acme"), beside fixed
+// labels (status="failed"). For(value) finds the counter under a shared lock, and makes it the
+// first time a value is seen; the caller bounds how many values there are (tenants are created by
+// system admins). Values are escaped as Prometheus label values.
+class LabeledCounters {
+ public:
+  // `registry` must outlive this object.
+  LabeledCounters(MetricsRegistry& registry, std::string name, std::string help, std::string label,
+                  std::string fixed_labels = {});
+
+  Counter& For(std::string_view value);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  MetricsRegistry& registry_;
+  const std::string name_;
+  const std::string help_;
+  const std::string label_;
+  const std::string fixed_labels_;
+  std::shared_mutex mu_;
+  std::unordered_map<std::string, Counter*, Hash, std::equal_to<>> counters_;
 };
 
 }  // namespace cairn

@@ -139,5 +139,53 @@ TEST(MetricsRegistryTest, EveryFamilyIsRendered) {
   EXPECT_TRUE(HasLine(text, "b_seconds_count 1")) << text;
 }
 
+TEST(LabeledCountersTest, OneCounterPerValueBesideTheFixedLabels) {
+  MetricsRegistry registry;
+  LabeledCounters runs(registry, "cairn_runs_total", "Runs", "tenant", "status=\"failed\"");
+  runs.For("acme").Increment(2);
+  runs.For("acme").Increment();
+  runs.For("globex").Increment();
+  runs.For("we\"ird\\").Increment();
+  EXPECT_EQ(&runs.For("acme"), &registry.GetCounter("cairn_runs_total", "Runs", "status=\"failed\",tenant=\"acme\""));
+  std::string text = registry.RenderPrometheus();
+  EXPECT_TRUE(HasLine(text, "cairn_runs_total{status=\"failed\",tenant=\"acme\"} 3")) << text;
+  EXPECT_TRUE(HasLine(text, "cairn_runs_total{status=\"failed\",tenant=\"globex\"} 1")) << text;
+  EXPECT_TRUE(HasLine(text, "cairn_runs_total{status=\"failed\",tenant=\"we\\\"ird\\\\\"} 1")) << text;
+}
+
+TEST(LabeledCountersTest, ConcurrentFirstUsesShareOneCounter) {
+  MetricsRegistry registry;
+  LabeledCounters events(registry, "cairn_events_total", "Events", "tenant");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) events.For(i % 2 ? "acme" : "globex").Increment();
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(events.For("acme").value(), 2000u);
+  EXPECT_EQ(events.For("globex").value(), 2000u);
+}
+
+TEST(MetricsRegistryTest, ATenantsRenderingLeavesOutOtherTenantsSeries) {
+  MetricsRegistry registry;
+  registry.GetCounter("cairn_plain_total", "No labels").Increment();
+  registry.GetCounter("cairn_requests_total", "Requests", "route=\"/a\"").Increment();
+  LabeledCounters runs(registry, "cairn_runs_total", "Runs", "tenant", "status=\"completed\"");
+  runs.For("acme").Increment();
+  runs.For("acme-two").Increment();
+  runs.For("globex").Increment();
+  registry.GetHistogram("cairn_run_seconds", "Run time", "tenant=\"globex\"").Observe(0.5);
+  std::string acme = registry.RenderPrometheus("acme");
+  EXPECT_TRUE(HasLine(acme, "cairn_plain_total 1")) << acme;
+  EXPECT_TRUE(HasLine(acme, "cairn_requests_total{route=\"/a\"} 1")) << acme;
+  EXPECT_TRUE(HasLine(acme, "cairn_runs_total{status=\"completed\",tenant=\"acme\"} 1")) << acme;
+  EXPECT_EQ(acme.find("globex"), std::string::npos) << acme;
+  EXPECT_EQ(acme.find("acme-two"), std::string::npos) << acme;  // a prefix is not the tenant
+  std::string all = registry.RenderPrometheus();
+  EXPECT_TRUE(HasLine(all, "cairn_runs_total{status=\"completed\",tenant=\"globex\"} 1")) << all;
+  EXPECT_TRUE(HasLine(all, "cairn_run_seconds_count{tenant=\"globex\"} 1")) << all;
+}
+
 }  // namespace
 }  // namespace cairn

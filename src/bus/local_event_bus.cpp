@@ -31,6 +31,8 @@ Result<std::unique_ptr<LocalEventBus>> LocalEventBus::Start(store::EventLog& log
                       [raw] { return static_cast<double>(raw->LastSeq()); });
     metrics->AddGauge("cairn_bus_subscribers", "Bus subscribers (SSE streams, deliverers)",
                       [raw] { return static_cast<double>(raw->subscriber_count_.load()); });
+    raw->published_by_tenant_ = std::make_unique<LabeledCounters>(
+        *metrics, "cairn_events_total", "Events published by the bus, by the tenant of their record", "tenant");
   }
   log.SetCommittedEventsListener([raw](std::vector<model::Event> committed, bool exact) {
     if (exact && committed.empty()) return;  // a commit without events (a claim, a cursor)
@@ -80,7 +82,21 @@ void LocalEventBus::Run() {
       read_log_ = false;
     }
     std::vector<EventPtr> fresh;
-    if (Publish(std::move(committed), read_log, &fresh) && !fresh.empty()) WakeSubscribers(fresh);
+    if (Publish(std::move(committed), read_log, &fresh) && !fresh.empty()) {
+      CountByTenant(fresh);  // first, so whoever is woken by an event finds it counted
+      WakeSubscribers(fresh);
+    }
+  }
+}
+
+void LocalEventBus::CountByTenant(const std::vector<EventPtr>& fresh) {
+  if (!published_by_tenant_) return;
+  // One lookup per run of events of one tenant (a commit's events are usually one tenant's).
+  for (size_t i = 0; i < fresh.size();) {
+    size_t end = i + 1;
+    while (end < fresh.size() && fresh[end]->owner_id == fresh[i]->owner_id) ++end;
+    published_by_tenant_->For(fresh[i]->owner_id).Increment(end - i);
+    i = end;
   }
 }
 

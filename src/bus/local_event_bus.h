@@ -42,6 +42,7 @@ class LocalEventBus final : public EventBus {
   // reads the log). Returns false on a read error.
   bool Publish(std::vector<model::Event> committed, bool read_log, std::vector<EventPtr>* fresh);
   void WakeSubscribers(const std::vector<EventPtr>& fresh);
+  void CountByTenant(const std::vector<EventPtr>& fresh);
   void Unsubscribe(uint64_t id);
 
   store::EventLog& log_;
@@ -68,6 +69,7 @@ class LocalEventBus final : public EventBus {
   };
   std::map<uint64_t, Subscriber> subscribers_;
   std::atomic<int64_t> subscriber_count_{0};
+  std::unique_ptr<LabeledCounters> published_by_tenant_;  // null without metrics
 
   std::thread thread_;
 };

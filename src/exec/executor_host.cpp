@@ -37,8 +37,9 @@ struct ExecutorHost::Shared {
   // runs go on (Remove then Upsert) must not take them over as if their process had died.
   std::mutex in_flight_mu;
   std::set<std::string> in_flight;
-  Counter* completed = nullptr;
-  Counter* failed = nullptr;
+  // Finished runs by tenant (the definition's owner).
+  std::unique_ptr<LabeledCounters> completed;
+  std::unique_ptr<LabeledCounters> failed;
   Counter* skipped = nullptr;
   Counter* dropped = nullptr;
   Histogram* run_seconds = nullptr;
@@ -622,8 +623,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     if (written.ok() && paused) return true;
     if (written.ok()) {
       if (spec.record_executions) NoteReleasable(event.seq, TriggerKey(event));
-      Counter* counter = result.failed ? shared_->failed : shared_->completed;
-      if (counter) counter->Increment();
+      LabeledCounters* by_tenant = result.failed ? shared_->failed.get() : shared_->completed.get();
+      if (by_tenant) by_tenant->For(spec.owner_id).Increment();
       return false;
     }
     CAIRN_LOG_ERROR("executor {}: writing the result for {} failed: {}", spec.actor, event.breadcrumb_id,
@@ -810,8 +811,10 @@ ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, sto
     return WakePaused(owner_id, execution_id, trigger_id);
   });
   if (metrics) {
-    shared_->completed = &metrics->GetCounter("cairn_executor_runs_total", "Executor runs finished", "status=\"completed\"");
-    shared_->failed = &metrics->GetCounter("cairn_executor_runs_total", "Executor runs finished", "status=\"failed\"");
+    shared_->completed = std::make_unique<LabeledCounters>(*metrics, "cairn_executor_runs_total", "Executor runs finished",
+                                                           "tenant", "status=\"completed\"");
+    shared_->failed = std::make_unique<LabeledCounters>(*metrics, "cairn_executor_runs_total", "Executor runs finished",
+                                                        "tenant", "status=\"failed\"");
     shared_->skipped = &metrics->GetCounter("cairn_executor_claims_skipped_total", "Triggers already handled");
     shared_->dropped = &metrics->GetCounter("cairn_executor_triggers_dropped_total",
                                             "Triggers past the depth limit, dropped without an answer");

@@ -10,8 +10,14 @@ std::string Key(const std::string& tenant, const std::string& day) { return "quo
 
 }  // namespace
 
-TokenQuota::TokenQuota(store::CursorStore& cursors, const Clock& clock, int64_t default_daily, TenantQuota tenant_quota)
-    : cursors_(cursors), clock_(clock), default_daily_(default_daily), tenant_quota_(std::move(tenant_quota)) {}
+TokenQuota::TokenQuota(store::CursorStore& cursors, const Clock& clock, int64_t default_daily, TenantQuota tenant_quota,
+                       MetricsRegistry* metrics)
+    : cursors_(cursors), clock_(clock), default_daily_(default_daily), tenant_quota_(std::move(tenant_quota)) {
+  if (metrics) {
+    tokens_by_tenant_ = std::make_unique<LabeledCounters>(*metrics, "cairn_llm_tokens_total",
+                                                          "LLM tokens used (prompt and completion), by tenant", "tenant");
+  }
+}
 
 std::string TokenQuota::Day(int64_t micros) {
   std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
@@ -64,6 +70,7 @@ Status TokenQuota::Check(const std::string& tenant) {
 
 Status TokenQuota::Record(const std::string& tenant, int64_t tokens) {
   if (tokens <= 0) return Status::Ok();
+  if (tokens_by_tenant_) tokens_by_tenant_->For(tenant).Increment(static_cast<uint64_t>(tokens));
   std::string day = Day(clock_.NowMicros());
   std::shared_ptr<Count> count = CountOf(tenant);
   std::lock_guard lock(count->mu);

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "base/metrics.h"
 #include "base/status.h"
 #include "store/cursor_store.h"
 
@@ -32,8 +33,10 @@ class TokenQuota {
   // A tenant's own quota (nullopt: the default); called on every Check.
   using TenantQuota = std::function<std::optional<int64_t>(const std::string& tenant)>;
 
-  // `cursors` and `clock` must outlive the quota. `default_daily`: tokens a day, 0 unlimited.
-  TokenQuota(store::CursorStore& cursors, const Clock& clock, int64_t default_daily, TenantQuota tenant_quota);
+  // `cursors`, `clock` and `metrics` (may be null) must outlive the quota. `default_daily`: tokens
+  // a day, 0 unlimited. With metrics, every recorded token counts in cairn_llm_tokens_total{tenant}.
+  TokenQuota(store::CursorStore& cursors, const Clock& clock, int64_t default_daily, TenantQuota tenant_quota,
+             MetricsRegistry* metrics = nullptr);
 
   struct Usage {
     std::string day;    // "YYYY-MM-DD", UTC
@@ -67,6 +70,7 @@ class TokenQuota {
   const Clock& clock_;
   const int64_t default_daily_;
   TenantQuota tenant_quota_;
+  std::unique_ptr<LabeledCounters> tokens_by_tenant_;  // null without metrics
   std::mutex mu_;  // counts_
   std::map<std::string, std::shared_ptr<Count>> counts_;
 };

@@ -10,7 +10,9 @@ constexpr const char* kLatencyHelp = "HTTP request latency by route, from the en
 
 }  // namespace
 
-RequestMetrics::RequestMetrics(MetricsRegistry& metrics, const Router& router) : metrics_(metrics) {
+RequestMetrics::RequestMetrics(MetricsRegistry& metrics, const Router& router)
+    : metrics_(metrics),
+      by_tenant_(metrics, "cairn_tenant_http_requests_total", "HTTP requests that passed authentication, by tenant", "tenant") {
   for (const Route& route : router.routes()) {
     auto entry = std::make_unique<Entry>();
     entry->labels = "method=\"" + route.method + "\",route=\"" + route.pattern + "\"";

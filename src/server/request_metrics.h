@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "base/metrics.h"
 #include "server/router.h"
@@ -22,6 +23,9 @@ class RequestMetrics {
   // refused before routing). Thread-safe and lock-free once a (route, status) pair has been seen.
   void Record(const Route* route, int status, double seconds);
 
+  // Counts one request that passed authentication, for the tenant it acts in.
+  void RecordTenant(std::string_view tenant) { by_tenant_.For(tenant).Increment(); }
+
  private:
   struct Entry {
     std::string labels;
@@ -33,6 +37,7 @@ class RequestMetrics {
   MetricsRegistry& metrics_;
   std::map<const Route*, std::unique_ptr<Entry>> entries_;  // fixed after construction
   Entry unmatched_;
+  LabeledCounters by_tenant_;
 };
 
 }  // namespace cairn::server

@@ -18,7 +18,11 @@ void AddSystemRoutes(Router& router, MetricsRegistry& metrics, std::string versi
   });
   router.Add("GET", "/metrics", Dispatch::kInline, [&metrics](const HttpRequest& req) -> Result<HttpResponse> {
     CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
-    HttpResponse response = HttpResponse::Json(200, metrics.RenderPrometheus());
+    // A tenant's admin sees the server's own series and its tenant's, not another tenant's; a
+    // system admin (and everyone with --auth=none) sees them all.
+    const auth::Principal* principal = req.principal.get();
+    std::string_view only_tenant = principal && !principal->system_admin ? std::string_view(principal->tenant) : "";
+    HttpResponse response = HttpResponse::Json(200, metrics.RenderPrometheus(only_tenant));
     response.content_type = "text/plain; version=0.0.4";
     return response;
   });

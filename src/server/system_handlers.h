@@ -1,4 +1,5 @@
-// GET /health and GET /metrics.
+// GET /health and GET /metrics (Prometheus text; for a tenant's admin, without the series labelled
+// with another tenant).
 #pragma once
 
 #include <string>

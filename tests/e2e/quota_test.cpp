@@ -46,6 +46,8 @@ TEST_F(e2e_quota, RunsStopAtTheQuotaTheCountSurvivesAKillAndAnAdminRaisesIt) {
   json::object usage = Usage();
   EXPECT_EQ(IntAt(usage, "tokens_used"), 120) << JsonText(usage);
   EXPECT_EQ(IntAt(usage, "daily_token_quota"), 100);
+  Response metrics = client().Get("/metrics");  // the same count, labelled with the tenant
+  EXPECT_NE(metrics.body.find("\ncairn_llm_tokens_total{tenant=\"default\"} 120\n"), std::string::npos) << metrics.body;
 
   // The next run is refused before it calls the model: on the execution and the session channel.
   Posted refused = Send(sid, "three");

@@ -145,5 +145,41 @@ TEST_F(e2e_tenants, TokensCarryTheirTenant) {
   EXPECT_EQ(client().Get("/breadcrumbs/" + id, Bearer(ServerCodec().Sign(claims))).status, 401);
 }
 
+// Metrics name the tenant of what they count (requests, events, executor runs); a tenant's admin
+// sees the server's own series and its tenant's, never another tenant's; a system admin sees all.
+TEST_F(e2e_tenants, MetricsAreLabelledByTenantAndEachAdminSeesItsOwn) {
+  CreateOk(json::object{{"title", "tool mirror"}, {"schema_name", "tool.v1"},
+                        {"context", {{"name", "mirror"}, {"runtime", "builtin"}, {"builtin", "echo"}}}},
+           acme_);
+  CreateOk(json::object{{"title", "call"}, {"schema_name", "tool.request.v1"}, {"context", {{"tool", "mirror"}, {"input", {{"x", 1}}}}}},
+           acme_);
+  CreateOk(json::object{{"title", "globex note"}}, globex_);
+  auto metrics = [&](const Headers& as) {
+    Response r = client().Get("/metrics", as);
+    EXPECT_EQ(r.status, 200) << r.Describe();
+    return r.body;
+  };
+  auto has = [](const std::string& text, const std::string& series) { return text.find("\n" + series + " ") != std::string::npos; };
+  const std::string acme_run = "cairn_executor_runs_total{status=\"completed\",tenant=\"acme\"}";
+  // The run is counted once its answer is written: poll the metrics until it is.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!has(metrics(Bearer(kBootstrapKey)), acme_run)) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << metrics(Bearer(kBootstrapKey));
+  }
+  std::string all = metrics(Bearer(kBootstrapKey));
+  for (const char* tenant : {"acme", "globex"}) {
+    EXPECT_TRUE(has(all, "cairn_events_total{tenant=\"" + std::string(tenant) + "\"}")) << tenant << "\n" << all;
+    EXPECT_TRUE(has(all, "cairn_tenant_http_requests_total{tenant=\"" + std::string(tenant) + "\"}")) << tenant << "\n" << all;
+  }
+  std::string acme = metrics(acme_);
+  EXPECT_TRUE(has(acme, acme_run)) << acme;
+  EXPECT_TRUE(has(acme, "cairn_events_total{tenant=\"acme\"}")) << acme;
+  EXPECT_TRUE(has(acme, "cairn_bus_last_seq")) << acme;  // the server's own series stay
+  EXPECT_EQ(acme.find("globex"), std::string::npos) << acme;
+  std::string globex = metrics(globex_);
+  EXPECT_TRUE(has(globex, "cairn_events_total{tenant=\"globex\"}")) << globex;
+  EXPECT_EQ(globex.find("tenant=\"acme\""), std::string::npos) << globex;
+}
+
 }  // namespace
 }  // namespace cairn::e2e

@@ -130,10 +130,10 @@ class WebhookDeliverer::Worker {
         if (stopping_) return Outcome::kStopped;
         AttemptVerdict verdict = response.refused ? AttemptVerdict::kPermanent : Classify(response.status);
         if (verdict == AttemptVerdict::kDelivered) {
-          if (shared_.delivered) shared_.delivered->Increment();
+          if (shared_.delivered) shared_.delivered->For(hook_.owner_id).Increment();
           return Outcome::kDelivered;
         }
-        if (shared_.failed_attempts) shared_.failed_attempts->Increment();
+        if (shared_.failed_attempts) shared_.failed_attempts->For(hook_.owner_id).Increment();
         CAIRN_LOG_DEBUG("webhook {}: event {} attempt {} failed: {}", hook_.id, event.seq, attempts, response.error);
         if (verdict == AttemptVerdict::kPermanent || attempts >= retry.max_attempts) break;
         auto delay = BackoffDelay(retry, attempts, response.retry_after_seconds, shared_.random01());
@@ -155,7 +155,7 @@ class WebhookDeliverer::Worker {
       if (stored.ok()) {
         CAIRN_LOG_WARN("webhook {}: event {} dead-lettered after {} attempts: {}", hook_.id, event.seq, attempts,
                        letter.last_error);
-        if (shared_.dead_lettered) shared_.dead_lettered->Increment();
+        if (shared_.dead_lettered) shared_.dead_lettered->For(hook_.owner_id).Increment();
         return Outcome::kDeadLettered;
       }
       if (stored.status().code() == StatusCode::kNotFound) return Outcome::kStopped;
@@ -180,13 +180,14 @@ class WebhookDeliverer::Worker {
 WebhookDeliverer::WebhookDeliverer(store::WebhookStore& store, bus::EventBus& bus, WebhookSender& sender,
                                    DelivererOptions options, std::function<double()> random01,
                                    MetricsRegistry* metrics)
-    : shared_{store, bus, sender, options, std::move(random01)} {
+    : shared_{store, bus, sender, options, std::move(random01), nullptr, nullptr, nullptr} {
   if (metrics) {
-    shared_.delivered = &metrics->GetCounter("cairn_webhook_deliveries_total", "Webhook deliveries acknowledged with 2xx");
-    shared_.failed_attempts =
-        &metrics->GetCounter("cairn_webhook_failed_attempts_total", "Webhook delivery attempts that failed");
-    shared_.dead_lettered =
-        &metrics->GetCounter("cairn_webhook_dead_letters_total", "Webhook deliveries that gave up (dead-lettered)");
+    shared_.delivered = std::make_unique<LabeledCounters>(*metrics, "cairn_webhook_deliveries_total",
+                                                          "Webhook deliveries acknowledged with 2xx", "tenant");
+    shared_.failed_attempts = std::make_unique<LabeledCounters>(*metrics, "cairn_webhook_failed_attempts_total",
+                                                                "Webhook delivery attempts that failed", "tenant");
+    shared_.dead_lettered = std::make_unique<LabeledCounters>(*metrics, "cairn_webhook_dead_letters_total",
+                                                              "Webhook deliveries that gave up (dead-lettered)", "tenant");
   }
 }
 

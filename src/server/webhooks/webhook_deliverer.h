@@ -79,9 +79,10 @@ class WebhookDeliverer {
     WebhookSender& sender;
     DelivererOptions options;
     std::function<double()> random01;
-    Counter* delivered = nullptr;
-    Counter* failed_attempts = nullptr;
-    Counter* dead_lettered = nullptr;
+    // By tenant (the webhook's owner); null without metrics.
+    std::unique_ptr<LabeledCounters> delivered;
+    std::unique_ptr<LabeledCounters> failed_attempts;
+    std::unique_ptr<LabeledCounters> dead_lettered;
   };
 
   Shared shared_;
