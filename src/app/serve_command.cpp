@@ -344,7 +344,8 @@ int RunServe(const std::vector<std::string>& args) {
                              LimitsFrom(settings));
   // Each tenant's LLM tokens a day (its own quota, else the setting), counted durably.
   exec::TokenQuota token_quota(cursor_store, clock, settings.GetInt("daily_token_quota"),
-                               [&auth](const std::string& tenant) { return auth->keys->DailyTokenQuota(tenant); });
+                               [&auth](const std::string& tenant) { return auth->keys->DailyTokenQuota(tenant); },
+                               &metrics);
   exec::AgentDeps agent_deps{*store, *event_bus, &token_hub, ResolverFor(**providers), &searcher, &executor_host.runs(),
                              delivery.reader_for};
   agent_deps.resolve_secret = resolve_secret;
@@ -440,8 +441,9 @@ int RunServe(const std::vector<std::string>& args) {
   if (auth->enabled) {
     http.guards.authenticator = auth->authenticator.get();
     if (auth->principal_rate->enabled()) http.guards.principal_rate = auth->principal_rate.get();
-    if (auth->tenant_rate->enabled()) http.guards.tenant_rate = auth->tenant_rate.get();
   }
+  // Without auth every request is the default tenant's, and counts against its bucket.
+  if (auth->tenant_rate->enabled()) http.guards.tenant_rate = auth->tenant_rate.get();
   server::HttpServer server(http, router, metrics, event_bus.get(), &token_hub);
   auto port = server.Listen();
   if (!port.ok()) return Fail(port.status());

@@ -72,7 +72,7 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"master_key", K::kString, "", "The key (64 hex characters: openssl rand -hex 32) that encrypts the secrets of POST /secrets; empty: a random one kept in <data_dir>/master.key (0600)."},
       {"token_ttl_s", K::kInt, "900", "Lifetime of a token from POST /auth/token, in seconds.", 1, 86400},
       {"rate_limit_principal_per_minute", K::kInt, "0", "Requests a minute each principal may make (token bucket; 429 with Retry-After beyond); 0: no limit. With auth=on only.", 0, kMaxInt},
-      {"rate_limit_tenant_per_minute", K::kInt, "0", "Requests a minute all principals of one tenant may make together; 0: no limit. With auth=on only.", 0, kMaxInt},
+      {"rate_limit_tenant_per_minute", K::kInt, "0", "Requests a minute all principals of one tenant may make together (with auth=none, every request, as the default tenant's); 0: no limit.", 0, kMaxInt},
       {"rate_limit_burst", K::kInt, "60", "Requests a principal (or tenant) may make at once before its per-minute rate applies.", 1, kMaxInt},
       {"daily_token_quota", K::kInt, "0", "LLM tokens the agents of each tenant may use per UTC day (counted from the usage the providers report; docs/auth.md); 0: unlimited. A tenant's own daily_token_quota (POST /tenants, PATCH /tenants/{tenant}) overrides it.", 0, kMaxInt},
       {"vector_index", K::kString, "hnsw", "How vector search finds the nearest records: hnsw (an approximate index per tenant, built from the stored vectors and saved in the data dir) or exact (a scan of every vector)."},

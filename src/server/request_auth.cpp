@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/reserved.h"
 #include "server/error_response.h"
 
 namespace cairn::server {
@@ -57,7 +58,16 @@ Status AuthorizeRoute(const auth::Principal* principal, const RouteAccess& acces
 std::optional<HttpResponse> AuthenticateRequest(HttpRequest& request, const RouteAccess& access,
                                                 const RequestGuards& guards) {
   if (Status allowed = Authenticate(request, access, guards.authenticator); !allowed.ok()) return ErrorResponse(allowed);
-  if (!request.principal) return std::nullopt;
+  if (!request.principal) {
+    // --auth=none: one tenant, the default, whose bucket every request but a public route's takes
+    // from (a public route with auth on has no tenant and no bucket).
+    if (!guards.authenticator && guards.tenant_rate && access.kind != RouteAccess::Kind::kPublic) {
+      if (auto wait = guards.tenant_rate->Take(model::kDefaultTenant)) {
+        return TooManyRequests("tenant " + std::string(model::kDefaultTenant), *wait);
+      }
+    }
+    return std::nullopt;
+  }
   const auth::Principal& principal = *request.principal;
   if (guards.principal_rate) {
     if (auto wait = guards.principal_rate->Take(principal.tenant + "/" + principal.id)) {

@@ -8,8 +8,8 @@
 // request's (WriteContextFrom reads its tenant and id).
 // Without one (--auth=none): nobody is asked for credentials and the request has no principal.
 // Either way `access_token` is taken off the query, so no route sees it as a parameter.
-// Rate limits (with a principal only): a token of the principal's bucket and of its tenant's;
-// an empty bucket is 429 with Retry-After (whole seconds until a token).
+// Rate limits: a token of the principal's bucket and of its tenant's (with --auth=none, of the
+// default tenant's); an empty bucket is 429 with Retry-After (whole seconds until a token).
 #pragma once
 
 #include <optional>

@@ -345,6 +345,20 @@ TEST(e2e_auth_modes, AuthMeWithoutAuthIsTheLocalAdmin) {
   EXPECT_EQ(local.Stop(), 0);
 }
 
+// With --auth=none every request is the default tenant's and takes from its bucket.
+TEST(e2e_auth_modes, WithoutAuthTheDefaultTenantsBucketLimitsEveryRequest) {
+  ServerProcess local({"--rate-limit-tenant-per-minute", "1", "--rate-limit-burst", "3"});
+  ASSERT_TRUE(local.Start()) << local.error() << local.LogTail();
+  HttpClient client(local.port());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(client.Get("/breadcrumbs").status, 200) << i;
+  Response limited = client.Post("/breadcrumbs", R"({"title":"one too many"})");
+  EXPECT_TRUE(IsError(limited, 429, "too_many_requests")) << limited.Describe();
+  EXPECT_NE(limited.body.find("tenant default"), std::string::npos) << limited.Describe();
+  ASSERT_TRUE(limited.Header("retry-after"));
+  EXPECT_EQ(client.Get("/health").status, 200);  // public routes take no token
+  EXPECT_EQ(local.Stop(), 0);
+}
+
 TEST(e2e_auth_modes, NoAuthIsRefusedOffLoopbackUnlessInsecure) {
   ServerProcess refused({"--listen", "0.0.0.0:0"});
   EXPECT_FALSE(refused.Start());
