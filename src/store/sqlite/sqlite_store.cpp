@@ -149,6 +149,11 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   count.reset();
   std::unique_ptr<SqliteStore> store(new SqliteStore(options, clock, metrics));
   store->records_ = records;
+  if (options.background_checkpoint) {
+    CAIRN_ASSIGN_OR_RETURN(store->checkpointer_,
+                           WalCheckpointer::Start(options.path, options.synchronous, options.checkpoint, metrics));
+    store->checkpointer_->Attach(*conn);
+  }
   GroupCommitWriter::Options writer = options.writer;
   writer.before_commit_when = FullTextPendingQuery();  // every commit indexes its new text
   writer.before_commit = FullTextPendingStatements();
@@ -160,6 +165,7 @@ SqliteStore::~SqliteStore() { Close(); }
 
 void SqliteStore::Close() {
   if (writer_) writer_->Close();
+  if (checkpointer_) checkpointer_->Stop();  // no commit asks for one any more
 }
 
 void SqliteStore::ReportUnreadable(UnreadableRow row) {

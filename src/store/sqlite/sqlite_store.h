@@ -16,6 +16,7 @@
 #include "base/uuid.h"
 #include "store/sqlite/connection.h"
 #include "store/sqlite/group_commit_writer.h"
+#include "store/sqlite/wal_checkpointer.h"
 #include "store/sqlite/unreadable_rows.h"
 #include "store/event_log.h"
 #include "store/claim_store.h"
@@ -31,6 +32,10 @@ struct SqliteStoreOptions {
   std::string path;                       // database file; its directory must exist
   std::string synchronous = "full";       // "full": every commit fsyncs; "normal": survives process crashes only
   GroupCommitWriter::Options writer;
+  // Checkpoints on a thread of their own (wal_checkpointer.h); off: SQLite's automatic checkpoint
+  // in the writer's commits.
+  bool background_checkpoint = true;
+  WalCheckpointer::Options checkpoint;
   int64_t idempotency_retention_micros = 24LL * 3600 * 1'000'000;
 };
 
@@ -144,6 +149,7 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   const Clock& clock_;
   UuidV7Generator ids_;
   Histogram* write_seconds_ = nullptr;
+  std::unique_ptr<WalCheckpointer> checkpointer_;  // before writer_: outlives the connection it hooks
   std::unique_ptr<GroupCommitWriter> writer_;
   UnreadableRows unreadable_;
   std::atomic<int64_t> records_{0};  // kept in step with committed writes; read by Stats()
