@@ -187,6 +187,11 @@ int RunServe(const std::vector<std::string>& args) {
     std::cerr << "cairn serve: --sync must be full or normal\n";
     return 2;
   }
+  const std::string& wal_checkpoint = settings.GetString("wal_checkpoint");
+  if (wal_checkpoint != "background" && wal_checkpoint != "commit") {
+    std::cerr << "cairn serve: --wal-checkpoint must be background or commit\n";
+    return 2;
+  }
   std::optional<exec::RunAs> tool_user;  // process tools drop to it (docs/executors.md)
   if (const std::string& name = settings.GetString("tool_user"); !name.empty()) {
     auto resolved = exec::ResolveToolUser(name);
@@ -221,6 +226,7 @@ int RunServe(const std::vector<std::string>& args) {
   store::sqlite::SqliteStoreOptions store_options;
   store_options.path = (std::filesystem::path(settings.GetString("data_dir")) / "cairn.db").string();
   store_options.synchronous = sync;
+  store_options.background_checkpoint = wal_checkpoint == "background";
   store_options.writer.max_queue = static_cast<size_t>(settings.GetInt("write_queue_limit"));
   store_options.writer.max_batch = static_cast<size_t>(settings.GetInt("write_batch_max"));
   auto opened = store::sqlite::SqliteStore::Open(store_options, clock, &metrics);

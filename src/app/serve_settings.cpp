@@ -15,6 +15,7 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"io_threads", K::kInt, "0", "HTTP I/O threads; 0 uses one per hardware thread.", 0, 256},
       {"worker_threads", K::kInt, "32", "Threads for blocking handlers (writes wait for group commit there).", 1, 1024},
       {"sync", K::kString, "full", "SQLite durability: full (fsync every commit) or normal (survives process crashes only)."},
+      {"wal_checkpoint", K::kString, "background", "Who copies SQLite's write-ahead log into the database: background (a thread of its own, off the commit path) or commit (SQLite's automatic checkpoint, in the writer's commits)."},
       {"write_queue_limit", K::kInt, "10000", "Writes waiting for commit beyond this are refused with 429.", 1, kMaxInt},
       {"read_cache_entries", K::kInt, "16384", "Recently read breadcrumbs kept in memory for point reads (0 disables); about 2 KiB each with 1 KiB contexts.", 0, 10'000'000},
       {"write_batch_max", K::kInt, "256", "Most writes committed in one transaction (group commit).", 1, 100000},
