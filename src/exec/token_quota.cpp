@@ -76,7 +76,9 @@ Status TokenQuota::Record(const std::string& tenant, int64_t tokens) {
   std::lock_guard lock(count->mu);
   CAIRN_RETURN_IF_ERROR(Roll(tenant, *count, day));
   count->tokens += tokens;
-  return cursors_.SaveCursor(Key(tenant, day), count->tokens);
+  // Queued under count->mu, so the saves of one tenant's day reach the store in order.
+  cursors_.SaveCursorSoon(Key(tenant, day), count->tokens);
+  return Status::Ok();
 }
 
 Result<TokenQuota::Usage> TokenQuota::Today(const std::string& tenant) {

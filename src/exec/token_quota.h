@@ -4,13 +4,13 @@
 // A tenant's quota is its own (the tenant record's daily_token_quota) or the default setting;
 // 0 is unlimited. Usage is counted per tenant per UTC day from the usage each model reply reports
 // (Record, called when the reply arrives, so every token spent is counted, even of a run that
-// fails later), held in memory and written through to the CursorStore under
-// "quota:<tenant>:<YYYY-MM-DD>" before Record returns: a restart, or a kill -9, keeps the day's
-// count. Check refuses (kResourceExhausted, reason "quota_exceeded") once the day's usage reached
+// fails later), held in memory and queued to the CursorStore under "quota:<tenant>:<YYYY-MM-DD>"
+// (SaveCursorSoon): it commits with the run's next write (its snapshot of the reply), not in a
+// commit of its own, so a restart, or a kill -9, keeps the count of every reply a run went on
+// from. Check refuses (kResourceExhausted, reason "quota_exceeded") once the day's usage reached
 // the quota; the next UTC day starts from 0.
 //
-// Thread-safe. A tenant's Records are serialised (each waits for its write); tenants do not wait
-// for each other.
+// Thread-safe. A tenant's Records are serialised; tenants do not wait for each other.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +47,8 @@ class TokenQuota {
   // Ok while the tenant's usage today is below its quota; kResourceExhausted with reason
   // "quota_exceeded" and a message saying how much was used and when it resets otherwise.
   Status Check(const std::string& tenant);
-  // Adds `tokens` to the tenant's usage today (negative or 0: nothing); durable when it returns.
+  // Adds `tokens` to the tenant's usage today (negative or 0: nothing); durable with the caller's
+  // next write (CursorStore::SaveCursorSoon).
   Status Record(const std::string& tenant, int64_t tokens);
   // Today's usage and quota of `tenant`.
   Result<Usage> Today(const std::string& tenant);
@@ -57,7 +58,7 @@ class TokenQuota {
 
  private:
   struct Count {
-    std::mutex mu;  // held over a Record's write, so counts reach the store in order
+    std::mutex mu;  // held while a Record queues its save, so counts reach the store in order
     std::string day;
     int64_t tokens = 0;
   };

@@ -58,6 +58,17 @@ TEST_F(TokenQuotaTest, TheCountSurvivesARestart) {
   EXPECT_EQ(again.Check("acme").reason(), "quota_exceeded");
 }
 
+// Record queues the count without a commit of its own; the caller's next write (the run's
+// snapshot of the reply) commits it, or comes after it.
+TEST_F(TokenQuotaTest, ACountIsCommittedNoLaterThanTheCallersNextWrite) {
+  TokenQuota quota = Quota(100);
+  ASSERT_TRUE(quota.Record("acme", 42).ok());
+  ASSERT_TRUE(store_->SaveCursor("the-next-write", 1).ok());
+  auto stored = store_->LoadCursor("quota:acme:2026-11-21");
+  ASSERT_TRUE(stored.ok()) << stored.status().message();
+  EXPECT_EQ(stored->value_or(-1), 42);
+}
+
 TEST_F(TokenQuotaTest, ATenantsOwnQuotaWinsAndZeroIsUnlimited) {
   TokenQuota quota = Quota(0);
   ASSERT_TRUE(quota.Record("acme", 1'000'000).ok());

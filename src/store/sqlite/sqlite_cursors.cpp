@@ -1,6 +1,8 @@
 // SqliteStore's CursorStore and ClaimStore: consumer_cursors and executor_claims (migration 3).
 #include "store/sqlite/sqlite_store.h"
 
+#include "base/log.h"
+
 namespace cairn::store::sqlite {
 
 Result<std::optional<int64_t>> SqliteStore::LoadCursor(const std::string& consumer) {
@@ -24,6 +26,15 @@ Status SqliteStore::WriteCursor(Connection& conn, std::string_view consumer, int
 
 Status SqliteStore::SaveCursor(const std::string& consumer, int64_t seq) {
   return Write([&](Connection& conn, int64_t*) -> Status { return WriteCursor(conn, consumer, seq, clock_.NowMicros()); });
+}
+
+void SqliteStore::SaveCursorSoon(const std::string& consumer, int64_t seq) {
+  // The writer runs its queue in order, so a write submitted after this one commits with it or
+  // after it.
+  writer_->Post([this, consumer, seq](Connection& conn) { return WriteCursor(conn, consumer, seq, clock_.NowMicros()); },
+                [consumer](const Status& status) {
+                  if (!status.ok()) CAIRN_LOG_WARN("store: saving cursor {} failed: {}", consumer, status.message());
+                });
 }
 
 Status SqliteStore::DeleteCursor(const std::string& consumer) {

@@ -87,6 +87,7 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   // CursorStore (sqlite_cursors.cpp)
   Result<std::optional<int64_t>> LoadCursor(const std::string& consumer) override;
   Status SaveCursor(const std::string& consumer, int64_t seq) override;
+  void SaveCursorSoon(const std::string& consumer, int64_t seq) override;
   Status DeleteCursor(const std::string& consumer) override;
 
   // ClaimStore (sqlite_cursors.cpp)
