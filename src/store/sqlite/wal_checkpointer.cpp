@@ -28,7 +28,10 @@ WalCheckpointer::~WalCheckpointer() { Stop(); }
 
 void WalCheckpointer::Attach(Connection& writer) { sqlite3_wal_hook(writer.raw(), &WalCheckpointer::OnCommit, this); }
 
-void WalCheckpointer::Detach(Connection& writer) { sqlite3_wal_autocheckpoint(writer.raw(), SQLITE_DEFAULT_WAL_AUTOCHECKPOINT); }
+void WalCheckpointer::Detach(Connection& writer) {
+  constexpr int kSqliteDefaultPages = 1000;  // SQLITE_DEFAULT_WAL_AUTOCHECKPOINT, not in sqlite3.h
+  sqlite3_wal_autocheckpoint(writer.raw(), kSqliteDefaultPages);
+}
 
 void WalCheckpointer::Stop() {
   {
@@ -67,7 +70,6 @@ void WalCheckpointer::Run() {
     wake_.wait(lock, [this] { return wanted_ || stopping_; });
     if (stopping_) return;
     wanted_ = false;
-    ++started_;
     lock.unlock();
     auto started = std::chrono::steady_clock::now();
     int rc = sqlite3_wal_checkpoint_v2(conn_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
@@ -84,10 +86,9 @@ void WalCheckpointer::Run() {
   }
 }
 
-bool WalCheckpointer::WaitForCheckpoint(std::chrono::milliseconds timeout) {
+bool WalCheckpointer::WaitForCheckpoints(int64_t count, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  const int64_t after = started_;
-  return done_.wait_for(lock, timeout, [&] { return finished_ > after || stopping_; }) && finished_ > after;
+  return done_.wait_for(lock, timeout, [&] { return finished_ >= count || stopping_; }) && finished_ >= count;
 }
 
 }  // namespace cairn::store::sqlite

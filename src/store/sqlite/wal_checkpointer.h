@@ -60,8 +60,8 @@ class WalCheckpointer {
   // Checkpoints run by the thread, and in commits because the log reached `inline_pages`.
   int64_t background_checkpoints() const { return background_.load(); }
   int64_t inline_checkpoints() const { return inline_.load(); }
-  // Whether a background checkpoint that started after this call ended within `timeout`; for tests.
-  bool WaitForCheckpoint(std::chrono::milliseconds timeout);
+  // Whether `count` background checkpoints have ended, waiting up to `timeout`; for tests.
+  bool WaitForCheckpoints(int64_t count, std::chrono::milliseconds timeout);
 
  private:
   WalCheckpointer(std::unique_ptr<Connection> conn, Options options, MetricsRegistry* metrics);
@@ -81,8 +81,7 @@ class WalCheckpointer {
   std::condition_variable done_;
   bool wanted_ = false;  // a commit left the log at start_pages or more
   bool stopping_ = false;
-  int64_t started_ = 0;   // background checkpoints begun and ended (guarded by mu_, for
-  int64_t finished_ = 0;  // WaitForCheckpoint)
+  int64_t finished_ = 0;  // background checkpoints ended (guarded by mu_, for WaitForCheckpoints)
   std::thread thread_;
 };
 

@@ -52,10 +52,10 @@ TEST_F(WalCheckpointerTest, TheThreadCheckpointsOnceTheLogIsLongEnoughAndTheComm
   (*checkpointer)->Attach(*writer_);
   const uintmax_t database_before = FileSize("");
   Write(10);  // below the threshold: nothing is asked
-  EXPECT_FALSE((*checkpointer)->WaitForCheckpoint(200ms));
+  EXPECT_FALSE((*checkpointer)->WaitForCheckpoints(1, 200ms));
   EXPECT_EQ((*checkpointer)->background_checkpoints(), 0);
   Write(100);
-  ASSERT_TRUE((*checkpointer)->WaitForCheckpoint(10s));
+  ASSERT_TRUE((*checkpointer)->WaitForCheckpoints(1, 10s));
   EXPECT_GE((*checkpointer)->background_checkpoints(), 1);
   EXPECT_EQ((*checkpointer)->inline_checkpoints(), 0);
   // The rows reached the database file, and the log starts over with the next write.
