@@ -46,14 +46,24 @@ void WalCheckpointer::Stop() {
 int WalCheckpointer::OnCommit(void* arg, sqlite3* db, const char* schema, int pages) {
   auto* self = static_cast<WalCheckpointer*>(arg);
   if (pages >= self->options_.inline_pages) {
-    // The background has fallen this far behind: bound the log as SQLite's own checkpoint would.
-    // PASSIVE, so a background checkpoint in progress makes this one return at once (busy).
-    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-    self->inline_.fetch_add(1);
-    if (self->inline_counter_) self->inline_counter_->Increment();
+    // Copy what the thread has not yet, so the next write can start the log again. PASSIVE: a
+    // background checkpoint in progress makes this one return at once (busy), and the next
+    // commit tries again.
+    int log = 0;
+    int copied = 0;
+    if (sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, &log, &copied) == SQLITE_OK) {
+      self->copied_.store(copied);
+      self->inline_.fetch_add(1);
+      if (self->inline_counter_) self->inline_counter_->Increment();
+    }
     return SQLITE_OK;
   }
-  if (pages >= self->options_.start_pages) {
+  int64_t copied = self->copied_.load();
+  if (pages < copied) {  // the log started again
+    self->copied_.store(0);
+    copied = 0;
+  }
+  if (pages - copied >= self->options_.start_pages) {
     {
       std::lock_guard lock(self->mu_);
       if (self->wanted_) return SQLITE_OK;
@@ -72,7 +82,10 @@ void WalCheckpointer::Run() {
     wanted_ = false;
     lock.unlock();
     auto started = std::chrono::steady_clock::now();
-    int rc = sqlite3_wal_checkpoint_v2(conn_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    int log = 0;
+    int copied = 0;
+    int rc = sqlite3_wal_checkpoint_v2(conn_->raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &copied);
+    if (rc == SQLITE_OK) copied_.store(copied);
     if (rc != SQLITE_OK && rc != SQLITE_BUSY) {
       // Not fatal: the log stays longer, and the next commit asks again (or checkpoints itself).
       CAIRN_LOG_WARN("store: WAL checkpoint failed: {}", sqlite3_errmsg(conn_->raw()));

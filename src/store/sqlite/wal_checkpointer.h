@@ -6,15 +6,17 @@
 // full) fsyncs the database file while every queued write waits. It was 12.7 % of the server's
 // CPU on the write path (docs/performance.md). Here the writer's connection has no automatic
 // checkpoint; its WAL hook (Attach) tells the checkpointer how long the log is after each commit,
-// and once it reaches `start_pages` the checkpointer runs a PASSIVE checkpoint on a connection of
-// its own: that never blocks the writer or a reader, and copies every frame no reader still needs.
-// The next write transaction after a complete checkpoint starts the log from its beginning again,
-// as with the automatic checkpoint, so the file does not grow.
+// and once `start_pages` frames have been appended since what was last copied, the checkpointer
+// runs a PASSIVE checkpoint on a connection of its own: that never blocks the writer or a reader,
+// and copies every frame no reader still needs.
 //
-// Should checkpoints fall behind anyway (long readers pin old frames, or the disk is slower than
-// the writes), the log is bounded: at `inline_pages` the hook checkpoints in the commit itself,
-// as SQLite would have done all along. Durability does not change: a commit is durable in the
-// log before any checkpoint, and kill -9 in the middle of one loses nothing (the log is replayed).
+// The log starts again from its beginning only at a write transaction that finds every frame
+// copied, which a checkpoint running beside continuous writes never leaves. So at `inline_pages`
+// the hook checkpoints in the commit itself, as SQLite would have done all along: it copies only
+// what the thread has not yet (less than `start_pages`), and the next write restarts the log,
+// which therefore stays below about `inline_pages`. Durability does not change: a commit is
+// durable in the log before any checkpoint, and kill -9 in the middle of one loses nothing (the
+// log is replayed).
 #pragma once
 
 #include <sqlite3.h>
@@ -37,8 +39,8 @@ namespace cairn::store::sqlite {
 class WalCheckpointer {
  public:
   struct Options {
-    int64_t start_pages = 1000;    // SQLite's own automatic threshold
-    int64_t inline_pages = 16000;  // the writer checkpoints itself from here on (about 64 MiB)
+    int64_t start_pages = 1000;   // frames not yet copied that wake the thread (SQLite's threshold)
+    int64_t inline_pages = 4000;  // the writer checkpoints itself from here on (16 MiB of 4 KiB pages)
   };
 
   // Opens its own connection to `path` (with `synchronous`, which decides whether a checkpoint
@@ -76,6 +78,8 @@ class WalCheckpointer {
   Histogram* seconds_ = nullptr;
   std::atomic<int64_t> background_{0};
   std::atomic<int64_t> inline_{0};
+  // Frames of the log the last checkpoint copied; a log shorter than that has started again.
+  std::atomic<int64_t> copied_{0};
   std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable done_;
