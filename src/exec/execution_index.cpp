@@ -117,13 +117,32 @@ Result<ExecutionPage> ExecutionIndex::List(const std::string& owner_id, const Ex
   return out;
 }
 
+namespace {
+
+// Whether the in-flight view of a run whose stored record says paused is the newer: a paused run
+// that goes on again is in flight while its record still says paused, and starts from that
+// record's steps. A run that has just written its pause is still registered for a moment with
+// the view it started with, fewer steps ago than the record: the record is the newer then.
+bool InFlightIsNewer(const json::object& in_flight, const json::object& paused_record) {
+  auto steps = [](const json::object& record) {
+    const json::value* count = record.if_contains("step_count");
+    return count && count->is_int64() ? count->as_int64() : 0;
+  };
+  return steps(in_flight) >= steps(paused_record);
+}
+
+}  // namespace
+
 Result<json::object> ExecutionIndex::Get(const std::string& owner_id, const std::string& id) {
   CAIRN_ASSIGN_OR_RETURN(std::optional<model::Breadcrumb> stored, FindRecord(store_, owner_id, id));
-  // A paused run that goes on again is in flight while its record still says paused.
-  if (stored && ExecutionStatus(stored->context) != "paused") return ExecutionRecordView(*stored);
-  if (auto running = runs_.Find(owner_id, id)) return *running;
-  if (stored) return ExecutionRecordView(*stored);
-  return Status::NotFound("execution " + id + " not found");
+  if (!stored) {
+    if (auto running = runs_.Find(owner_id, id)) return *running;  // not recorded yet
+    return Status::NotFound("execution " + id + " not found");
+  }
+  json::object view = ExecutionRecordView(*stored);
+  if (StringMember(view, "status") != "paused") return view;
+  if (auto running = runs_.Find(owner_id, id); running && InFlightIsNewer(*running, view)) return *running;
+  return view;
 }
 
 Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std::string& id) {
@@ -146,8 +165,9 @@ Result<json::object> ExecutionIndex::Tree(const std::string& owner_id, const std
   }
   for (auto& record : runs_.InFlight(owner_id, root)) {
     auto [it, added] = all.try_emplace(StringMember(record, "id"), record);
-    // A paused run going on again: in flight, its record still says paused.
-    if (!added && StringMember(it->second, "status") == "paused") it->second = std::move(record);
+    if (!added && StringMember(it->second, "status") == "paused" && InFlightIsNewer(record, it->second)) {
+      it->second = std::move(record);
+    }
   }
   CAIRN_ASSIGN_OR_RETURN(auto tasks, TasksOfTree(store_, owner_id, root, kMaxTreeNodes));
   auto with_tasks = [&](json::object& node, const std::string& node_id) {
