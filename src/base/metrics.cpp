@@ -20,16 +20,15 @@ std::string EscapeLabelValue(std::string_view value) {
   return out;
 }
 
-// Whether a series' labels name no tenant, or `tenant` (label sets are written by cairn, as
-// name="escaped value" pairs joined by commas).
-bool OfTenantOrNone(std::string_view labels, std::string_view tenant) {
+// Whether a series' labels name no tenant, or the tenant whose escaped label value is
+// `escaped_tenant` (label sets are written by cairn, as name="escaped value" pairs joined by commas).
+bool OfTenantOrNone(std::string_view labels, std::string_view escaped_tenant) {
   constexpr std::string_view kKey = "tenant=\"";
   size_t at = labels.find(kKey);
   while (at != std::string_view::npos && at != 0 && labels[at - 1] != ',') at = labels.find(kKey, at + 1);
   if (at == std::string_view::npos) return true;
   std::string_view rest = labels.substr(at + kKey.size());
-  std::string escaped = EscapeLabelValue(tenant);
-  return rest.starts_with(escaped) && rest.size() > escaped.size() && rest[escaped.size()] == '"';
+  return rest.starts_with(escaped_tenant) && rest.size() > escaped_tenant.size() && rest[escaped_tenant.size()] == '"';
 }
 
 }  // namespace
@@ -95,17 +94,19 @@ void MetricsRegistry::AddGauge(const std::string& name, const std::string& help,
 }
 
 std::string MetricsRegistry::RenderPrometheus(std::string_view only_tenant) const {
+  const std::string escaped_tenant = EscapeLabelValue(only_tenant);
+  auto shown = [&](const std::string& labels) { return only_tenant.empty() || OfTenantOrNone(labels, escaped_tenant); };
   std::lock_guard lock(mu_);
   std::string out;
   for (const auto& [name, family] : families_) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, family.help, name, family.type);
     for (const auto& [labels, counter] : family.counters) {
-      if (!only_tenant.empty() && !OfTenantOrNone(labels, only_tenant)) continue;
+      if (!shown(labels)) continue;
       std::string braces = labels.empty() ? "" : "{" + labels + "}";
       out += fmt::format("{}{} {}\n", name, braces, counter->value());
     }
     for (const auto& [labels, histogram] : family.histograms) {
-      if (only_tenant.empty() || OfTenantOrNone(labels, only_tenant)) histogram->Render(name, labels, out);
+      if (shown(labels)) histogram->Render(name, labels, out);
     }
     if (family.gauge) out += fmt::format("{} {}\n", name, family.gauge());
   }

@@ -10,7 +10,6 @@
 #include <cctype>
 
 #include "base/log.h"
-#include "model/reserved.h"
 #include "server/error_response.h"
 #include "server/http_framing.h"
 #include "server/request_auth.h"
@@ -184,13 +183,7 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
   if (auto refusal = AuthenticateRequest(request, route->access, ctx_.options.guards)) {
     return Send(std::move(*refusal), keep_alive, route, true);
   }
-  // The tenant it acts in: its principal's, or the default one with --auth=none (a public route
-  // with auth on has none).
-  if (request.principal) {
-    ctx_.request_metrics.RecordTenant(request.principal->tenant);
-  } else if (!ctx_.options.guards.authenticator) {
-    ctx_.request_metrics.RecordTenant(model::kDefaultTenant);
-  }
+  if (auto tenant = ActingTenant(request, ctx_.options.guards)) ctx_.request_metrics.RecordTenant(*tenant);
   if (route->dispatch == Dispatch::kInline) return Send(Invoke(*route, request), keep_alive, route, true);
   boost::asio::post(ctx_.workers, [self = shared_from_this(), route, request = std::move(request), keep_alive] {
     HttpResponse response = Invoke(*route, request);

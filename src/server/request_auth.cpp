@@ -55,27 +55,25 @@ Status AuthorizeRoute(const auth::Principal* principal, const RouteAccess& acces
   return Status::Ok();
 }
 
+std::optional<std::string_view> ActingTenant(const HttpRequest& request, const RequestGuards& guards) {
+  if (request.principal) return std::string_view(request.principal->tenant);
+  if (!guards.authenticator) return std::string_view(model::kDefaultTenant);
+  return std::nullopt;
+}
+
 std::optional<HttpResponse> AuthenticateRequest(HttpRequest& request, const RouteAccess& access,
                                                 const RequestGuards& guards) {
   if (Status allowed = Authenticate(request, access, guards.authenticator); !allowed.ok()) return ErrorResponse(allowed);
-  if (!request.principal) {
-    // --auth=none: one tenant, the default, whose bucket every request but a public route's takes
-    // from (a public route with auth on has no tenant and no bucket).
-    if (!guards.authenticator && guards.tenant_rate && access.kind != RouteAccess::Kind::kPublic) {
-      if (auto wait = guards.tenant_rate->Take(model::kDefaultTenant)) {
-        return TooManyRequests("tenant " + std::string(model::kDefaultTenant), *wait);
-      }
-    }
-    return std::nullopt;
-  }
-  const auth::Principal& principal = *request.principal;
-  if (guards.principal_rate) {
-    if (auto wait = guards.principal_rate->Take(principal.tenant + "/" + principal.id)) {
-      return TooManyRequests("principal " + principal.id, *wait);
+  const auth::Principal* principal = request.principal.get();
+  if (principal && guards.principal_rate) {
+    if (auto wait = guards.principal_rate->Take(principal->tenant + "/" + principal->id)) {
+      return TooManyRequests("principal " + principal->id, *wait);
     }
   }
-  if (guards.tenant_rate) {
-    if (auto wait = guards.tenant_rate->Take(principal.tenant)) return TooManyRequests("tenant " + principal.tenant, *wait);
+  // Without a principal (--auth=none) a public route, such as a health check, takes no token.
+  std::optional<std::string_view> tenant = ActingTenant(request, guards);
+  if (tenant && guards.tenant_rate && (principal || access.kind != RouteAccess::Kind::kPublic)) {
+    if (auto wait = guards.tenant_rate->Take(std::string(*tenant))) return TooManyRequests("tenant " + std::string(*tenant), *wait);
   }
   return std::nullopt;
 }

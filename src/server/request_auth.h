@@ -13,6 +13,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "auth/authenticator.h"
 #include "auth/rate_limiter.h"
@@ -33,6 +34,10 @@ struct RequestGuards {
 // principal (--auth=none) may use every route. For requests made inside the server on a client's
 // behalf (POST /mcp's API calls), which do not pass through AuthenticateRequest again.
 Status AuthorizeRoute(const auth::Principal* principal, const RouteAccess& access);
+
+// The tenant an authenticated request acts in: its principal's, or the default tenant with
+// --auth=none; nullopt for a request without a principal while auth is on (a public route).
+std::optional<std::string_view> ActingTenant(const HttpRequest& request, const RequestGuards& guards);
 
 // nullopt when the request may go on (with request.principal set); else the answer refusing it.
 std::optional<HttpResponse> AuthenticateRequest(HttpRequest& request, const RouteAccess& access,
