@@ -117,7 +117,11 @@ EmbeddingStatus EmbeddingWorker::GetStatus() const {
   status.model = embedder_.model();
   status.dimension = embedder_.dimension();
   status.cursor = cursor_.load();
-  status.last_event_seq = bus_.LastSeq();
+  // The committed log, not the bus: the bus publishes on its own thread after the commit, and a
+  // client that polls the status after an acknowledged write must not see a backlog of 0 before
+  // its write's event is counted.
+  auto stats = records_.Stats();
+  status.last_event_seq = std::max(bus_.LastSeq(), stats.ok() ? stats->last_event_seq : 0);
   status.filling = filling_.load();
   status.backlog = status.filling ? std::max<int64_t>(1, status.last_event_seq - status.cursor)
                                   : std::max<int64_t>(0, status.last_event_seq - status.cursor);

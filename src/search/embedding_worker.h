@@ -69,7 +69,7 @@ struct EmbeddingStatus {
   std::string model;
   size_t dimension = 0;
   int64_t cursor = 0;          // the last event seq whose vectors are stored
-  int64_t last_event_seq = 0;  // the newest event on the bus
+  int64_t last_event_seq = 0;  // the newest committed event
   int64_t backlog = 0;         // events not yet gone through (last_event_seq - cursor), 0 when caught up
   bool filling = false;        // filling in the vectors of records written before the model
   int64_t vectors = 0;
