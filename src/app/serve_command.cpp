@@ -268,6 +268,7 @@ int RunServe(const std::vector<std::string>& args) {
   delivery.retry.base_backoff = std::chrono::milliseconds(settings.GetInt("webhook_backoff_base_ms"));
   delivery.retry.max_backoff = std::chrono::milliseconds(settings.GetInt("webhook_backoff_max_ms"));
   delivery.attempt_timeout = std::chrono::milliseconds(settings.GetInt("webhook_timeout_ms"));
+  delivery.attempt_threads = static_cast<int>(settings.GetInt("webhook_attempt_threads"));
   delivery.max_context_bytes = static_cast<size_t>(settings.GetInt("event_context_max_bytes"));
   delivery.resolve_secret = resolve_secret;
   auto jitter = [] {
@@ -321,6 +322,7 @@ int RunServe(const std::vector<std::string>& args) {
   exec::Runtime runtime(runtime_options);
   exec::HostOptions host_options;
   host_options.max_depth = settings.GetInt("executor_max_depth");
+  host_options.consumer_threads = static_cast<int>(settings.GetInt("executor_consumer_threads"));
   host_options.searcher = &searcher;
   host_options.reader_for = delivery.reader_for;  // a run reads what its trigger's writer may read
   exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, runtime, host_options,

@@ -1,15 +1,14 @@
 #include "exec/executor_host.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <set>
-#include <thread>
 
 #include "base/json_util.h"
 #include "base/log.h"
 #include "base/time_format.h"
+#include "bus/consumer_pool.h"
 #include "exec/context_assembler.h"
 #include "exec/context_budget.h"
 #include "exec/execution_record.h"
@@ -31,6 +30,9 @@ struct ExecutorHost::Shared {
   const Clock& clock;
   Runtime& runtime;
   HostOptions options;
+  // The consumers' steps (reading the bus, dispatching triggers, saving cursors), on a fixed set of
+  // threads whatever the number of executors; the runs themselves go to the runtime's pools.
+  bus::ConsumerPool consumers{options.consumer_threads, options.cursor_save_interval, "executors"};
   JobGroup jobs;  // the host's runs on the runtime's pools
   std::atomic<bool> stopping{false};
   // "<consumer id> <trigger key>" of the runs in flight, host-wide: a consumer replaced while its
@@ -164,6 +166,9 @@ Result<bool> AnswerStored(store::Store& store, const std::string& owner_id, cons
 // order, when it wakes).
 constexpr int64_t kWakeLag = 1024;
 
+// Batches a consumer reads in one step before it lets the other consumers have the thread.
+constexpr int kBatchesPerStep = 4;
+
 bool Transient(StatusCode code) {
   return code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted ||
          code == StatusCode::kInsufficientStorage;
@@ -194,16 +199,13 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       std::lock_guard lock(interest_mu_);
       interest_ = loaded_;
     }
-    // Woken only by events that can trigger the executor or concern its definition; the others
-    // are read in order with the next wake-up (at the latest every cursor_save_interval).
-    subscription_ = shared_->bus.SubscribeWhen(
-        [this] {
-          std::lock_guard lock(mu_);
-          woken_ = true;
-          cv_.notify_all();
-        },
-        [this](const model::Event& event) { return Concerns(event); }, kWakeLag);
-    thread_ = std::thread([this] { Loop(); });
+    // Its steps run on the host's consumer pool: woken only by events that can trigger the
+    // executor or concern its definition; the others are read in order with the next wake-up (at
+    // the latest at the pool's tick, every cursor_save_interval).
+    member_ = shared_->consumers.Add([this] { Step(); });
+    subscription_ = shared_->bus.SubscribeWhen([this] { member_->Wake(); },
+                                               [this](const model::Event& event) { return Concerns(event); }, kWakeLag);
+    member_->Wake();  // a read after the subscription: a commit in between is not missed
     return Status::Ok();
   }
 
@@ -213,19 +215,22 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       std::lock_guard lock(interest_mu_);
       interest_ = next;
     }
-    std::lock_guard lock(mu_);
-    loaded_ = std::move(next);
-    cv_.notify_all();
+    {
+      std::lock_guard lock(mu_);
+      loaded_ = std::move(next);
+    }
+    member_->Wake();
   }
 
+  // Not from the consumer's own step (DefinitionFollower).
   void Stop() {
     {
       std::lock_guard lock(mu_);
       stop_ = true;
     }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
     subscription_.reset();
+    if (member_) member_->Remove();  // waits for a step in progress; none starts after
+    SaveCursor(true);
   }
 
  private:
@@ -253,24 +258,37 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     return false;
   }
 
-  void Loop() {
-    Recover();
-    while (true) {
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait_for(lock, shared_->options.cursor_save_interval, [this] { return stop_ || woken_; });
-        if (stop_) break;
-        woken_ = false;
-      }
-      ReadAvailable();
-      RunAnswered();
-      SaveCursor(false);
+  // One turn on the consumer pool: the runs to start again, then the events after the read
+  // position, until a run slot is missing or a few batches were read (it wakes itself to go on,
+  // so one consumer catching up does not hold a pool thread from the others).
+  void Step() {
+    if (Stopping()) return;
+    if (!recovered_) {
+      recovered_ = true;
+      Recover();
     }
-    SaveCursor(true);
+    if (RunAgain() && DispatchHeld()) ReadAvailable();
+    SaveCursor(Stopping());  // a consumer that retired saves where it stopped
+  }
+
+  // Considers the held events (read, followed and observed, but not yet dispatched: no run slot
+  // was free), then moves the read position past them. False while some remain held.
+  bool DispatchHeld() {
+    while (!held_.empty()) {
+      if (!Consider(held_.front(), true)) return false;
+      held_.pop_front();
+    }
+    if (held_until_ > 0) {
+      std::lock_guard lock(mu_);
+      read_pos_ = held_until_;
+      held_until_ = 0;
+    }
+    return true;
   }
 
   void ReadAvailable() {
-    while (!Stopping()) {
+    for (int batches = 0; !Stopping(); ++batches) {
+      if (batches == kBatchesPerStep) return member_->Wake();
       auto events = shared_->bus.Read(read_pos_, shared_->options.read_batch);
       if (!events.ok()) {
         CAIRN_LOG_WARN("executor {}: reading events failed: {}", loaded()->spec.consumer_id, events.status().message());
@@ -282,7 +300,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
           if (!FollowDefinition(*event)) return;  // the definition is gone
           loaded()->executor->Observe(*event);
           AnswersPaused(*event, true);
-          if (!Consider(event, true)) return;  // stopping
+          if (!Consider(event, true)) return Hold({event}, event->seq);  // stopping, or no slot
           std::lock_guard lock(mu_);
           read_pos_ = event->seq;
         }
@@ -326,20 +344,32 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   }
 
   // Considers `events` (read in seq order), highest priority first, and moves the read position
-  // past them. False when stopping: the read position stays before them all, so they are read
-  // again (a trigger claimed meanwhile is recognised by its claim).
+  // past them. False when stopping or out of run slots: the rest are held (DispatchHeld) and the
+  // read position stays before them all.
   bool DispatchByPriority(std::vector<bus::EventPtr>& events) {
     if (events.empty()) return true;
     std::vector<std::pair<int, bus::EventPtr>> ordered;
     for (const auto& event : events) ordered.emplace_back(PriorityOf(*event), event);
     std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (const auto& [priority, event] : ordered) {
-      if (!Consider(event, true)) return false;
+    for (size_t i = 0; i < ordered.size(); ++i) {
+      if (Consider(ordered[i].second, true)) continue;
+      std::deque<bus::EventPtr> rest;
+      for (size_t j = i; j < ordered.size(); ++j) rest.push_back(ordered[j].second);
+      Hold(std::move(rest), events.back()->seq);
+      events.clear();
+      return false;
     }
     std::lock_guard lock(mu_);
     read_pos_ = events.back()->seq;
     events.clear();
     return true;
+  }
+
+  // Keeps `events` for the next step (DispatchHeld), which moves the read position to `until`
+  // once they are all dispatched.
+  void Hold(std::deque<bus::EventPtr> events, int64_t until) {
+    held_ = std::move(events);
+    held_until_ = until;
   }
 
   // Hands an event about the executor's own definition to the follower. False when the consumer
@@ -360,8 +390,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     return stop_;
   }
 
-  // Dispatches `event` if it triggers this executor. Blocks while the executor is at its
-  // concurrency limit. Returns false when stopping (the event stays unread).
+  // Dispatches `event` if it triggers this executor. Returns false, doing nothing, when stopping
+  // or when the executor is at its concurrency limit (a finishing run wakes the consumer).
   bool Consider(const bus::EventPtr& event, bool live) {
     std::shared_ptr<const Loaded> current = loaded();
     const ExecutorSpec& spec = current->spec;
@@ -382,10 +412,9 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       if (shared_->in_flight.count(key)) return true;
     }
     {
-      std::unique_lock lock(mu_);
+      std::lock_guard lock(mu_);
       int limit = std::max(1, std::min(loaded_->spec.concurrency, shared_->options.max_concurrency));
-      cv_.wait(lock, [&] { return stop_ || running_ < limit; });
-      if (stop_) return false;
+      if (stop_ || running_ >= limit) return false;
       ++running_;
       if (live) unsettled_.insert(event->seq);
     }
@@ -487,33 +516,32 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     return true;
   }
 
-  void Wake() {
-    std::lock_guard lock(mu_);
-    woken_ = true;
-    cv_.notify_all();
-  }
+  void Wake() { member_->Wake(); }
 
   // paused_mu_ held: queues the paused run of `trigger` and forgets everything it awaited.
   void TakePausedLocked(bus::EventPtr trigger) {
     for (auto it = paused_.begin(); it != paused_.end();) {
       it = it->second == trigger ? paused_.erase(it) : std::next(it);
     }
-    answered_.push_back(std::move(trigger));
+    CAIRN_LOG_DEBUG("executor: {} was answered; its paused run goes on", TriggerKey(*trigger));
+    again_.push_back(std::move(trigger));
   }
 
-  // Runs again the paused runs whose answers came (on the consumer thread).
-  void RunAnswered() {
+  // Starts the runs queued to run again (answered paused runs, interrupted runs found at start),
+  // in a consumer step. False when one could not start (stopping, no run slot): it stays queued.
+  bool RunAgain() {
     while (!Stopping()) {
       bus::EventPtr trigger;
       {
         std::lock_guard lock(paused_mu_);
-        if (answered_.empty()) return;
-        trigger = std::move(answered_.front());
-        answered_.pop_front();
+        if (again_.empty()) return true;
+        trigger = again_.front();
       }
-      CAIRN_LOG_DEBUG("executor {}: {} was answered; its paused run goes on", loaded()->spec.actor, TriggerKey(*trigger));
-      if (!Consider(trigger, false)) return;
+      if (!Consider(trigger, false)) return false;
+      std::lock_guard lock(paused_mu_);
+      again_.pop_front();
     }
+    return false;
   }
 
   void RunJob(const Loaded& loaded, const model::Event& event, const std::string& key, bool live) {
@@ -694,7 +722,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       std::lock_guard lock(mu_);
       --running_;
     }
-    cv_.notify_all();
+    member_->Wake();  // a run slot is free
   }
 
   // Saves the position before the oldest unsettled event, when it moved (at most once per
@@ -713,22 +741,34 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       if (!due || (watermark == saved_ && releasable_.empty())) return;
       last_save_ = now;
     }
-    if (watermark != saved_) {
+    // Iterators stay valid while runs note more (a multimap's nodes do not move).
+    std::vector<std::multimap<int64_t, std::string>::iterator> released_here;
+    std::vector<std::string> releasable;
+    {
+      std::lock_guard lock(mu_);
+      for (auto it = releasable_.begin(); it != releasable_.end() && it->first <= watermark; ++it) {
+        released_here.push_back(it);
+        releasable.push_back(it->second);
+      }
+    }
+    if (watermark != saved_ && releasable.empty() && !force) {
+      // Nothing waits for this save (no claim to release): it rides on the writer's next commit
+      // instead of costing one of its own. A save lost in a crash only replays events whose
+      // triggers are recognised by their claims.
+      shared_->cursors.SaveCursorSoon(id, watermark);
+    } else if (watermark != saved_) {
       Status saved = shared_->cursors.SaveCursor(id, watermark);
       if (!saved.ok()) {
         CAIRN_LOG_WARN("executor {}: saving the cursor failed: {}", id, saved.message());
         return;
       }
     }
-    std::vector<std::string> releasable;
     {
       std::lock_guard lock(mu_);
       saved_ = watermark;
-      while (!releasable_.empty() && releasable_.begin()->first <= saved_) {
-        releasable.push_back(releasable_.begin()->second);
-        releasable_.erase(releasable_.begin());
-      }
+      for (auto it : released_here) releasable_.erase(it);
     }
+    if (releasable.empty()) return;
     if (Status released = shared_->claims.ReleaseClaims(id, releasable); !released.ok()) {
       CAIRN_LOG_WARN("executor {}: releasing finished claims failed: {}", id, released.message());
     }
@@ -773,16 +813,16 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         continue;
       }
       CAIRN_LOG_INFO("executor {}: running {} again after an interrupted attempt", spec.actor, claim.trigger_key);
-      if (!Consider(std::make_shared<const model::Event>(std::move(event)), false)) return;
+      std::lock_guard lock(paused_mu_);
+      again_.push_back(std::make_shared<const model::Event>(std::move(event)));
     }
   }
 
   std::shared_ptr<Shared> shared_;
   const DefinitionFollower follow_;
   std::mutex mu_;
-  std::condition_variable cv_;
   bool stop_ = false;
-  bool woken_ = true;  // read once at start
+  bool recovered_ = false;  // the first step looked for interrupted runs
   std::shared_ptr<const Loaded> loaded_;
   std::mutex interest_mu_;
   std::shared_ptr<const Loaded> interest_;  // loaded_, for Concerns on the bus thread (interest_mu_)
@@ -792,13 +832,17 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   // answered, to run again. paused_mu_ is taken last and never held while calling out.
   std::mutex paused_mu_;
   std::map<std::string, bus::EventPtr> paused_;
-  std::deque<bus::EventPtr> answered_;
+  std::deque<bus::EventPtr> again_;  // runs to start again: answered while paused, or interrupted
+  // Read and observed but not yet dispatched (no run slot was free), and where the read position
+  // goes once they are: only the consumer's steps touch them.
+  std::deque<bus::EventPtr> held_;
+  int64_t held_until_ = 0;
   std::multimap<int64_t, std::string> releasable_;  // trigger seq -> key of finished runs' claims
   int64_t read_pos_ = 0;
   int64_t saved_ = 0;
   std::chrono::steady_clock::time_point last_save_{};
+  std::unique_ptr<bus::ConsumerPool::Member> member_;  // before subscription_: it wakes the member
   std::unique_ptr<bus::Subscription> subscription_;
-  std::thread thread_;
 };
 
 ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, store::ClaimStore& claims,
@@ -819,6 +863,17 @@ ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, sto
     shared_->dropped = &metrics->GetCounter("cairn_executor_triggers_dropped_total",
                                             "Triggers past the depth limit, dropped without an answer");
     shared_->run_seconds = &metrics->GetHistogram("cairn_executor_run_seconds", "Executor run time, claim to response");
+    // Weak: the registry may outlive the host.
+    metrics->AddGauge("cairn_executor_consumers", "Executors following the event stream (on cairn_executor_consumer_threads)",
+                      [weak = std::weak_ptr<Shared>(shared_)] {
+                        auto shared = weak.lock();
+                        return shared ? static_cast<double>(shared->consumers.members()) : 0.0;
+                      });
+    metrics->AddGauge("cairn_executor_consumer_threads", "Threads that read the event stream for every executor",
+                      [weak = std::weak_ptr<Shared>(shared_)] {
+                        auto shared = weak.lock();
+                        return shared ? static_cast<double>(shared->consumers.threads()) : 0.0;
+                      });
   }
 }
 
@@ -889,6 +944,7 @@ void ExecutorHost::Stop() {
   }
   shared_->stopping = true;
   for (auto& [id, consumer] : consumers) consumer->Stop();
+  shared_->consumers.Stop();
   shared_->jobs.Stop();  // cancels the runs in flight and waits for them
 }
 

@@ -26,9 +26,12 @@
 // or found stored when it paused), when its tree is cancelled (it starts cancelled), and after a
 // restart (its claim). The end then updates the paused record.
 //
-// Concurrency: each executor runs at most spec.concurrency triggers at once (its consumer waits
-// for a slot, so a busy executor holds back only its own stream); the runs are jobs on the
-// runtime's pools (runtime.h), shared with session runs. Stop() cancels the host's runs in flight
+// Concurrency: each executor's consumer is a member of the host's ConsumerPool
+// (bus/consumer_pool.h): a few threads read the bus for every executor, so a thousand definitions
+// add no threads. Each executor runs at most spec.concurrency triggers at once (at its limit its
+// consumer holds the trigger and returns; a finishing run wakes it, so a busy executor holds back
+// only its own stream); the runs are jobs on the runtime's pools (runtime.h), shared with session
+// runs. Stop() cancels the host's runs in flight
 // and writes nothing for them: they run again after restart.
 #pragma once
 
@@ -61,6 +64,9 @@ struct HostOptions {
   int max_concurrency = 64;  // cap on any executor's own concurrency
   size_t read_batch = 256;   // events read from the bus at a time
   std::chrono::milliseconds cursor_save_interval{250};
+  // Threads that read the bus for every executor (their runs go to the runtime's pools): fixed,
+  // however many executors there are.
+  int consumer_threads = 2;
   const search::Searcher* searcher = nullptr;  // for fetch: search|vector subscriptions; may be null
   // A run's context holds only what the principal that wrote its trigger may read; null: everything.
   ReaderFor reader_for = nullptr;
@@ -76,11 +82,11 @@ class ExecutorHost {
   ExecutorHost(const ExecutorHost&) = delete;
   ExecutorHost& operator=(const ExecutorHost&) = delete;
 
-  // Called on the consumer thread with each event about the executor's own definition
+  // Called in a step of the consumer with each event about the executor's own definition
   // (spec.definition_id), before the events after it: a reload done from here (Upsert) applies
   // from the next event on, so a request written after a definition changed is never run by the
   // old one. Returning false stops the consumer there (the definition is gone); it must not call
-  // Remove for its own consumer (the caller's thread would join itself).
+  // Remove for its own consumer (Remove waits for the step it would be called from).
   using DefinitionFollower = std::function<bool(const model::Event&)>;
 
   // Starts the executor, or reloads it when one with the same consumer_id runs (later triggers

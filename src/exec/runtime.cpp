@@ -3,7 +3,8 @@
 namespace cairn::exec {
 
 Runtime::Runtime(RuntimeOptions options)
-    : pool_(options.workers), waiting_pool_(options.waiting_workers, options.waiting_workers_max) {}
+    : pool_(0, options.workers, options.idle_exit),
+      waiting_pool_(options.waiting_workers, options.waiting_workers_max, options.idle_exit) {}
 
 Runtime::~Runtime() { Stop(); }
 

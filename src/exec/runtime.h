@@ -10,6 +10,8 @@
 // submits through its own JobGroup, so it can stop alone; Stop() ends everything.
 #pragma once
 
+#include <chrono>
+
 #include "exec/run_registry.h"
 #include "exec/watchdog.h"
 #include "exec/worker_pool.h"
@@ -17,11 +19,14 @@
 namespace cairn::exec {
 
 struct RuntimeOptions {
-  int workers = 16;          // threads of `pool`
-  int waiting_workers = 64;  // threads `waiting_pool` starts with
+  int workers = 16;         // most threads of `pool` (started as runs need them)
+  int waiting_workers = 2;  // threads `waiting_pool` keeps ready when idle
   // What `waiting_pool` may grow to when every thread waits (a workflow's steps, nested
   // workflows and agents run on it too, and a waiting run must not wait for a thread).
   int waiting_workers_max = 1024;
+  // A thread started for a burst of runs ends after this long idle, so an idle server holds only
+  // the threads it keeps ready (0: never).
+  std::chrono::milliseconds idle_exit{10'000};
 };
 
 class Runtime {

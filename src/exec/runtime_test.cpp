@@ -203,6 +203,29 @@ TEST(WorkerPoolTest, AJobQueuedWhileEveryThreadWaitsGetsAThreadOfItsOwnUpToTheMa
   EXPECT_EQ(pool.threads(), 0u);
 }
 
+TEST(WorkerPoolTest, ThreadsStartedForABurstEndWhenIdleAndComeBackForTheNext) {
+  WorkerPool pool(0, 2, std::chrono::milliseconds(20));
+  EXPECT_EQ(pool.threads(), 0u);  // nothing kept ready
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::promise<void> a_ran, b_ran;
+  ASSERT_TRUE(pool.Submit([&] { a_ran.set_value(); released.wait(); }));
+  ASSERT_TRUE(pool.Submit([&] { b_ran.set_value(); released.wait(); }));
+  ASSERT_EQ(a_ran.get_future().wait_for(kPatience), std::future_status::ready);
+  ASSERT_EQ(b_ran.get_future().wait_for(kPatience), std::future_status::ready);
+  EXPECT_EQ(pool.threads(), 2u);
+  release.set_value();
+  // Idle for the exit time, both end (polled, with a deadline).
+  auto until = std::chrono::steady_clock::now() + kPatience;
+  while (pool.threads() > 0 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  EXPECT_EQ(pool.threads(), 0u);
+  std::promise<void> c_ran;
+  ASSERT_TRUE(pool.Submit([&] { c_ran.set_value(); }));
+  EXPECT_EQ(c_ran.get_future().wait_for(kPatience), std::future_status::ready);
+  pool.Stop();
+  EXPECT_EQ(pool.threads(), 0u);
+}
+
 TEST(RuntimeTest, StopCancelsWhatTheWatchdogGuards) {
   Runtime runtime(RuntimeOptions{1, 1});
   std::atomic<bool> cancelled{false};

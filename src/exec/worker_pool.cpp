@@ -4,23 +4,28 @@
 
 namespace cairn::exec {
 
-WorkerPool::WorkerPool(int threads, int max_threads)
-    : max_threads_(static_cast<size_t>(std::max({threads, max_threads, 1}))) {
+WorkerPool::WorkerPool(int threads, int max_threads, std::chrono::milliseconds idle_exit)
+    : min_threads_(static_cast<size_t>(std::max(threads, 0))),
+      max_threads_(static_cast<size_t>(std::max({threads, max_threads, 1}))),
+      idle_exit_(idle_exit) {
   std::lock_guard lock(mu_);
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  for (size_t i = 0; i < min_threads_; ++i) threads_.emplace_back([this] { Loop(); });
 }
 
 WorkerPool::~WorkerPool() { Stop(); }
 
 bool WorkerPool::Submit(std::function<void()> job) {
+  std::vector<std::thread> ended;
   {
     std::lock_guard lock(mu_);
     if (stopping_) return false;
     jobs_.push_back(std::move(job));
     // Every thread busy (waiting, perhaps, for what this job would do): one more.
     if (idle_ < jobs_.size() && threads_.size() < max_threads_) threads_.emplace_back([this] { Loop(); });
+    ended.swap(ended_);
   }
   wake_.notify_one();
+  for (auto& thread : ended) thread.join();  // they have left Loop: this does not wait
   return true;
 }
 
@@ -33,9 +38,11 @@ void WorkerPool::Stop() {
   std::vector<std::thread> threads;
   {
     std::lock_guard lock(mu_);
-    if (stopping_ && threads_.empty()) return;
+    if (stopping_ && threads_.empty() && ended_.empty()) return;
     stopping_ = true;
     threads.swap(threads_);
+    for (auto& thread : ended_) threads.push_back(std::move(thread));
+    ended_.clear();
   }
   wake_.notify_all();
   for (auto& thread : threads) thread.join();
@@ -47,8 +54,24 @@ void WorkerPool::Loop() {
     {
       std::unique_lock lock(mu_);
       ++idle_;
-      wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      auto ready = [this] { return stopping_ || !jobs_.empty(); };
+      bool woken = true;
+      if (idle_exit_.count() > 0 && threads_.size() > min_threads_) {
+        woken = wake_.wait_for(lock, idle_exit_, ready);
+      } else {
+        wake_.wait(lock, ready);
+      }
       --idle_;
+      if (!woken) {
+        if (threads_.size() <= min_threads_) continue;  // another thread ended first
+        // Idle for idle_exit beyond the threads kept ready: this one ends (Stop or Submit joins it).
+        auto self = std::find_if(threads_.begin(), threads_.end(),
+                                 [](const std::thread& t) { return t.get_id() == std::this_thread::get_id(); });
+        if (self == threads_.end()) continue;  // Stop took it: it is joined there
+        ended_.push_back(std::move(*self));
+        threads_.erase(self);
+        return;
+      }
       if (jobs_.empty()) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();

@@ -1,11 +1,13 @@
 // WorkerPool: a set of threads running submitted jobs in order of submission. It starts with
 // `threads` and, when a job is queued while no thread is idle, adds one, up to `max_threads`:
 // runs that wait for other runs (a workflow for its steps, which may be workflows and agents on
-// the same pool) then never wait for a thread that only they could free. Threads are not
-// retired (a pool grows only under such load, and stays within max_threads). The executor
-// host bounds what it submits (per-executor concurrency), so the queue needs no bound of its own.
+// the same pool) then never wait for a thread that only they could free. A thread beyond the
+// first `threads` that stays idle for `idle_exit` ends (0: never), so an idle server holds only
+// the threads it keeps ready, whatever its last burst of load needed. The executor host bounds
+// what it submits (per-executor concurrency), so the queue needs no bound of its own.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -18,7 +20,8 @@ namespace cairn::exec {
 class WorkerPool {
  public:
   // `max_threads` below `threads` means `threads` (a fixed pool).
-  explicit WorkerPool(int threads, int max_threads = 0);
+  explicit WorkerPool(int threads, int max_threads = 0,
+                      std::chrono::milliseconds idle_exit = std::chrono::milliseconds(0));
   ~WorkerPool();  // Stop()s
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -29,7 +32,7 @@ class WorkerPool {
   // Runs the jobs already queued, then joins the threads. Idempotent.
   void Stop();
 
-  // Threads started so far.
+  // Threads running now (started, not ended).
   size_t threads() const;
 
  private:
@@ -40,8 +43,11 @@ class WorkerPool {
   std::deque<std::function<void()>> jobs_;
   bool stopping_ = false;
   size_t idle_ = 0;  // threads waiting for a job
-  size_t max_threads_;
+  const size_t min_threads_;
+  const size_t max_threads_;
+  const std::chrono::milliseconds idle_exit_;
   std::vector<std::thread> threads_;
+  std::vector<std::thread> ended_;  // idle threads that ended, joined by the next Submit or Stop
 };
 
 }  // namespace cairn::exec

@@ -5,7 +5,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -29,6 +28,8 @@ constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
 constexpr auto kAcceptLogInterval = std::chrono::seconds(10);
 // Descriptors the listener keeps back while it accepts (see DescriptorReserve).
 constexpr size_t kReservedDescriptors = 16;
+// A worker thread started for a burst of requests ends after this long idle.
+constexpr auto kIdleWorkerExit = std::chrono::seconds(10);
 
 // File descriptors held back from accepting, so that accepts never take the last ones: when they
 // run out, the server still needs some for its own work (SQLite's temporary files, outgoing
@@ -76,9 +77,10 @@ class HttpServer::Impl {
   Impl(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus,
        bus::EphemeralHub* ephemeral)
       : options_(std::move(options)),
-        workers_(static_cast<size_t>(options_.worker_threads)),
-        catch_up_(2),
-        ctx_(options_, router, metrics, workers_.get_executor(), catch_up_.get_executor(), bus, ephemeral),
+        // Started as requests need them; idle ones end, so an idle server holds none.
+        workers_(0, options_.worker_threads, kIdleWorkerExit),
+        catch_up_(0, 2, kIdleWorkerExit),
+        ctx_(options_, router, metrics, workers_, catch_up_, bus, ephemeral),
         acceptor_(asio::make_strand(ioc_)),
         accept_backoff_(acceptor_.get_executor()),
         signals_(ioc_, SIGINT, SIGTERM) {}
@@ -136,8 +138,8 @@ class HttpServer::Impl {
     }
     ioc_.stop();
     for (auto& thread : io_threads) thread.join();
-    workers_.join();
-    catch_up_.join();
+    workers_.Stop();  // runs what was handed to it, then joins
+    catch_up_.Stop();
     CAIRN_LOG_INFO("http: stopped");
   }
 
@@ -218,8 +220,8 @@ class HttpServer::Impl {
 
   HttpServerOptions options_;
   asio::io_context ioc_;
-  asio::thread_pool workers_;
-  asio::thread_pool catch_up_;
+  exec::WorkerPool workers_;
+  exec::WorkerPool catch_up_;
   ServerContext ctx_;
   tcp::acceptor acceptor_;
   asio::steady_timer accept_backoff_;

@@ -185,7 +185,7 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
   }
   if (auto tenant = ActingTenant(request, ctx_.options.guards)) ctx_.request_metrics.RecordTenant(*tenant);
   if (route->dispatch == Dispatch::kInline) return Send(Invoke(*route, request), keep_alive, route, true);
-  boost::asio::post(ctx_.workers, [self = shared_from_this(), route, request = std::move(request), keep_alive] {
+  ctx_.workers.Submit([self = shared_from_this(), route, request = std::move(request), keep_alive] {
     HttpResponse response = Invoke(*route, request);
     boost::asio::post(self->stream_.get_executor(), [self, route, keep_alive, response = std::move(response)]() mutable {
       self->Send(std::move(response), keep_alive, route, true);

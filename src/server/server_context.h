@@ -1,7 +1,6 @@
 // State shared by the listener and every HTTP session of one HttpServer (internal header).
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -10,6 +9,7 @@
 #include "base/metrics.h"
 #include "bus/ephemeral_hub.h"
 #include "bus/event_bus.h"
+#include "exec/worker_pool.h"
 #include "server/http_server.h"
 #include "server/request_metrics.h"
 #include "server/sse_frame_cache.h"
@@ -45,9 +45,9 @@ class ConnectionSlot {
 };
 
 struct ServerContext {
-  ServerContext(const HttpServerOptions& o, const Router& r, MetricsRegistry& m, boost::asio::any_io_executor w,
-                boost::asio::any_io_executor catch_up, bus::EventBus* b, bus::EphemeralHub* e = nullptr)
-      : options(o), router(r), request_metrics(m, r), workers(std::move(w)), stream_catch_up(std::move(catch_up)),
+  ServerContext(const HttpServerOptions& o, const Router& r, MetricsRegistry& m, exec::WorkerPool& w,
+                exec::WorkerPool& catch_up, bus::EventBus* b, bus::EphemeralHub* e = nullptr)
+      : options(o), router(r), request_metrics(m, r), workers(w), stream_catch_up(catch_up),
         bus(b), ephemeral(e), sse_frames(8192, o.event_context_max_bytes),
         sse_ephemeral_dropped(m.GetCounter("cairn_sse_ephemeral_dropped_total",
                                            "Ephemeral events (agent.token) not sent: the stream's queue was full")),
@@ -63,10 +63,10 @@ struct ServerContext {
   const HttpServerOptions& options;
   const Router& router;
   RequestMetrics request_metrics;
-  boost::asio::any_io_executor workers;  // the blocking pool for Dispatch::kWorker handlers
+  exec::WorkerPool& workers;  // the blocking pool for Dispatch::kWorker handlers
   // Event-log reads of streams that fell behind the bus window: a pool of their own, so a crowd of
   // lagging streams cannot starve the writes on `workers`.
-  boost::asio::any_io_executor stream_catch_up;
+  exec::WorkerPool& stream_catch_up;
   bus::EventBus* bus;                     // for event streams; may be null
   bus::EphemeralHub* ephemeral;           // ephemeral events for streams that select them; may be null
   SseFrameCache sse_frames;

@@ -189,7 +189,7 @@ void SseStream::Pump() {
   pumping_ = true;
   if (ctx_.bus->InWindow(cursor_)) return OnEvents(ctx_.bus->Read(cursor_, kReadBatch));
   // Behind the window: the read touches the disk, so it runs on the worker pool.
-  asio::post(ctx_.stream_catch_up, [self = shared_from_this(), after = cursor_] {
+  ctx_.stream_catch_up.Submit([self = shared_from_this(), after = cursor_] {
     auto events = self->ctx_.bus->Read(after, kReadBatch);
     asio::post(self->stream_.get_executor(), [self, events = std::move(events)]() mutable {
       self->OnEvents(std::move(events));

@@ -1,9 +1,9 @@
 #include "server/webhooks/webhook_deliverer.h"
 
 #include <boost/json/serialize.hpp>
+#include <algorithm>
 #include <condition_variable>
 #include <set>
-#include <thread>
 
 #include "base/log.h"
 #include "model/event.h"
@@ -12,92 +12,218 @@
 namespace cairn::server::webhooks {
 namespace {
 
-// How long a thread waits before trying again after the store or the bus failed.
+// How long a worker waits before trying again after the store or the bus failed.
 constexpr std::chrono::milliseconds kErrorPause{1000};
+// How many events a webhook's cursor may fall behind the bus without the worker being woken (it
+// reads them all, in order, when it wakes: its selector skips them).
+constexpr int64_t kWakeLag = 1024;
+// The worker pool's tick: a webhook's step runs at least this often (its cursor moves past the
+// events it was not woken for, and is stored, when idle).
+constexpr std::chrono::milliseconds kTick{1000};
+// An attempt thread started for a burst of deliveries ends after this long idle.
+constexpr std::chrono::milliseconds kIdleAttemptThreadExit{10000};
 
 }  // namespace
 
+// A webhook's delivery, as steps on the deliverer's consumer pool: read events after the cursor,
+// skip those it does not get, and deliver the next one it gets, attempt by attempt. An attempt
+// runs on the attempt pool (it blocks on the network); the backoff between attempts is a timed
+// wake-up, so a failing endpoint holds no thread while it waits.
 class WebhookDeliverer::Worker {
  public:
   Worker(Shared& shared, store::Webhook hook, model::Selector selector)
       : shared_(shared), hook_(std::move(hook)), selector_(std::move(selector)) {
     if (shared_.options.reader_for) reader_ = shared_.options.reader_for(hook_.owner_id, hook_.created_by);
+    cursor_ = stored_ = hook_.cursor;
   }
   ~Worker() { Stop(); }
 
   const store::Webhook& hook() const { return hook_; }
 
   void Start() {
-    // Subscribe before the first read, so a commit between the two still wakes the thread.
-    subscription_ = shared_.bus.Subscribe([this] { Wake(); });
-    thread_ = std::thread([this] { Run(); });
+    member_ = shared_.consumers->Add([this] { Step(); });
+    subscription_ = shared_.bus.SubscribeWhen([this] { member_->Wake(); },
+                                              [this](const model::Event& event) { return Gets(event); }, kWakeLag);
+    member_->Wake();  // a read after the subscription: a commit in between is not missed
   }
 
+  // An attempt in flight is cancelled (its event stays undelivered and is retried after the next
+  // start); returns once it has ended.
   void Stop() {
     subscription_.reset();  // no wake-ups after this
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    stopping_ = true;       // also the sender's cancel flag
+    if (member_) member_->Remove();
+    std::unique_lock lock(mu_);
+    attempt_ended_.wait(lock, [this] { return !attempt_running_; });
   }
 
  private:
-  enum class Outcome { kDelivered, kDeadLettered, kStopped };
+  // The event being delivered, between its attempts.
+  struct Delivery {
+    bus::EventPtr event;
+    WebhookRequest request;
+    std::string payload;  // the dead letter's body when the request could not be built
+    int attempts = 0;
+    WebhookResponse response;  // of the last attempt
+    bool answered = false;     // an attempt ended since the last step looked
+    bool give_up = false;      // dead-letter it
+    std::chrono::steady_clock::time_point retry_at{};
+    bool wake_set = false;  // a timed wake-up for retry_at is set (one is enough)
+  };
 
-  void Wake() {
+  // Whether the webhook gets `event` (on the bus thread too: cheap, reads only what is const).
+  bool Gets(const model::Event& event) const {
+    return event.owner_id == hook_.owner_id && (!reader_ || event.MayBeReadBy(*reader_)) &&
+           model::Matches(selector_, event);
+  }
+
+  void Step() {
+    if (stopping_ || gone_) return;
     {
       std::lock_guard lock(mu_);
-      woken_ = true;
+      if (attempt_in_flight_) return;  // its end wakes the worker
     }
-    cv_.notify_all();
+    if (current_ && !GoOn()) return;
+    ReadAndDeliver();
   }
 
-  // Waits for `delay` unless stopped first; bus wake-ups do not end it. Returns false if stopped.
-  bool Pause(std::chrono::milliseconds delay) {
-    std::unique_lock lock(mu_);
-    return !cv_.wait_for(lock, delay, [this] { return stopping_.load(); });
+  void ReadAndDeliver() {
+    auto batch = shared_.bus.Read(cursor_, shared_.options.read_batch);
+    if (!batch.ok()) {
+      CAIRN_LOG_WARN("webhook {}: reading events failed: {}", hook_.id, batch.status().message());
+      return member_->WakeAfter(kErrorPause);
+    }
+    if (batch->empty()) {
+      if (cursor_ != stored_ && SaveCursor(cursor_)) stored_ = cursor_;
+      return;
+    }
+    for (const bus::EventPtr& event : *batch) {
+      if (!Gets(*event)) {
+        cursor_ = event->seq;  // stored lazily, with the next delivery or when idle
+        continue;
+      }
+      Begin(event);
+      if (!GoOn()) return;
+    }
+    member_->Wake();  // a full batch: more may follow
   }
 
-  void Run() {
-    int64_t cursor = hook_.cursor;  // the last event this thread is done with
-    int64_t stored = cursor;        // the last cursor written to the store
-    while (!stopping_) {
+  // Prepares the delivery of `event` (current_).
+  void Begin(const bus::EventPtr& event) {
+    Delivery delivery;
+    delivery.event = event;
+    const bool redact = reader_ && event->RedactsContextFor(*reader_);
+    std::string body = boost::json::serialize(model::EventView(*event, shared_.options.max_context_bytes, redact));
+    auto built = BuildDeliveryRequest(hook_, event->seq, body, shared_.options.attempt_timeout,
+                                      shared_.options.resolve_secret);
+    if (built.ok()) {
+      delivery.request = std::move(built).value();
+    } else {
+      // Nothing was sent, and no attempt would send it before the secret exists.
+      delivery.attempts = 1;
+      delivery.response.error = BuildFailureText(built.status());
+      delivery.payload = std::move(body);
+      delivery.give_up = true;
+    }
+    current_ = std::move(delivery);
+  }
+
+  // Moves the current delivery on: judges an attempt that ended, starts the next one when its
+  // backoff has passed, or dead-letters the event. True when the event is done with (reading goes
+  // on); false while it waits for an attempt, a backoff or the store.
+  bool GoOn() {
+    Delivery& d = *current_;
+    if (d.answered) {
+      d.answered = false;
+      AttemptVerdict verdict = d.response.refused ? AttemptVerdict::kPermanent : Classify(d.response.status);
+      if (verdict == AttemptVerdict::kDelivered) {
+        if (shared_.delivered) shared_.delivered->For(hook_.owner_id).Increment();
+        cursor_ = d.event->seq;
+        current_.reset();
+        // A failed cursor write only means a possible duplicate after a restart.
+        if (SaveCursor(cursor_)) stored_ = cursor_;
+        return true;
+      }
+      if (shared_.failed_attempts) shared_.failed_attempts->For(hook_.owner_id).Increment();
+      CAIRN_LOG_DEBUG("webhook {}: event {} attempt {} failed: {}", hook_.id, d.event->seq, d.attempts, d.response.error);
+      const RetryPolicy& retry = shared_.options.retry;
+      if (verdict == AttemptVerdict::kPermanent || d.attempts >= retry.max_attempts) {
+        d.give_up = true;
+      } else {
+        d.retry_at = std::chrono::steady_clock::now() +
+                     BackoffDelay(retry, d.attempts, d.response.retry_after_seconds, shared_.random01());
+        d.wake_set = false;
+      }
+    }
+    if (d.give_up) return DeadLetter();
+    auto now = std::chrono::steady_clock::now();
+    if (now < d.retry_at) {
+      if (!d.wake_set) member_->WakeAfter(std::chrono::ceil<std::chrono::milliseconds>(d.retry_at - now));
+      d.wake_set = true;
+      return false;
+    }
+    Attempt();
+    return false;
+  }
+
+  // Starts the next attempt of the current delivery on the attempt pool.
+  void Attempt() {
+    ++current_->attempts;
+    {
+      std::lock_guard lock(mu_);
+      attempt_in_flight_ = true;
+      attempt_running_ = true;
+    }
+    bool submitted = shared_.attempts->Submit([this] {
+      WebhookResponse response = shared_.sender.Send(current_->request, &stopping_);
       {
         std::lock_guard lock(mu_);
-        woken_ = false;  // cleared before reading, so a commit during the read is not missed
+        current_->response = std::move(response);
+        current_->answered = true;
+        attempt_in_flight_ = false;
       }
-      auto batch = shared_.bus.Read(cursor, shared_.options.read_batch);
-      if (!batch.ok()) {
-        CAIRN_LOG_WARN("webhook {}: reading events failed: {}", hook_.id, batch.status().message());
-        Pause(kErrorPause);
-        continue;
-      }
-      if (batch->empty()) {
-        if (cursor != stored && SaveCursor(cursor)) stored = cursor;
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return woken_ || stopping_; });
-        continue;
-      }
-      for (const bus::EventPtr& event : *batch) {
-        if (stopping_) return;
-        if (event->owner_id != hook_.owner_id || (reader_ && !event->MayBeReadBy(*reader_)) ||
-            !model::Matches(selector_, *event)) {
-          cursor = event->seq;  // stored lazily, with the next delivery or when idle
-          continue;
-        }
-        Outcome outcome = Deliver(*event);
-        if (outcome == Outcome::kStopped) return;
-        cursor = event->seq;
-        if (outcome == Outcome::kDelivered) {
-          // A failed cursor write only means a possible duplicate after a restart.
-          if (SaveCursor(cursor)) stored = cursor;
-        } else {
-          stored = cursor;  // DeadLetterAndAdvance stored it
-        }
-      }
+      member_->Wake();
+      std::lock_guard lock(mu_);
+      attempt_running_ = false;
+      attempt_ended_.notify_all();
+    });
+    if (!submitted) {  // stopping: the event stays undelivered
+      std::lock_guard lock(mu_);
+      attempt_in_flight_ = attempt_running_ = false;
+      attempt_ended_.notify_all();
     }
+  }
+
+  // Stores the current event as a dead letter and moves the cursor past it (one transaction).
+  // The dead letter must not be lost: a failure is tried again after a pause (a deleted webhook
+  // ends this).
+  bool DeadLetter() {
+    Delivery& d = *current_;
+    store::DeadLetter letter;
+    letter.webhook_id = hook_.id;
+    letter.owner_id = hook_.owner_id;
+    letter.event_seq = d.event->seq;
+    letter.payload = d.payload.empty() ? d.request.body : d.payload;
+    letter.attempts = d.attempts;
+    if (d.response.status != 0) letter.last_status = d.response.status;
+    letter.last_error = d.response.error;
+    auto stored = shared_.store.DeadLetterAndAdvance(letter);
+    if (stored.ok()) {
+      CAIRN_LOG_WARN("webhook {}: event {} dead-lettered after {} attempts: {}", hook_.id, d.event->seq, d.attempts,
+                     letter.last_error);
+      if (shared_.dead_lettered) shared_.dead_lettered->For(hook_.owner_id).Increment();
+      cursor_ = stored_ = d.event->seq;
+      current_.reset();
+      return true;
+    }
+    if (stored.status().code() == StatusCode::kNotFound) {  // being deleted: Refresh stops this worker
+      gone_ = true;
+      return false;
+    }
+    CAIRN_LOG_WARN("webhook {}: storing dead letter for event {} failed: {}", hook_.id, d.event->seq,
+                   stored.status().message());
+    member_->WakeAfter(kErrorPause);
+    return false;
   }
 
   bool SaveCursor(int64_t cursor) {
@@ -108,79 +234,31 @@ class WebhookDeliverer::Worker {
     return saved.ok();
   }
 
-  Outcome Deliver(const model::Event& event) {
-    const RetryPolicy& retry = shared_.options.retry;
-    const bool redact = reader_ && event.RedactsContextFor(*reader_);
-    std::string body = boost::json::serialize(model::EventView(event, shared_.options.max_context_bytes, redact));
-    WebhookResponse response;
-    int attempts = 0;
-    std::string payload;
-    auto built = BuildDeliveryRequest(hook_, event.seq, body, shared_.options.attempt_timeout,
-                                      shared_.options.resolve_secret);
-    if (!built.ok()) {
-      // Nothing was sent, and no attempt would send it before the secret exists.
-      attempts = 1;
-      response.error = BuildFailureText(built.status());
-      payload = std::move(body);
-    } else {
-      WebhookRequest& request = *built;
-      while (true) {
-        ++attempts;
-        response = shared_.sender.Send(request, &stopping_);
-        if (stopping_) return Outcome::kStopped;
-        AttemptVerdict verdict = response.refused ? AttemptVerdict::kPermanent : Classify(response.status);
-        if (verdict == AttemptVerdict::kDelivered) {
-          if (shared_.delivered) shared_.delivered->For(hook_.owner_id).Increment();
-          return Outcome::kDelivered;
-        }
-        if (shared_.failed_attempts) shared_.failed_attempts->For(hook_.owner_id).Increment();
-        CAIRN_LOG_DEBUG("webhook {}: event {} attempt {} failed: {}", hook_.id, event.seq, attempts, response.error);
-        if (verdict == AttemptVerdict::kPermanent || attempts >= retry.max_attempts) break;
-        auto delay = BackoffDelay(retry, attempts, response.retry_after_seconds, shared_.random01());
-        if (!Pause(delay)) return Outcome::kStopped;
-      }
-      payload = std::move(request.body);
-    }
-    store::DeadLetter letter;
-    letter.webhook_id = hook_.id;
-    letter.owner_id = hook_.owner_id;
-    letter.event_seq = event.seq;
-    letter.payload = std::move(payload);
-    letter.attempts = attempts;
-    if (response.status != 0) letter.last_status = response.status;
-    letter.last_error = response.error;
-    // The dead letter must not be lost: keep trying to store it (a deleted webhook ends this).
-    while (true) {
-      auto stored = shared_.store.DeadLetterAndAdvance(letter);
-      if (stored.ok()) {
-        CAIRN_LOG_WARN("webhook {}: event {} dead-lettered after {} attempts: {}", hook_.id, event.seq, attempts,
-                       letter.last_error);
-        if (shared_.dead_lettered) shared_.dead_lettered->For(hook_.owner_id).Increment();
-        return Outcome::kDeadLettered;
-      }
-      if (stored.status().code() == StatusCode::kNotFound) return Outcome::kStopped;
-      CAIRN_LOG_WARN("webhook {}: storing dead letter for event {} failed: {}", hook_.id, event.seq,
-                     stored.status().message());
-      if (!Pause(kErrorPause)) return Outcome::kStopped;
-    }
-  }
-
   Shared& shared_;
   const store::Webhook hook_;
   const model::Selector selector_;
   std::optional<model::AccessScope> reader_;  // whose read rights limit the deliveries (DelivererOptions::reader_for)
+  // Only the worker's steps (one at a time) touch these, and an attempt's job while
+  // attempt_in_flight_ (the step then touches none of current_).
+  int64_t cursor_ = 0;  // the last event the worker is done with
+  int64_t stored_ = 0;  // the last cursor written to the store
+  std::optional<Delivery> current_;
+  bool gone_ = false;
   std::mutex mu_;
-  std::condition_variable cv_;
-  bool woken_ = false;
-  std::atomic<bool> stopping_{false};  // also the sender's cancel flag
+  std::condition_variable attempt_ended_;
+  bool attempt_in_flight_ = false;  // until its response is in current_
+  bool attempt_running_ = false;    // until its job no longer touches the worker
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<bus::ConsumerPool::Member> member_;
   std::unique_ptr<bus::Subscription> subscription_;
-  std::thread thread_;
 };
 
 WebhookDeliverer::WebhookDeliverer(store::WebhookStore& store, bus::EventBus& bus, WebhookSender& sender,
                                    DelivererOptions options, std::function<double()> random01,
                                    MetricsRegistry* metrics)
-    : shared_{store, bus, sender, options, std::move(random01), nullptr, nullptr, nullptr} {
+    : shared_{store, bus, sender, options, std::move(random01), nullptr, nullptr, nullptr,
+              std::make_unique<bus::ConsumerPool>(1, kTick, "webhooks"),
+              std::make_unique<exec::WorkerPool>(0, std::max(1, options.attempt_threads), kIdleAttemptThreadExit)} {
   if (metrics) {
     shared_.delivered = std::make_unique<LabeledCounters>(*metrics, "cairn_webhook_deliveries_total",
                                                           "Webhook deliveries acknowledged with 2xx", "tenant");
@@ -241,6 +319,8 @@ void WebhookDeliverer::Stop() {
   std::lock_guard lock(mu_);
   stopped_ = true;
   workers_.clear();  // each Worker stops in its destructor
+  shared_.consumers->Stop();
+  shared_.attempts->Stop();
 }
 
 size_t WebhookDeliverer::running_webhooks() {

@@ -1,11 +1,14 @@
 // WebhookDeliverer: delivers committed events to webhooks, at least once, driven by the event
 // log (DESIGN.md §4).
 //
-// One delivery thread per active webhook, so a slow or failing endpoint only delays itself. Each
-// thread starts at the webhook's stored cursor, reads events after it from the bus (woken by the
-// bus on commits), skips events of other tenants or not matching the selector, and delivers the
-// rest one by one, in seq order: retries with backoff (RetryPolicy) until delivered or the last
-// attempt failed (then a dead letter). A refused attempt (WebhookResponse::refused: the outbound
+// Webhooks share a fixed set of threads, however many there are: each webhook's worker is a
+// member of the deliverer's consumer pool (bus/consumer_pool.h), woken by the events its selector
+// takes (and once in a while to move its cursor past the others); its HTTP attempts run on an
+// attempt pool of at most `attempt_threads` (started as attempts need them), and the backoff
+// between attempts holds no thread, so a slow or failing endpoint only delays itself. Each worker
+// starts at the webhook's stored cursor, skips events of other tenants or not matching the
+// selector, and delivers the rest one by one, in seq order: retries with backoff (RetryPolicy)
+// until delivered or the last attempt failed (then a dead letter). A refused attempt (WebhookResponse::refused: the outbound
 // policy refused the destination) is dead-lettered at once, with the policy's message, and so is
 // an event whose delivery names a secret the tenant lacks (last_error "secret_not_found: ...";
 // once the secret exists, POST /dlq/{id}/retry delivers it). The cursor is stored after each delivered or dead-lettered
@@ -13,8 +16,8 @@
 // delivered just before a crash may be delivered again (receivers deduplicate on
 // X-Cairn-Event-Id).
 //
-// Refresh() reconciles the threads with the store after a webhook is created, changed or deleted:
-// a changed webhook's thread is restarted with the new settings from its stored cursor.
+// Refresh() reconciles the workers with the store after a webhook is created, changed or deleted:
+// a changed webhook's worker is restarted with the new settings from its stored cursor.
 #pragma once
 
 #include <atomic>
@@ -26,7 +29,9 @@
 #include <string>
 
 #include "base/metrics.h"
+#include "bus/consumer_pool.h"
 #include "bus/event_bus.h"
+#include "exec/worker_pool.h"
 #include "model/access.h"
 #include "server/webhooks/delivery_policy.h"
 #include "server/webhooks/webhook_sender.h"
@@ -39,6 +44,7 @@ struct DelivererOptions {
   std::chrono::milliseconds attempt_timeout{10000};
   size_t max_context_bytes = 64 * 1024;  // EventView's cut-off for the body's context
   size_t read_batch = 256;               // events read from the bus at a time
+  int attempt_threads = 32;              // most HTTP attempts in flight at once (all webhooks)
   // The record-access scope of a webhook's creator (tenant, principal; model/access.h): a webhook
   // gets only the events of records its creator may read, with a `secret` record's context left
   // out unless it reads the record explicitly. Null (--auth=none) or nullopt: every event.
@@ -58,14 +64,14 @@ class WebhookDeliverer {
   WebhookDeliverer(const WebhookDeliverer&) = delete;
   WebhookDeliverer& operator=(const WebhookDeliverer&) = delete;
 
-  // Starts a thread for every active webhook in the store.
+  // Starts a worker for every active webhook in the store.
   Status Start();
 
-  // Re-reads the webhooks and starts, stops or restarts threads to match. Thread-safe. Blocks
-  // while a stopped thread finishes its current HTTP attempt (cancelled within about a second).
+  // Re-reads the webhooks and starts, stops or restarts workers to match. Thread-safe. Blocks
+  // while a stopped worker's HTTP attempt ends (cancelled within about a second).
   Status Refresh();
 
-  // Stops every thread (an attempt in flight is cancelled; its event stays undelivered and is
+  // Stops every worker (an attempt in flight is cancelled; its event stays undelivered and is
   // retried after the next start). Idempotent.
   void Stop();
 
@@ -83,6 +89,8 @@ class WebhookDeliverer {
     std::unique_ptr<LabeledCounters> delivered;
     std::unique_ptr<LabeledCounters> failed_attempts;
     std::unique_ptr<LabeledCounters> dead_lettered;
+    std::unique_ptr<bus::ConsumerPool> consumers;  // the workers' steps
+    std::unique_ptr<exec::WorkerPool> attempts;    // their HTTP attempts
   };
 
   Shared shared_;
