@@ -6,6 +6,7 @@
 #include <ctime>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 namespace cairn::e2e {
@@ -222,6 +223,14 @@ std::string HmacSha256Hex(std::string_view key, std::string_view data) {
 }
 
 std::string JsonText(const json::value& value) { return json::serialize(value); }
+
+double MetricValue(const std::string& prometheus_text, const std::string& name) {
+  std::istringstream lines(prometheus_text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  }
+  return -1;
+}
 
 ::testing::AssertionResult SearchCaughtUp(HttpClient& client, std::chrono::seconds deadline) {
   const auto until = std::chrono::steady_clock::now() + deadline;

@@ -78,6 +78,9 @@ std::string HmacSha256Hex(std::string_view key, std::string_view data);
 
 // Polls GET /search/status until the embedding worker has gone through every event (backlog 0),
 // at most `deadline`.
+// The value of an unlabelled metric in Prometheus text (GET /metrics), or -1.
+double MetricValue(const std::string& prometheus_text, const std::string& name);
+
 ::testing::AssertionResult SearchCaughtUp(HttpClient& client, std::chrono::seconds deadline = std::chrono::seconds(30));
 
 // `t` as RFC 3339 UTC with microseconds ("2026-11-25T00:23:12.123456Z"), e.g. for a ttl.

@@ -31,15 +31,6 @@ std::string Request(const std::string& start_line, const std::string& headers, c
   return start_line + "\r\nHost: x\r\n" + headers + "\r\n" + body;
 }
 
-// The value of an unlabelled metric in Prometheus text, or -1.
-double MetricValue(const std::string& text, const std::string& name) {
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
-  }
-  return -1;
-}
-
 class e2e_hostile : public ServerTest {
  protected:
   std::vector<std::string> ServerArgs() const override { return {"--max-body-bytes", "4096"}; }
