@@ -58,6 +58,7 @@ struct Options {
   double warmup_seconds = 1;
   int64_t timeout_ms = 10000;  // a caller gives up waiting for its event after this long
   double ready_timeout = 30;   // how long the echo tool may take to answer a first request
+  std::string auth_header;     // "Authorization: Bearer <key>\r\n" with --bearer, for a server with auth on
 };
 Options g_opt;
 sockaddr_in g_addr{};
@@ -134,7 +135,8 @@ class HttpConn {
   int PostBreadcrumb(const std::string& body) {
     if (fd_ < 0 && (fd_ = Connect()) < 0) return 0;
     std::string req = "POST /breadcrumbs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                      "X-Cairn-Actor: bench:tools\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+                      "X-Cairn-Actor: bench:tools\r\n" + g_opt.auth_header + "Content-Length: " + std::to_string(body.size()) +
+                      "\r\n\r\n" + body;
     int status = SendAll(fd_, req) ? ReadResponse() : 0;
     if (status == 0 || close_after_) Close();
     return status;
@@ -271,7 +273,7 @@ class SseReader {
     fd_ = Connect();
     if (fd_ < 0) Die("cannot connect the SSE stream");
     std::string req = "GET /events/stream?schema_name=" + schema_ +
-                      " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
+                      " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n" + g_opt.auth_header + "\r\n";
     if (!SendAll(fd_, req)) Die("cannot send the SSE request");
     int64_t give_up = NowNs() + 30'000'000'000;
     while (in_.find(": stream open") == std::string::npos) {
@@ -470,6 +472,7 @@ int main(int argc, char** argv) {
   g_opt.warmup_seconds = args.Num("--warmup-seconds", g_opt.warmup_seconds);
   g_opt.timeout_ms = static_cast<int64_t>(args.Num("--timeout-ms", static_cast<double>(g_opt.timeout_ms)));
   g_opt.ready_timeout = args.Num("--ready-timeout", g_opt.ready_timeout);
+  if (std::string key = args.Str("--bearer", ""); !key.empty()) g_opt.auth_header = "Authorization: Bearer " + key + "\r\n";
   if (std::string levels = args.Str("--levels", ""); !levels.empty()) {
     g_opt.levels.clear();
     for (char& ch : levels) ch = (ch == ',') ? ' ' : ch;
@@ -480,7 +483,7 @@ int main(int argc, char** argv) {
   for (int l : g_opt.levels) bad_levels |= l < 1 || l > 1000;
   if (args.Has("--help") || g_opt.port <= 0 || g_opt.seconds <= 0 || bad_levels) {
     std::fprintf(stderr, "usage: tool_roundtrip_bench --port P [--host 127.0.0.1] [--server-pid PID] [--levels 1,16,64]\n"
-                         "         [--seconds 10] [--warmup-seconds 1] [--timeout-ms 10000] [--ready-timeout 30]\n");
+                         "         [--seconds 10] [--warmup-seconds 1] [--timeout-ms 10000] [--ready-timeout 30] [--bearer KEY]\n");
     return 2;
   }
   g_addr.sin_family = AF_INET;
