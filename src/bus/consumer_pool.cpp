@@ -39,7 +39,6 @@ std::unique_ptr<ConsumerPool::Member> ConsumerPool::Add(std::function<void()> st
   {
     std::lock_guard lock(mu_);
     entries_.insert(entry);
-    WakeLocked(entry);
   }
   return std::unique_ptr<Member>(new Member(this, std::move(entry)));
 }
@@ -51,6 +50,7 @@ size_t ConsumerPool::members() const {
 
 void ConsumerPool::WakeLocked(const std::shared_ptr<Entry>& entry) {
   if (stopping_ || entry->removed) return;
+  entry->woken_once = true;
   switch (entry->state) {
     case State::kIdle:
       entry->state = State::kQueued;
@@ -83,7 +83,9 @@ void ConsumerPool::Loop() {
     if (now >= next_tick_) {
       // Every member's step runs once per tick, even when nothing woke it.
       next_tick_ = now + tick_;
-      for (const auto& entry : entries_) WakeLocked(entry);
+      for (const auto& entry : entries_) {
+        if (entry->woken_once) WakeLocked(entry);
+      }
       work_.notify_all();
     }
     while (!timers_.empty() && timers_.begin()->first <= now) {

@@ -3,8 +3,9 @@
 // threads.
 //
 // A consumer is a step function. It runs when woken: by Member::Wake() (the bus's wake-up, a run
-// finishing), by Member::WakeAfter() once its delay passed, and every `tick` (to read the events it was not woken for and save its cursor). At
-// most one step of a member runs at a time; a wake during its step runs it once more after, so no
+// finishing), by Member::WakeAfter() once its delay passed, and, once it was first woken, every
+// `tick` (to read the events it was not woken for and save its cursor). At most one step of a
+// member runs at a time; a wake during its step runs it once more after, so no
 // wake-up is lost. A step must not wait on anything but short store calls: a consumer that cannot
 // go on (all its run slots taken, a retry's backoff) returns and is woken when it can.
 //
@@ -58,7 +59,8 @@ class ConsumerPool {
     std::shared_ptr<Entry> entry_;
   };
 
-  // Adds a consumer; its first step is scheduled at once. After Stop() the step never runs.
+  // Adds a consumer; its first step runs once it is woken (so the caller can keep the Member where
+  // the step finds it first). After Stop() the step never runs.
   std::unique_ptr<Member> Add(std::function<void()> step);
 
   // No step starts after this; waits for the steps in progress and joins the threads. Idempotent.
@@ -73,6 +75,7 @@ class ConsumerPool {
     std::function<void()> step;
     State state = State::kIdle;
     bool removed = false;
+    bool woken_once = false;  // ticks wake only members woken before (their owner is ready)
     std::thread::id running_on;
   };
 
