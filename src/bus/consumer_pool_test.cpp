@@ -42,6 +42,8 @@ TEST(ConsumerPool, AddedMemberStepsOnceAndAgainWhenWoken) {
   ConsumerPool pool(2, kNoTick, "test");
   StepCounter counter;
   auto member = pool.Add([&] { counter.Step(); });
+  EXPECT_EQ(counter.steps(), 0);  // not before its first wake-up
+  member->Wake();
   ASSERT_TRUE(counter.Await(1));
   member->Wake();
   ASSERT_TRUE(counter.Await(2));
@@ -68,6 +70,7 @@ TEST(ConsumerPool, AWakeDuringAStepRunsItOnceMoreAndNeverTwoAtOnce) {
     inside.fetch_sub(1);
     counter.Step();
   });
+  member->Wake();
   entered.get_future().wait();
   for (int i = 0; i < 100; ++i) member->Wake();  // while the first step runs: one more step
   release.set_value();
@@ -82,13 +85,16 @@ TEST(ConsumerPool, EveryMemberStepsEachTickWithoutAWake) {
   ConsumerPool pool(1, 5ms, "test");
   StepCounter counter;
   auto member = pool.Add([&] { counter.Step(); });
-  EXPECT_TRUE(counter.Await(3));  // the first step, then two ticks
+  member->Wake();
+  EXPECT_TRUE(counter.Await(3));  // the first step, then one at each tick
 }
 
 TEST(ConsumerPool, WakeAfterRunsTheStepOnceTheDelayPassed) {
   ConsumerPool pool(1, kNoTick, "test");
   StepCounter counter;
   auto member = pool.Add([&] { counter.Step(); });
+  EXPECT_EQ(counter.steps(), 0);  // not before its first wake-up
+  member->Wake();
   ASSERT_TRUE(counter.Await(1));
   auto asked = std::chrono::steady_clock::now();
   member->WakeAfter(30ms);
@@ -100,7 +106,7 @@ TEST(ConsumerPool, WakeAfterRunsTheStepOnceTheDelayPassed) {
   StepCounter other;
   auto witness = pool.Add([&] { other.Step(); });
   witness->WakeAfter(20ms);
-  ASSERT_TRUE(other.Await(2));
+  ASSERT_TRUE(other.Await(1));
   EXPECT_EQ(counter.steps(), 2);
 }
 
@@ -118,6 +124,7 @@ TEST(ConsumerPool, RemoveWaitsForTheStepInProgressAndNoStepFollows) {
       finished = true;
     }
   });
+  member->Wake();
   entered.get_future().wait();
   auto removed = std::async(std::launch::async, [&] {
     member->Remove();
@@ -129,7 +136,8 @@ TEST(ConsumerPool, RemoveWaitsForTheStepInProgressAndNoStepFollows) {
   // Several ticks of the other thread pass: a removed member never steps again.
   StepCounter other;
   auto witness = pool.Add([&] { other.Step(); });
-  ASSERT_TRUE(other.Await(5));
+  witness->Wake();
+  ASSERT_TRUE(other.Await(5));  // ticks
   EXPECT_EQ(calls.load(), after);
 }
 
@@ -144,6 +152,7 @@ TEST(ConsumerPool, AStepMayRemoveItsOwnMember) {
     member->Remove();  // must not wait for itself
     done.set_value();
   });
+  member->Wake();
   hold.unlock();
   EXPECT_EQ(done.get_future().wait_for(10s), std::future_status::ready);
   EXPECT_EQ(pool.members(), 0u);
@@ -154,6 +163,7 @@ TEST(ConsumerPool, AThousandMembersShareTheFixedThreads) {
   StepCounter counter;
   std::vector<std::unique_ptr<ConsumerPool::Member>> members;
   for (int i = 0; i < 1000; ++i) members.push_back(pool.Add([&] { counter.Step(); }));
+  for (auto& member : members) member->Wake();
   ASSERT_TRUE(counter.Await(1000));
   for (auto& member : members) member->Wake();
   ASSERT_TRUE(counter.Await(2000));
@@ -165,10 +175,13 @@ TEST(ConsumerPool, AfterStopNothingSteps) {
   ConsumerPool pool(2, kNoTick, "test");
   StepCounter counter;
   auto member = pool.Add([&] { counter.Step(); });
+  EXPECT_EQ(counter.steps(), 0);  // not before its first wake-up
+  member->Wake();
   ASSERT_TRUE(counter.Await(1));
   pool.Stop();
   member->Wake();
   auto late = pool.Add([&] { counter.Step(); });
+  late->Wake();
   EXPECT_EQ(counter.steps(), 1);
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -20,6 +21,21 @@
 namespace cairn::bus {
 
 using EventPtr = std::shared_ptr<const model::Event>;
+
+// Which events a subscriber's interest can take (EventBus::SubscribeWhen): every event, or those of
+// the listed schema names, of the listed record ids, or of a schema whose context has a top-level
+// string field with a given value (a tool request's "tool": the name of the tool it calls).
+struct InterestKeys {
+  bool every_event = true;
+  std::vector<std::string> schemas;
+  std::vector<std::string> breadcrumb_ids;
+  struct Field {
+    std::string schema;
+    std::string field;
+    std::string value;
+  };
+  std::vector<Field> fields;
+};
 
 // Unregisters its wake-up function when destroyed; after the destructor returns the function is
 // never called again.
@@ -62,6 +78,21 @@ class EventBus {
     (void)lag;
     return Subscribe(std::move(wake));
   }
+
+  // Like SubscribeWhen, with `keys` saying which events can pass `interest`: the bus asks it only
+  // about those (an index, so a thousand subscribers do not each judge every event), and about
+  // every one of those, in seq order, so `interest` may note what concerned it (see
+  // InterestCheckedSeq). An event outside the keys is taken as of no interest.
+  virtual std::unique_ptr<Subscription> SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag,
+                                                      InterestKeys keys) {
+    (void)keys;
+    return SubscribeWhen(std::move(wake), std::move(interest), lag);
+  }
+
+  // The newest seq whose `interest` calls (SubscribeWhen with keys) have all returned: a subscriber
+  // whose interest noted nothing after its cursor up to here may move its cursor here without
+  // reading. 0: the bus does not tell (never skip).
+  virtual int64_t InterestCheckedSeq() const { return 0; }
 };
 
 }  // namespace cairn::bus

@@ -141,15 +141,69 @@ bool LocalEventBus::Fetch(std::vector<EventPtr>* fresh) {
   }
 }
 
+template <typename Ask>
+void LocalEventBus::ForCandidates(const model::Event& event, Ask&& ask) {
+  for (uint64_t id : every_event_) ask(id);
+  if (auto it = by_id_.find(event.breadcrumb_id); it != by_id_.end()) {
+    for (uint64_t id : it->second) ask(id);
+  }
+  if (!event.schema_name) return;
+  if (auto it = by_schema_.find(*event.schema_name); it != by_schema_.end()) {
+    for (uint64_t id : it->second) ask(id);
+  }
+  auto fields = by_field_.find(*event.schema_name);
+  if (fields == by_field_.end() || !event.context.is_object()) return;
+  for (const auto& [field, values] : fields->second) {
+    const boost::json::value* v = event.context.as_object().if_contains(field);
+    if (v == nullptr || !v->is_string()) continue;
+    auto it = values.find(std::string(v->as_string()));
+    if (it == values.end()) continue;
+    for (uint64_t id : it->second) ask(id);
+  }
+}
+
 void LocalEventBus::WakeSubscribers(const std::vector<EventPtr>& fresh) {
   int64_t published = last_seq_.load();
   std::lock_guard lock(subscribers_mu_);  // held while waking, so Unsubscribe waits for it
+  // Each event goes to the subscribers it may interest (the index), each of which judges it.
+  for (const EventPtr& event : fresh) {
+    ForCandidates(*event, [&](uint64_t id) {
+      Subscriber& sub = subscribers_.at(id);
+      if (sub.interest(*event)) sub.interested = true;
+    });
+  }
+  checked_seq_.store(published, std::memory_order_release);
   for (auto& [id, sub] : subscribers_) {
-    bool wake = !sub.interest || published - sub.woken_seq >= sub.lag;
-    for (size_t i = 0; !wake && i < fresh.size(); ++i) wake = sub.interest(*fresh[i]);
+    bool wake = !sub.interest || sub.interested || published - sub.woken_seq >= sub.lag;
+    sub.interested = false;
     if (!wake) continue;
     sub.woken_seq = published;
     sub.wake();
+  }
+}
+
+void LocalEventBus::Index(uint64_t id, const InterestKeys& keys, bool add) {
+  auto apply = [&](Ids& ids) {
+    if (add) {
+      ids.insert(id);
+    } else {
+      ids.erase(id);
+    }
+  };
+  if (keys.every_event) return apply(every_event_);
+  for (const auto& schema : keys.schemas) apply(by_schema_[schema]);
+  for (const auto& breadcrumb_id : keys.breadcrumb_ids) apply(by_id_[breadcrumb_id]);
+  for (const auto& f : keys.fields) apply(by_field_[f.schema][f.field][f.value]);
+  if (add) return;
+  // Empty entries go, so the index does not grow with definitions that came and went.
+  std::erase_if(by_schema_, [](const auto& entry) { return entry.second.empty(); });
+  std::erase_if(by_id_, [](const auto& entry) { return entry.second.empty(); });
+  for (const auto& f : keys.fields) {
+    auto& fields = by_field_[f.schema];
+    auto& values = fields[f.field];
+    if (values[f.value].empty()) values.erase(f.value);
+    if (values.empty()) fields.erase(f.field);
+    if (fields.empty()) by_field_.erase(f.schema);
   }
 }
 
@@ -187,19 +241,30 @@ std::unique_ptr<Subscription> LocalEventBus::Subscribe(std::function<void()> wak
 }
 
 std::unique_ptr<Subscription> LocalEventBus::SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag) {
+  return SubscribeWhen(std::move(wake), std::move(interest), lag, InterestKeys{});
+}
+
+std::unique_ptr<Subscription> LocalEventBus::SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag,
+                                                           InterestKeys keys) {
   std::lock_guard lock(subscribers_mu_);
   uint64_t id = next_id_++;
+  const bool indexed = static_cast<bool>(interest);
   subscribers_.emplace(id, Subscriber{std::move(wake), std::move(interest),
                                       // Never so far that a woken subscriber's read leaves the window.
                                       std::clamp<int64_t>(lag, 1, std::max<int64_t>(1, static_cast<int64_t>(window_events_ / 2))),
-                                      last_seq_.load()});
+                                      last_seq_.load(), std::move(keys)});
+  if (indexed) Index(id, subscribers_.at(id).keys, true);
   ++subscriber_count_;
   return std::make_unique<Handle>(this, id);
 }
 
 void LocalEventBus::Unsubscribe(uint64_t id) {
   std::lock_guard lock(subscribers_mu_);
-  if (subscribers_.erase(id)) --subscriber_count_;
+  auto it = subscribers_.find(id);
+  if (it == subscribers_.end()) return;
+  if (it->second.interest) Index(id, it->second.keys, false);
+  subscribers_.erase(it);
+  --subscriber_count_;
 }
 
 }  // namespace cairn::bus

@@ -5,9 +5,11 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <set>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "base/metrics.h"
 #include "bus/event_bus.h"
@@ -28,6 +30,9 @@ class LocalEventBus final : public EventBus {
   Result<store::EventLogBounds> Bounds() override { return log_.Bounds(); }
   std::unique_ptr<Subscription> Subscribe(std::function<void()> wake) override;
   std::unique_ptr<Subscription> SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag) override;
+  std::unique_ptr<Subscription> SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag,
+                                              InterestKeys keys) override;
+  int64_t InterestCheckedSeq() const override { return checked_seq_.load(std::memory_order_acquire); }
 
   // Ends the bus thread; later commits are not published. Idempotent.
   void Stop();
@@ -44,6 +49,11 @@ class LocalEventBus final : public EventBus {
   void WakeSubscribers(const std::vector<EventPtr>& fresh);
   void CountByTenant(const std::vector<EventPtr>& fresh);
   void Unsubscribe(uint64_t id);
+  // subscribers_mu_ held: indexes (or, with `add` false, unindexes) subscriber `id` by its keys.
+  void Index(uint64_t id, const InterestKeys& keys, bool add);
+  // subscribers_mu_ held: calls `ask` with every subscriber `event` may interest.
+  template <typename Ask>
+  void ForCandidates(const model::Event& event, Ask&& ask);
 
   store::EventLog& log_;
   const size_t window_events_;
@@ -66,8 +76,18 @@ class LocalEventBus final : public EventBus {
     Interest interest;      // empty: woken on every commit
     int64_t lag = 0;        // with an interest: woken at least every `lag` events
     int64_t woken_seq = 0;  // the last seq published when it was last woken
+    InterestKeys keys;      // which events reach `interest`
+    bool interested = false;  // during WakeSubscribers: an event passed `interest`
   };
   std::map<uint64_t, Subscriber> subscribers_;
+  // The index over the subscribers with an interest (subscribers_mu_).
+  using Ids = std::set<uint64_t>;
+  Ids every_event_;
+  std::unordered_map<std::string, Ids> by_schema_;
+  std::unordered_map<std::string, Ids> by_id_;
+  // schema -> context field -> value -> subscribers
+  std::unordered_map<std::string, std::unordered_map<std::string, std::unordered_map<std::string, Ids>>> by_field_;
+  std::atomic<int64_t> checked_seq_{0};
   std::atomic<int64_t> subscriber_count_{0};
   std::unique_ptr<LabeledCounters> published_by_tenant_;  // null without metrics
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -12,6 +13,8 @@ namespace {
 // An in-memory EventLog; Append() commits events and calls the listener like the store's writer.
 class FakeLog final : public store::EventLog {
  public:
+  // Shapes each appended event (schema, context, ...) before it is committed; may be empty.
+  std::function<void(model::Event&)> shape;
   void Append(int count) {
     std::function<void()> listener;
     CommittedEventsListener events_listener;
@@ -24,6 +27,7 @@ class FakeLog final : public store::EventLog {
         event.seq = static_cast<int64_t>(events_.size()) + 1;
         event.type = "breadcrumb.created";
         event.breadcrumb_id = "b" + std::to_string(event.seq);
+        if (shape) shape(event);
         events_.push_back(event);
         fresh.push_back(event);
       }
@@ -214,6 +218,82 @@ TEST(LocalEventBusTest, SubscribeWhenWakesForInterestingEventsAndAfterTheLag) {
   log.Append(10);  // none of interest, but 10 events: the lag
   std::unique_lock lock(filtered.mu);
   EXPECT_TRUE(filtered.cv.wait_for(lock, std::chrono::seconds(10), [&] { return filtered.wakes >= 2; }));
+}
+
+// Events 1..n: every third of schema "note.v1"; the others after the first of schema "req.v1"
+// with context {"tool": "echo"} (seq even) or {"tool": "other"}; the first of no schema.
+void ShapeMixed(model::Event& event) {
+  if (event.seq == 1) return;
+  if (event.seq % 3 == 0) {
+    event.schema_name = "note.v1";
+    return;
+  }
+  event.schema_name = "req.v1";
+  event.context = boost::json::object{{"tool", event.seq % 2 == 0 ? "echo" : "other"}};
+}
+
+TEST(LocalEventBusTest, KeyedInterestIsAskedAboutEveryEventWithinItsKeysAndNoOther) {
+  FakeLog log;
+  log.hand_over = true;
+  log.shape = ShapeMixed;
+  auto bus = LocalEventBus::Start(log, 100, nullptr);
+  ASSERT_TRUE(bus.ok());
+  std::mutex mu;
+  std::map<std::string, std::vector<int64_t>> asked;
+  auto asking = [&](const std::string& who, bool answer) {
+    return [&, who, answer](const model::Event& event) {
+      std::lock_guard lock(mu);
+      asked[who].push_back(event.seq);
+      return answer;
+    };
+  };
+  InterestKeys notes;
+  notes.every_event = false;
+  notes.schemas = {"note.v1"};
+  InterestKeys echo;
+  echo.every_event = false;
+  echo.fields = {{"req.v1", "tool", "echo"}};
+  echo.breadcrumb_ids = {"b5"};
+  Waiter woken;
+  auto note_sub = (*bus)->SubscribeWhen([] {}, asking("notes", false), 1000, notes);
+  auto echo_sub = (*bus)->SubscribeWhen([] {}, asking("echo", false), 1000, echo);
+  // Answers yes at once, and is still asked about every later event of the commit.
+  auto every_sub = (*bus)->SubscribeWhen([&] { woken.Wake(); }, asking("every", true), 1000, InterestKeys{});
+  log.Append(10);
+  {
+    std::unique_lock lock(woken.mu);
+    ASSERT_TRUE(woken.cv.wait_for(lock, std::chrono::seconds(10), [&] { return (*bus)->InterestCheckedSeq() >= 10; }));
+  }
+  std::lock_guard lock(mu);
+  EXPECT_EQ(asked["notes"], (std::vector<int64_t>{3, 6, 9}));
+  EXPECT_EQ(asked["echo"], (std::vector<int64_t>{2, 4, 5, 8, 10}));  // b5 by its id
+  EXPECT_EQ(asked["every"], (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+}
+
+TEST(LocalEventBusTest, AnUnsubscribedKeyedInterestIsAskedNoMore) {
+  FakeLog log;
+  log.hand_over = true;
+  log.shape = ShapeMixed;
+  auto bus = LocalEventBus::Start(log, 100, nullptr);
+  ASSERT_TRUE(bus.ok());
+  std::atomic<int> asked{0};
+  InterestKeys notes;
+  notes.every_event = false;
+  notes.schemas = {"note.v1"};
+  auto sub = (*bus)->SubscribeWhen([] {}, [&](const model::Event&) { return ++asked, false; }, 1000, notes);
+  Waiter waiter;
+  auto plain = (*bus)->Subscribe([&] { waiter.Wake(); });
+  auto checked = [&](int64_t seq) {  // every interest asked about the events up to seq
+    std::unique_lock lock(waiter.mu);
+    return waiter.cv.wait_for(lock, std::chrono::seconds(10), [&] { return (*bus)->InterestCheckedSeq() >= seq; });
+  };
+  log.Append(3);
+  ASSERT_TRUE(checked(3));
+  EXPECT_EQ(asked.load(), 1);
+  sub.reset();
+  log.Append(6);
+  ASSERT_TRUE(checked(9));
+  EXPECT_EQ(asked.load(), 1);
 }
 
 }  // namespace

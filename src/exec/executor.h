@@ -110,6 +110,13 @@ class Executor {
   // consumer thread). For executors whose answers depend on what came before (the unknown-tool
   // responder follows the tool definitions this way).
   virtual void Observe(const model::Event& /*event*/) {}
+  // True for an executor that overrides Observe: its consumer then reads every event (others skip,
+  // unread, the events the bus found of no interest to them).
+  virtual bool Observes() const { return false; }
+  // True for an executor whose runs may end paused (RunResult::paused): its consumer is woken by
+  // the answers they await at once (any executor's paused run goes on, at the latest at the
+  // consumer's next tick).
+  virtual bool MayPause() const { return false; }
 
   // A cheap check on the consumer thread before a trigger is dispatched (no claim, no worker):
   // false skips it. For executors that answer only some of what their selectors match.

@@ -1,6 +1,7 @@
 #include "exec/executor_host.h"
 
 #include <algorithm>
+#include <limits>
 #include <deque>
 #include <map>
 #include <set>
@@ -203,8 +204,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     // executor or concern its definition; the others are read in order with the next wake-up (at
     // the latest at the pool's tick, every cursor_save_interval).
     member_ = shared_->consumers.Add([this] { Step(); });
-    subscription_ = shared_->bus.SubscribeWhen([this] { member_->Wake(); },
-                                               [this](const model::Event& event) { return Concerns(event); }, kWakeLag);
+    Subscribe(*loaded_);
     member_->Wake();  // a read after the subscription: a commit in between is not missed
     return Status::Ok();
   }
@@ -215,6 +215,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       std::lock_guard lock(interest_mu_);
       interest_ = next;
     }
+    Subscribe(*next);  // its selectors may take other events
     {
       std::lock_guard lock(mu_);
       loaded_ = std::move(next);
@@ -239,10 +240,65 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     return loaded_;
   }
 
+  // (Re)subscribes to the bus with the keys of `loaded`'s selectors: the bus asks Concerns only
+  // about events those can take. Events published before this were judged by the previous keys, so
+  // the consumer reads them all (no skipping) up to the newest now.
+  void Subscribe(const Loaded& loaded) {
+    auto subscription = shared_->bus.SubscribeWhen([this] { member_->Wake(); },
+                                                   [this](const model::Event& event) { return Concerns(event); },
+                                                   kWakeLag, KeysOf(loaded));
+    {
+      std::lock_guard lock(mu_);
+      read_all_until_ = shared_->bus.LastSeq();
+      observes_ = loaded.executor->Observes();
+    }
+    subscription_.swap(subscription);  // the old one goes after the new one is in place
+  }
+
+  // The events Concerns can take: the definition's own, the answers a paused run waits for (agents
+  // and workflows), and the trigger selectors' (by schema, or by the `tool` a request names).
+  static bus::InterestKeys KeysOf(const Loaded& loaded) {
+    const ExecutorSpec& spec = loaded.spec;
+    bus::InterestKeys keys;
+    keys.every_event = loaded.executor->Observes();
+    if (!spec.definition_id.empty()) keys.breadcrumb_ids.push_back(spec.definition_id);
+    if (loaded.executor->MayPause()) {
+      keys.schemas.emplace_back(model::kToolResponseSchema);
+      keys.schemas.emplace_back(model::kAgentResponseSchema);
+    }
+    for (const auto& sub : spec.subscriptions) {
+      if (sub.role != model::SubscriptionRole::kTrigger) continue;
+      if (!sub.selector.schema_name) {
+        keys.every_event = true;
+        continue;
+      }
+      auto equal = std::find_if(sub.selector.context_match.begin(), sub.selector.context_match.end(),
+                                [](const model::ContextRule& rule) {
+                                  return rule.op == model::RuleOp::kEq && rule.value.is_string() && rule.path.size() > 2 &&
+                                         rule.path.rfind("$.", 0) == 0 &&
+                                         rule.path.find_first_of(".[", 2) == std::string::npos;
+                                });
+      if (equal == sub.selector.context_match.end()) {
+        keys.schemas.push_back(*sub.selector.schema_name);
+      } else {
+        keys.fields.push_back({*sub.selector.schema_name, equal->path.substr(2), std::string(equal->value.as_string())});
+      }
+    }
+    return keys;
+  }
+
   // On the bus thread: whether `event` may trigger the executor or is about its definition. Reads
   // the spec under a mutex of its own, never held while calling out (the bus holds its subscriber
-  // lock while asking).
+  // lock while asking). Notes the newest event that concerned it (see SkipUnconcerned).
   bool Concerns(const model::Event& event) {
+    bool concerns = ConcernsNow(event);
+    if (concerns && event.seq > concerned_seq_.load(std::memory_order_relaxed)) {
+      concerned_seq_.store(event.seq, std::memory_order_release);
+    }
+    return concerns;
+  }
+
+  bool ConcernsNow(const model::Event& event) {
     std::shared_ptr<const Loaded> current;
     {
       std::lock_guard lock(interest_mu_);
@@ -256,6 +312,24 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
       if (model::TriggerMatches(sub, event)) return true;
     }
     return false;
+  }
+
+  // Moves the read position, without reading, past the events the bus has judged of no concern
+  // to this executor (none since the read position passed Concerns), so a thousand executors do
+  // not each read every event. Not while held triggers wait or runs are paused, not before the
+  // events judged by an earlier subscription are read, and never for an executor that observes
+  // every event.
+  void SkipUnconcerned() {
+    const int64_t checked = shared_->bus.InterestCheckedSeq();
+    std::lock_guard lock(mu_);
+    if (observes_ || !held_.empty() || checked <= read_pos_ || read_pos_ < read_all_until_) return;
+    if (concerned_seq_.load(std::memory_order_acquire) > read_pos_) return;
+    {
+      // A paused run's answer may have come before it paused (judged of no concern then): read on.
+      std::lock_guard paused_lock(paused_mu_);
+      if (!paused_.empty()) return;
+    }
+    read_pos_ = checked;
   }
 
   // One turn on the consumer pool: the runs to start again, then the events after the read
@@ -289,6 +363,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   void ReadAvailable() {
     for (int batches = 0; !Stopping(); ++batches) {
       if (batches == kBatchesPerStep) return member_->Wake();
+      SkipUnconcerned();
       auto events = shared_->bus.Read(read_pos_, shared_->options.read_batch);
       if (!events.ok()) {
         CAIRN_LOG_WARN("executor {}: reading events failed: {}", loaded()->spec.consumer_id, events.status().message());
@@ -841,6 +916,11 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   int64_t read_pos_ = 0;
   int64_t saved_ = 0;
   std::chrono::steady_clock::time_point last_save_{};
+  // The bus's judgement (Concerns) lets the consumer skip events unread (SkipUnconcerned).
+  std::atomic<int64_t> concerned_seq_{0};  // the newest event Concerns took
+  // Read every event up to here (mu_): those not judged by the current subscription (all, until subscribed).
+  int64_t read_all_until_ = std::numeric_limits<int64_t>::max();
+  bool observes_ = false;                  // the executor observes every event (mu_)
   std::unique_ptr<bus::ConsumerPool::Member> member_;  // before subscription_: it wakes the member
   std::unique_ptr<bus::Subscription> subscription_;
 };

@@ -72,6 +72,7 @@ class AgentExecutor final : public Executor {
  public:
   AgentExecutor(model::AgentDefinition definition, AgentDeps deps);
   RunResult Run(const RunRequest& request) override;
+  bool MayPause() const override { return true; }  // a sub-agent waiting for its user
   RunResult Refuse(const RunRequest& request, const std::string& code, const std::string& message) override;
 
   const model::AgentDefinition& definition() const { return definition_; }

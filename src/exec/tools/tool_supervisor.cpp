@@ -34,6 +34,7 @@ class UnknownToolResponder final : public Executor {
     if (def.ok()) definitions_[id] = {owner_id, def->subscriptions};
   }
 
+  bool Observes() const override { return true; }
   void Observe(const model::Event& event) override {
     bool is_tool = event.schema_name && *event.schema_name == model::kToolSchema;
     if (!is_tool || event.type == "breadcrumb.deleted") {

@@ -2,6 +2,7 @@
 
 #include <boost/json/serialize.hpp>
 #include <algorithm>
+#include <limits>
 #include <condition_variable>
 #include <set>
 
@@ -42,8 +43,18 @@ class WebhookDeliverer::Worker {
 
   void Start() {
     member_ = shared_.consumers->Add([this] { Step(); });
-    subscription_ = shared_.bus.SubscribeWhen([this] { member_->Wake(); },
-                                              [this](const model::Event& event) { return Gets(event); }, kWakeLag);
+    bus::InterestKeys keys;
+    if (selector_.schema_name) {
+      keys.every_event = false;
+      keys.schemas.push_back(*selector_.schema_name);
+    }
+    subscription_ = shared_.bus.SubscribeWhen([this] { member_->Wake(); }, [this](const model::Event& event) {
+      bool gets = Gets(event);
+      if (gets) gets_seq_.store(event.seq, std::memory_order_release);
+      return gets;
+    }, kWakeLag, std::move(keys));
+    // Judged by the bus from here on: the events before are all read.
+    read_all_until_.store(shared_.bus.LastSeq(), std::memory_order_release);
     member_->Wake();  // a read after the subscription: a commit in between is not missed
   }
 
@@ -88,6 +99,12 @@ class WebhookDeliverer::Worker {
   }
 
   void ReadAndDeliver() {
+    // Events the bus judged this webhook does not get (none since the cursor) are passed unread.
+    const int64_t checked = shared_.bus.InterestCheckedSeq();
+    if (checked > cursor_ && cursor_ >= read_all_until_.load(std::memory_order_acquire) &&
+        gets_seq_.load(std::memory_order_acquire) <= cursor_) {
+      cursor_ = checked;
+    }
     auto batch = shared_.bus.Read(cursor_, shared_.options.read_batch);
     if (!batch.ok()) {
       CAIRN_LOG_WARN("webhook {}: reading events failed: {}", hook_.id, batch.status().message());
@@ -249,6 +266,9 @@ class WebhookDeliverer::Worker {
   bool attempt_in_flight_ = false;  // until its response is in current_
   bool attempt_running_ = false;    // until its job no longer touches the worker
   std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> gets_seq_{0};        // the newest event the bus found the webhook gets
+  // Events up to here were not judged by the bus for this webhook: read them (all, until subscribed).
+  std::atomic<int64_t> read_all_until_{std::numeric_limits<int64_t>::max()};
   std::unique_ptr<bus::ConsumerPool::Member> member_;
   std::unique_ptr<bus::Subscription> subscription_;
 };
