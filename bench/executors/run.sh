@@ -8,9 +8,10 @@
 #   many   the same, plus 10 tenants with EXEC_BENCH_TOOLS tool definitions (default 1,000) and
 #          EXEC_BENCH_WEBHOOKS webhooks (default 500) spread over them. The webhooks' selector
 #          matches nothing the benchmark writes (nothing is delivered: they only follow the stream).
-# For each it reports the threads of the idle server (after start-up and the definitions, before
-# any load) and the tool round trip of the built-in echo tool in the default tenant
-# (tool_roundtrip_bench: create tool.request.v1 -> its tool.response.v1 event on SSE).
+# For each it reports the threads of the server right after start-up and the definitions, and
+# again 11 s later (idle: the pools' threads started for the burst have ended), and the tool round
+# trip of the built-in echo tool in the default tenant (tool_roundtrip_bench: create
+# tool.request.v1 -> its tool.response.v1 event on SSE).
 # Targets (issue 19): the definitions add no threads; an idle server runs at most 2 x cores + a fixed
 # handful; the round trip with many definitions within 10 % of the one with few (ratio >= 0.9).
 #
@@ -106,6 +107,9 @@ measure() {
     (($(consumers) >= wanted)) || die "only $(consumers) of $wanted executors started"
     echo "define_seconds=$((SECONDS - started))" >"$RESULTS/$name.kv"
   fi
+  echo "threads_busy=$(threads_of "$SERVER_PID")" >>"$RESULTS/$name.kv"
+  # Threads started for the burst of definitions (HTTP handlers) end after 10 s idle.
+  sleep 11
   {
     echo "consumers=$(consumers)"
     echo "threads_idle=$(threads_of "$SERVER_PID")"
@@ -136,11 +140,12 @@ cores=$(nproc)
   echo "few: built-in tools only; many: + $TOOLS tool definitions and $WEBHOOKS webhooks over $TENANTS tenants"
   echo "targets: the definitions add no threads; idle threads <= 2 x $cores + a fixed handful; round trip ratio >= 0.9"
   echo
-  printf '%-6s | %9s | %12s | %13s | %7s\n' server executors "idle threads" "after load" "RSS MB"
+  printf '%-6s | %9s | %14s | %12s | %13s | %7s\n' server executors "after writing" "idle threads" "after load" "RSS MB"
   for n in few many; do
-    printf '%-6s | %9s | %12s | %13s | %7s\n' "$n" "$(val "$n" consumers)" "$(val "$n" threads_idle)" \
-      "$(val "$n" threads_after)" "$(awk -v k="$(val "$n" rss_kb)" 'BEGIN { printf "%.1f", k / 1024 }')"
+    printf '%-6s | %9s | %14s | %12s | %13s | %7s\n' "$n" "$(val "$n" consumers)" "$(val "$n" threads_busy)" \
+      "$(val "$n" threads_idle)" "$(val "$n" threads_after)" "$(awk -v k="$(val "$n" rss_kb)" 'BEGIN { printf "%.1f", k / 1024 }')"
   done
+  echo "(threads: right after start-up and the definitions; idle: 11 s later; after load: right after the round trips)"
   echo
   printf '%-7s | %9s %9s | %9s %9s | %6s | %s\n' callers "few/s" "p99 ms" "many/s" "p99 ms" ratio "CPU us/req few, many"
   for l in "${LEVEL_LIST[@]}"; do

@@ -166,20 +166,35 @@ void LocalEventBus::WakeSubscribers(const std::vector<EventPtr>& fresh) {
   int64_t published = last_seq_.load();
   std::lock_guard lock(subscribers_mu_);  // held while waking, so Unsubscribe waits for it
   // Each event goes to the subscribers it may interest (the index), each of which judges it.
+  // Woken: those whose interest took an event, those without an interest, and those whose lag is
+  // due; the others are not even looked at (a thousand quiet subscribers cost nothing per commit).
+  std::vector<uint64_t> woken;
   for (const EventPtr& event : fresh) {
     ForCandidates(*event, [&](uint64_t id) {
       Subscriber& sub = subscribers_.at(id);
-      if (sub.interest(*event)) sub.interested = true;
+      if (sub.interest(*event) && !sub.interested) {
+        sub.interested = true;
+        woken.push_back(id);
+      }
     });
   }
   checked_seq_.store(published, std::memory_order_release);
-  for (auto& [id, sub] : subscribers_) {
-    bool wake = !sub.interest || sub.interested || published - sub.woken_seq >= sub.lag;
+  for (auto due = lag_due_.begin(); due != lag_due_.end() && due->first <= published; ++due) {
+    Subscriber& sub = subscribers_.at(due->second);
+    if (!sub.interested) {
+      sub.interested = true;
+      woken.push_back(due->second);
+    }
+  }
+  for (uint64_t id : woken) {
+    Subscriber& sub = subscribers_.at(id);
     sub.interested = false;
-    if (!wake) continue;
     sub.woken_seq = published;
+    lag_due_.erase(sub.due);
+    sub.due = lag_due_.emplace(published + sub.lag, id);
     sub.wake();
   }
+  for (uint64_t id : every_commit_) subscribers_.at(id).wake();
 }
 
 void LocalEventBus::Index(uint64_t id, const InterestKeys& keys, bool add) {
@@ -253,7 +268,13 @@ std::unique_ptr<Subscription> LocalEventBus::SubscribeWhen(std::function<void()>
                                       // Never so far that a woken subscriber's read leaves the window.
                                       std::clamp<int64_t>(lag, 1, std::max<int64_t>(1, static_cast<int64_t>(window_events_ / 2))),
                                       last_seq_.load(), std::move(keys)});
-  if (indexed) Index(id, subscribers_.at(id).keys, true);
+  Subscriber& sub = subscribers_.at(id);
+  if (indexed) {
+    Index(id, sub.keys, true);
+    sub.due = lag_due_.emplace(sub.woken_seq + sub.lag, id);
+  } else {
+    every_commit_.insert(id);
+  }
   ++subscriber_count_;
   return std::make_unique<Handle>(this, id);
 }
@@ -262,7 +283,12 @@ void LocalEventBus::Unsubscribe(uint64_t id) {
   std::lock_guard lock(subscribers_mu_);
   auto it = subscribers_.find(id);
   if (it == subscribers_.end()) return;
-  if (it->second.interest) Index(id, it->second.keys, false);
+  if (it->second.interest) {
+    Index(id, it->second.keys, false);
+    lag_due_.erase(it->second.due);
+  } else {
+    every_commit_.erase(id);
+  }
   subscribers_.erase(it);
   --subscriber_count_;
 }

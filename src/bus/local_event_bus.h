@@ -77,7 +77,8 @@ class LocalEventBus final : public EventBus {
     int64_t lag = 0;        // with an interest: woken at least every `lag` events
     int64_t woken_seq = 0;  // the last seq published when it was last woken
     InterestKeys keys;      // which events reach `interest`
-    bool interested = false;  // during WakeSubscribers: an event passed `interest`
+    bool interested = false;  // during WakeSubscribers: to be woken
+    std::multimap<int64_t, uint64_t>::iterator due{};  // its entry in lag_due_ (with an interest)
   };
   std::map<uint64_t, Subscriber> subscribers_;
   // The index over the subscribers with an interest (subscribers_mu_).
@@ -88,6 +89,8 @@ class LocalEventBus final : public EventBus {
   // schema -> context field -> value -> subscribers
   std::unordered_map<std::string, std::unordered_map<std::string, std::unordered_map<std::string, Ids>>> by_field_;
   std::atomic<int64_t> checked_seq_{0};
+  std::set<uint64_t> every_commit_;              // subscribers without an interest
+  std::multimap<int64_t, uint64_t> lag_due_;     // seq at which a subscriber's lag wakes it -> id
   std::atomic<int64_t> subscriber_count_{0};
   std::unique_ptr<LabeledCounters> published_by_tenant_;  // null without metrics
 
