@@ -33,7 +33,9 @@ struct ExecutorHost::Shared {
   HostOptions options;
   // The consumers' steps (reading the bus, dispatching triggers, saving cursors), on a fixed set of
   // threads whatever the number of executors; the runs themselves go to the runtime's pools.
-  bus::ConsumerPool consumers{options.consumer_threads, options.cursor_save_interval, "executors"};
+  // Its tick: a consumer's step runs at least this often (to save its cursor, release claims and
+  // read what it was not woken for; the bus's index and lag wake it for the rest).
+  bus::ConsumerPool consumers{options.consumer_threads, 4 * options.cursor_save_interval, "executors"};
   JobGroup jobs;  // the host's runs on the runtime's pools
   std::atomic<bool> stopping{false};
   // "<consumer id> <trigger key>" of the runs in flight, host-wide: a consumer replaced while its
@@ -205,7 +207,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     }
     // Its steps run on the host's consumer pool: woken only by events that can trigger the
     // executor or concern its definition; the others are read in order with the next wake-up (at
-    // the latest at the pool's tick, every cursor_save_interval).
+    // the latest at the pool's tick, every 4 cursor_save_intervals).
     member_ = shared_->consumers.Add([this] { Step(); });
     Subscribe(*loaded_);
     member_->Wake();  // a read after the subscription: a commit in between is not missed

@@ -21,6 +21,8 @@ constexpr int64_t kWakeLag = 1024;
 // The worker pool's tick: a webhook's step runs at least this often (its cursor moves past the
 // events it was not woken for, and is stored, when idle).
 constexpr std::chrono::milliseconds kTick{1000};
+// How often a webhook's cursor is stored when it only moved past events the webhook does not get.
+constexpr std::chrono::milliseconds kQuietCursorSaveInterval{5000};
 // An attempt thread started for a burst of deliveries ends after this long idle.
 constexpr std::chrono::milliseconds kIdleAttemptThreadExit{10000};
 
@@ -111,7 +113,13 @@ class WebhookDeliverer::Worker {
       return member_->WakeAfter(kErrorPause);
     }
     if (batch->empty()) {
-      if (cursor_ != stored_ && SaveCursor(cursor_)) stored_ = cursor_;
+      // Only events it does not get passed by: stored now and then, not at every tick (after a
+      // crash the webhook reads those few seconds of events again, and delivers none of them).
+      auto now = std::chrono::steady_clock::now();
+      if (cursor_ != stored_ && now - skipped_saved_at_ >= kQuietCursorSaveInterval && SaveCursor(cursor_)) {
+        stored_ = cursor_;
+        skipped_saved_at_ = now;
+      }
       return;
     }
     for (const bus::EventPtr& event : *batch) {
@@ -261,6 +269,7 @@ class WebhookDeliverer::Worker {
   int64_t stored_ = 0;  // the last cursor written to the store
   std::optional<Delivery> current_;
   bool gone_ = false;
+  std::chrono::steady_clock::time_point skipped_saved_at_{};
   std::mutex mu_;
   std::condition_variable attempt_ended_;
   bool attempt_in_flight_ = false;  // until its response is in current_

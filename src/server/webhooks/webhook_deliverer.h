@@ -12,7 +12,7 @@
 // policy refused the destination) is dead-lettered at once, with the policy's message, and so is
 // an event whose delivery names a secret the tenant lacks (last_error "secret_not_found: ...";
 // once the secret exists, POST /dlq/{id}/retry delivers it). The cursor is stored after each delivered or dead-lettered
-// event (and after a run of skipped ones), so a restart resumes where delivery stopped; an event
+// event (and every few seconds after a run of skipped ones), so a restart resumes where delivery stopped; an event
 // delivered just before a crash may be delivered again (receivers deduplicate on
 // X-Cairn-Event-Id).
 //
