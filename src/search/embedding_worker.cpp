@@ -100,11 +100,12 @@ void EmbeddingWorker::Linger() {
   urgent_ = false;
 }
 
-int64_t EmbeddingWorker::CachedVectorCount() const {
+int64_t EmbeddingWorker::CachedVectorCount(int64_t last_event_seq) const {
   // A count is a scan of the model's vectors: repeated status polls reuse it while no event was
-  // published (a delete or expiry removes vectors) and no vector was stored.
+  // committed (a delete or expiry removes vectors in its own transaction) and no vector was
+  // stored. The committed log, not the bus, which publishes a moment after the commit.
   std::lock_guard lock(count_mu_);
-  const std::pair<int64_t, int64_t> key{bus_.LastSeq(), persisted_seq_.load()};
+  const std::pair<int64_t, int64_t> key{last_event_seq, persisted_seq_.load()};
   if (count_key_ && *count_key_ == key) return count_;
   auto count = vectors_.CountVectors(embedder_.model());
   count_ = count.ok() ? *count : -1;
@@ -125,7 +126,7 @@ EmbeddingStatus EmbeddingWorker::GetStatus() const {
   status.filling = filling_.load();
   status.backlog = status.filling ? std::max<int64_t>(1, status.last_event_seq - status.cursor)
                                   : std::max<int64_t>(0, status.last_event_seq - status.cursor);
-  status.vectors = CachedVectorCount();
+  status.vectors = CachedVectorCount(status.last_event_seq);
   status.failed_batches = failed_batches_.load();
   std::lock_guard lock(mu_);
   status.last_error = last_error_;

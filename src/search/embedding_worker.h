@@ -118,8 +118,9 @@ class EmbeddingWorker {
   Status Flush(const std::vector<store::VectorWrite>& writes, int64_t seq);
   void Advanced(int64_t seq);  // every event up to `seq` is done
   Status EmbedWithRetries(const std::vector<std::string>& texts, std::vector<std::vector<float>>* out);
-  // VectorStore::CountVectors, reused while neither the bus nor the stored cursor moved.
-  int64_t CachedVectorCount() const;
+  // VectorStore::CountVectors, reused while neither the committed log (`last_event_seq`) nor the
+  // stored cursor moved.
+  int64_t CachedVectorCount(int64_t last_event_seq) const;
 
   store::Store& records_;
   store::VectorStore& vectors_;
