@@ -172,6 +172,8 @@ void LocalEventBus::WakeSubscribers(const std::vector<EventPtr>& fresh) {
   for (const EventPtr& event : fresh) {
     ForCandidates(*event, [&](uint64_t id) {
       Subscriber& sub = subscribers_.at(id);
+      // One that subscribed without keys needs only one yes per commit (an SSE stream, a waiter).
+      if (sub.interested && !sub.asked_every_event) return;
       if (sub.interest(*event) && !sub.interested) {
         sub.interested = true;
         woken.push_back(id);
@@ -252,15 +254,20 @@ Result<std::vector<EventPtr>> LocalEventBus::Read(int64_t after_seq, size_t limi
 }
 
 std::unique_ptr<Subscription> LocalEventBus::Subscribe(std::function<void()> wake) {
-  return SubscribeWhen(std::move(wake), nullptr, 0);
+  return Add(std::move(wake), nullptr, 0, InterestKeys{}, false);
 }
 
 std::unique_ptr<Subscription> LocalEventBus::SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag) {
-  return SubscribeWhen(std::move(wake), std::move(interest), lag, InterestKeys{});
+  return Add(std::move(wake), std::move(interest), lag, InterestKeys{}, false);
 }
 
 std::unique_ptr<Subscription> LocalEventBus::SubscribeWhen(std::function<void()> wake, Interest interest, int64_t lag,
                                                            InterestKeys keys) {
+  return Add(std::move(wake), std::move(interest), lag, std::move(keys), true);
+}
+
+std::unique_ptr<Subscription> LocalEventBus::Add(std::function<void()> wake, Interest interest, int64_t lag,
+                                                 InterestKeys keys, bool asked_every_event) {
   std::lock_guard lock(subscribers_mu_);
   uint64_t id = next_id_++;
   const bool indexed = static_cast<bool>(interest);
@@ -269,6 +276,7 @@ std::unique_ptr<Subscription> LocalEventBus::SubscribeWhen(std::function<void()>
                                       std::clamp<int64_t>(lag, 1, std::max<int64_t>(1, static_cast<int64_t>(window_events_ / 2))),
                                       last_seq_.load(), std::move(keys)});
   Subscriber& sub = subscribers_.at(id);
+  sub.asked_every_event = asked_every_event;
   if (indexed) {
     Index(id, sub.keys, true);
     sub.due = lag_due_.emplace(sub.woken_seq + sub.lag, id);

@@ -48,6 +48,10 @@ class LocalEventBus final : public EventBus {
   bool Publish(std::vector<model::Event> committed, bool read_log, std::vector<EventPtr>* fresh);
   void WakeSubscribers(const std::vector<EventPtr>& fresh);
   void CountByTenant(const std::vector<EventPtr>& fresh);
+  // Registers a subscriber. `asked_every_event`: its interest judges every event within its keys
+  // (SubscribeWhen with keys); else one yes per commit is enough.
+  std::unique_ptr<Subscription> Add(std::function<void()> wake, Interest interest, int64_t lag, InterestKeys keys,
+                                    bool asked_every_event);
   void Unsubscribe(uint64_t id);
   // subscribers_mu_ held: indexes (or, with `add` false, unindexes) subscriber `id` by its keys.
   void Index(uint64_t id, const InterestKeys& keys, bool add);
@@ -78,6 +82,7 @@ class LocalEventBus final : public EventBus {
     int64_t woken_seq = 0;  // the last seq published when it was last woken
     InterestKeys keys;      // which events reach `interest`
     bool interested = false;  // during WakeSubscribers: to be woken
+    bool asked_every_event = true;
     std::multimap<int64_t, uint64_t>::iterator due{};  // its entry in lag_due_ (with an interest)
   };
   std::map<uint64_t, Subscriber> subscribers_;
