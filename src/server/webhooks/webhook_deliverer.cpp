@@ -322,7 +322,7 @@ Status WebhookDeliverer::Refresh() {
     }
     wanted.insert(hook.id);
     if (it != workers_.end()) {
-      // Restart with the new settings from the cursor the old thread stored last.
+      // Restart with the new settings from the cursor the old worker stored last.
       it->second->Stop();
       workers_.erase(it);
       auto fresh = shared_.store.GetWebhook(hook.owner_id, hook.id);
