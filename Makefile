@@ -78,7 +78,8 @@ $(BENCHDIR)/build.ninja: | deps-bench
 	cmake -S . -B $(BENCHDIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCAIRN_BUILD_TESTS=OFF -DCAIRN_BUILD_BENCH=ON
 
 # Runs the benchmarks against same-run baselines (see docs/performance.md): the HTTP API against
-# raw SQLite and GET /health, then event streaming against nats-server, the tool round trip,
+# raw SQLite and GET /health, then event streaming against nats-server, the tool round trip (and
+# with 1,000 tools and 500 webhooks against with the built-ins only),
 # agents against LangGraph JS, the sessions facade against the bare agent path, CEL evaluation
 # against cel-js, workflows against LangGraph JS, nested agents (an orchestrator and 8
 # sub-agents) against LangGraph JS, the dashboard's live tail against a bare SSE client, MCP
@@ -89,6 +90,7 @@ bench: deps-bench $(BENCHDIR)/build.ninja
 	bench/run.sh $(BENCHDIR)
 	bench/sse/run.sh $(BENCHDIR)
 	bench/tools/run.sh $(BENCHDIR)
+	bench/executors/run.sh $(BENCHDIR)
 	bench/agents/run.sh $(BENCHDIR)
 	bench/sessions/run.sh $(BENCHDIR)
 	bench/cel/run.sh $(BENCHDIR)

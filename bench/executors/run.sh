@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/executors/run.sh BUILD_DIR [--quick] — thousands of executors and webhooks (run by `make bench`).
+# bench/executors/run.sh [BUILD_DIR] [--quick] — thousands of executors and webhooks (run by `make bench`).
 #
 # Builds nothing: BUILD_DIR must hold src/app/cairn and bench/tools/tool_roundtrip_bench.
 #
@@ -21,15 +21,10 @@
 #   --quick (or EXEC_BENCH_QUICK=1): 3 s per measurement
 set -euo pipefail
 
-usage() { echo "usage: bench/executors/run.sh BUILD_DIR [--quick]" >&2; exit 2; }
-[[ $# -ge 1 && $# -le 2 ]] || usage
-BUILD=$(cd "$1" && pwd) || usage
-QUICK=${EXEC_BENCH_QUICK:-0}
-[[ -n ${2:-} && ${2:-} != --quick ]] && usage
-[[ ${2:-} == --quick ]] && QUICK=1
-BENCH_NAME=executors
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=bench/args.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../args.sh"
+source "$ROOT/bench/args.sh"
+parse_bench_args executors "${EXEC_BENCH_QUICK:-0}" "$@"
 
 CAIRN=$BUILD/src/app/cairn
 BENCH=$BUILD/bench/tools/tool_roundtrip_bench
@@ -47,7 +42,7 @@ need_cairn "$CAIRN"
 [[ -x $BENCH ]] || { echo "bench/executors: $BENCH not found; configure with -DCAIRN_BUILD_BENCH=ON" >&2; exit 2; }
 new_results
 # shellcheck source=bench/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+source "$ROOT/bench/lib.sh"
 trap_cleanup
 {
   machine_info
