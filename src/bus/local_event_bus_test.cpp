@@ -1,4 +1,5 @@
 #include "bus/local_event_bus.h"
+#include "bus/interest_skip.h"
 
 #include <gtest/gtest.h>
 
@@ -294,6 +295,32 @@ TEST(LocalEventBusTest, AnUnsubscribedKeyedInterestIsAskedNoMore) {
   log.Append(6);
   ASSERT_TRUE(checked(9));
   EXPECT_EQ(asked.load(), 1);
+}
+
+TEST(InterestSkipTest, MovesACursorOnlyPastRefusedEventsJudgedSinceTheSubscription) {
+  FakeLog log;
+  log.hand_over = true;
+  auto bus = LocalEventBus::Start(log, 100, nullptr);
+  ASSERT_TRUE(bus.ok());
+  Waiter waiter;
+  auto plain = (*bus)->Subscribe([&] { waiter.Wake(); });
+  auto checked = [&](int64_t seq) {
+    std::unique_lock lock(waiter.mu);
+    return waiter.cv.wait_for(lock, std::chrono::seconds(10), [&] { return (*bus)->InterestCheckedSeq() >= seq; });
+  };
+  InterestSkip skip;
+  log.Append(4);
+  ASSERT_TRUE(checked(4));
+  EXPECT_EQ(skip.SkipTo(0, **bus), 0);  // not subscribed yet: nothing was judged for it
+  skip.Subscribed(2);
+  EXPECT_EQ(skip.SkipTo(1, **bus), 1);  // events up to 2 must be read
+  EXPECT_EQ(skip.SkipTo(2, **bus), 4);
+  skip.Took(6);
+  log.Append(4);
+  ASSERT_TRUE(checked(8));
+  EXPECT_EQ(skip.SkipTo(4, **bus), 4);  // 6 was taken: read on
+  EXPECT_EQ(skip.SkipTo(6, **bus), 8);
+  EXPECT_EQ(skip.SkipTo(8, **bus), 8);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "exec/executor_host.h"
 
 #include <algorithm>
-#include <limits>
 #include <deque>
 #include <map>
 #include <set>
@@ -10,6 +9,7 @@
 #include "base/log.h"
 #include "base/time_format.h"
 #include "bus/consumer_pool.h"
+#include "bus/interest_skip.h"
 #include "exec/context_assembler.h"
 #include "exec/context_budget.h"
 #include "exec/execution_record.h"
@@ -252,9 +252,9 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     auto subscription = shared_->bus.SubscribeWhen([this] { member_->Wake(); },
                                                    [this](const model::Event& event) { return Concerns(event); },
                                                    kWakeLag, KeysOf(loaded));
+    skip_.Subscribed(shared_->bus.LastSeq());
     {
       std::lock_guard lock(mu_);
-      read_all_until_ = shared_->bus.LastSeq();
       observes_ = loaded.executor->Observes();
     }
     subscription_.swap(subscription);  // the old one goes after the new one is in place
@@ -297,9 +297,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   // lock while asking). Notes the newest event that concerned it (see SkipUnconcerned).
   bool Concerns(const model::Event& event) {
     bool concerns = ConcernsNow(event);
-    if (concerns && event.seq > concerned_seq_.load(std::memory_order_relaxed)) {
-      concerned_seq_.store(event.seq, std::memory_order_release);
-    }
+    if (concerns) skip_.Took(event.seq);
     return concerns;
   }
 
@@ -325,16 +323,16 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   // events judged by an earlier subscription are read, and never for an executor that observes
   // every event.
   void SkipUnconcerned() {
-    const int64_t checked = shared_->bus.InterestCheckedSeq();
     std::lock_guard lock(mu_);
-    if (observes_ || !held_.empty() || checked <= read_pos_ || read_pos_ < read_all_until_) return;
-    if (concerned_seq_.load(std::memory_order_acquire) > read_pos_) return;
+    if (observes_ || !held_.empty()) return;
+    const int64_t to = skip_.SkipTo(read_pos_, shared_->bus);
+    if (to == read_pos_) return;
     {
       // A paused run's answer may have come before it paused (judged of no concern then): read on.
       std::lock_guard paused_lock(paused_mu_);
       if (!paused_.empty()) return;
     }
-    read_pos_ = checked;
+    read_pos_ = to;
   }
 
   // One turn on the consumer pool: the runs to start again, then the events after the read
@@ -927,10 +925,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   int64_t saved_ = 0;
   std::chrono::steady_clock::time_point last_save_{};
   // The bus's judgement (Concerns) lets the consumer skip events unread (SkipUnconcerned).
-  std::atomic<int64_t> concerned_seq_{0};  // the newest event Concerns took
-  // Read every event up to here (mu_): those not judged by the current subscription (all, until subscribed).
-  int64_t read_all_until_ = std::numeric_limits<int64_t>::max();
-  bool observes_ = false;                  // the executor observes every event (mu_)
+  bus::InterestSkip skip_;
+  bool observes_ = false;  // the executor observes every event (mu_)
   std::unique_ptr<bus::ConsumerPool::Member> member_;  // before subscription_: it wakes the member
   std::unique_ptr<bus::Subscription> subscription_;
 };

@@ -2,11 +2,11 @@
 
 #include <boost/json/serialize.hpp>
 #include <algorithm>
-#include <limits>
 #include <condition_variable>
 #include <set>
 
 #include "base/log.h"
+#include "bus/interest_skip.h"
 #include "model/event.h"
 #include "model/selector.h"
 
@@ -52,11 +52,11 @@ class WebhookDeliverer::Worker {
     }
     subscription_ = shared_.bus.SubscribeWhen([this] { member_->Wake(); }, [this](const model::Event& event) {
       bool gets = Gets(event);
-      if (gets) gets_seq_.store(event.seq, std::memory_order_release);
+      if (gets) skip_.Took(event.seq);
       return gets;
     }, kWakeLag, std::move(keys));
     // Judged by the bus from here on: the events before are all read.
-    read_all_until_.store(shared_.bus.LastSeq(), std::memory_order_release);
+    skip_.Subscribed(shared_.bus.LastSeq());
     member_->Wake();  // a read after the subscription: a commit in between is not missed
   }
 
@@ -102,11 +102,7 @@ class WebhookDeliverer::Worker {
 
   void ReadAndDeliver() {
     // Events the bus judged this webhook does not get (none since the cursor) are passed unread.
-    const int64_t checked = shared_.bus.InterestCheckedSeq();
-    if (checked > cursor_ && cursor_ >= read_all_until_.load(std::memory_order_acquire) &&
-        gets_seq_.load(std::memory_order_acquire) <= cursor_) {
-      cursor_ = checked;
-    }
+    cursor_ = skip_.SkipTo(cursor_, shared_.bus);
     auto batch = shared_.bus.Read(cursor_, shared_.options.read_batch);
     if (!batch.ok()) {
       CAIRN_LOG_WARN("webhook {}: reading events failed: {}", hook_.id, batch.status().message());
@@ -275,9 +271,7 @@ class WebhookDeliverer::Worker {
   bool attempt_in_flight_ = false;  // until its response is in current_
   bool attempt_running_ = false;    // until its job no longer touches the worker
   std::atomic<bool> stopping_{false};
-  std::atomic<int64_t> gets_seq_{0};        // the newest event the bus found the webhook gets
-  // Events up to here were not judged by the bus for this webhook: read them (all, until subscribed).
-  std::atomic<int64_t> read_all_until_{std::numeric_limits<int64_t>::max()};
+  bus::InterestSkip skip_;  // which events the bus judged this webhook does not get
   std::unique_ptr<bus::ConsumerPool::Member> member_;
   std::unique_ptr<bus::Subscription> subscription_;
 };
