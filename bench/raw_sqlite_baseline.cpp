@@ -48,13 +48,15 @@ struct Options {
   int tags = 2;
   std::string synchronous = "full";
   bool keep = false;           // keep the temporary database
+  bool full_text = false;      // index the batch's text before COMMIT, as the server's writer does
 };
 
 [[noreturn]] void Usage(const char* message) {
   if (message) std::fprintf(stderr, "raw_sqlite_baseline: %s\n", message);
   std::fprintf(stderr,
                "usage: raw_sqlite_baseline [--db FILE] [--rows N] [--seconds S] [--threads T] [--batch B]\n"
-               "                           [--context-bytes N] [--tags N] [--sync full|normal] [--keep]\n"
+               "                           [--context-bytes N] [--tags N] [--sync full|normal] [--full-text]\n"
+               "                           [--keep]\n"
                "Inserts cairn create rows (breadcrumb + tags + event) with cairn's schema and pragmas and\n"
                "prints key=value results. Stops after N rows or S seconds, whichever comes first.\n");
   std::exit(2);
@@ -77,6 +79,7 @@ Options ParseArgs(int argc, char** argv) {
     else if (arg == "--tags") o.tags = std::stoi(value());
     else if (arg == "--sync") o.synchronous = value();
     else if (arg == "--keep") o.keep = true;
+    else if (arg == "--full-text") o.full_text = true;
     else if (arg == "--help" || arg == "-h") Usage(nullptr);
     else Usage(("unknown option " + arg).c_str());
   }
@@ -234,6 +237,11 @@ void RunWorker(const Options& o, int thread_index, std::atomic<int64_t>& next_se
       Check(db, sqlite3_step(s), "insert event");
       sqlite3_reset(s);
     }
+    if (o.full_text) {
+      for (const auto& statement : cairn::store::sqlite::FullTextPendingStatements()) {
+        Check(db, sqlite3_exec(db, statement.c_str(), nullptr, nullptr, nullptr), "full-text index");
+      }
+    }
     Check(db, sqlite3_step(commit.s), "COMMIT");
     sqlite3_reset(commit.s);
     w.txn_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - started).count());
@@ -302,6 +310,7 @@ int main(int argc, char** argv) {
   std::printf("batch=%d\n", o.batch);
   std::printf("context_bytes=%d\n", o.context_bytes);
   std::printf("tags_per_row=%d\n", o.tags);
+  std::printf("full_text=%d\n", o.full_text ? 1 : 0);
   std::printf("rows=%" PRId64 "\n", rows);
   std::printf("transactions=%zu\n", transactions);
   std::printf("seconds=%.3f\n", elapsed);
