@@ -28,6 +28,7 @@ void CachedStore::Invalidate(const std::string& key) {
   Shard& shard = ShardFor(key);
   std::lock_guard lock(shard.mu);
   ++shard.generation;
+  invalidations_.fetch_add(1);
   auto it = shard.entries.find(key);
   if (it == shard.entries.end()) return;
   shard.lru.erase(it->second.position);
@@ -83,19 +84,36 @@ Result<std::shared_ptr<const model::Breadcrumb>> CachedStore::GetShared(const st
   if (capacity_per_shard_ == 0) return record;
   std::lock_guard lock(shard.mu);
   if (shard.generation != generation || shard.entries.count(key)) return record;  // raced with a write
+  Insert(shard, key, record);
+  return record;
+}
+
+void CachedStore::Insert(Shard& shard, const std::string& key, std::shared_ptr<const model::Breadcrumb> record) {
   shard.lru.push_front(key);
-  shard.entries.emplace(key, Shard::Entry{record, shard.lru.begin()});
+  shard.entries.emplace(key, Shard::Entry{std::move(record), shard.lru.begin()});
   if (shard.entries.size() > capacity_per_shard_) {
     shard.entries.erase(shard.lru.back());
     shard.lru.pop_back();
   }
-  return record;
 }
 
 Result<CreateResult> CachedStore::Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                          const std::string& idempotency_key) {
-  // A new id cannot be cached yet; a path reclaimed from an expired record is hidden by its ttl.
-  return inner_->Create(ctx, draft, idempotency_key);
+  // The new record is cached as created: whoever follows its event (the embedding worker, an
+  // executor assembling context) reads it next. Its id is new, so only a write to it that started
+  // after the commit could make it stale; such a write counts an invalidation, and any
+  // invalidation during the create drops the fill. A replayed create answers with the first
+  // create's record, which may have changed since: not cached.
+  const uint64_t invalidations = invalidations_.load();
+  auto result = inner_->Create(ctx, draft, idempotency_key);
+  if (!result.ok() || result->replayed || capacity_per_shard_ == 0) return result;
+  const model::Breadcrumb& created = result->breadcrumb;
+  std::string key = Key(ctx.owner_id, created.id);
+  Shard& shard = ShardFor(key);
+  std::lock_guard lock(shard.mu);
+  if (invalidations_.load() != invalidations || shard.entries.count(key) || shard.writing.count(key)) return result;
+  Insert(shard, key, std::make_shared<const model::Breadcrumb>(created));
+  return result;
 }
 
 Result<model::Breadcrumb> CachedStore::Update(const model::WriteContext& ctx, const std::string& id,

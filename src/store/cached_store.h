@@ -8,9 +8,12 @@
 // before the write returns here), never sees the old version. A read that raced with a write does not put its (possibly old) result in the
 // cache: each shard has a generation, bumped by every invalidation, and a fill is dropped if the
 // generation moved while the read was in flight. Expired records are hidden by checking the ttl on
-// every hit. All other calls pass straight through.
+// every hit. A created record is cached as created (its readers follow its event), unless an
+// invalidation happened during the create or the create was a replay. Other calls pass straight
+// through.
 #pragma once
 
+#include <atomic>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -63,6 +66,9 @@ class CachedStore final : public Store {
   // Marks `key` in write (and drops it) until EndWrite.
   void BeginWrite(const std::string& key);
   void EndWrite(const std::string& key);
+  // Adds `record` under `key` as the most recent entry, evicting the least recent beyond capacity.
+  // Caller holds shard.mu.
+  void Insert(Shard& shard, const std::string& key, std::shared_ptr<const model::Breadcrumb> record);
 
   std::unique_ptr<Store> inner_;
   size_t capacity_per_shard_;
@@ -70,6 +76,8 @@ class CachedStore final : public Store {
   std::vector<std::unique_ptr<Shard>> shards_;
   Counter* hits_ = nullptr;
   Counter* misses_ = nullptr;
+  // Invalidations in any shard, ever: a create's fill is dropped if one happened meanwhile.
+  std::atomic<uint64_t> invalidations_{0};
 };
 
 }  // namespace cairn::store

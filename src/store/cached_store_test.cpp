@@ -13,6 +13,7 @@ class FakeStore final : public Store {
  public:
   Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                               const std::string&) override {
+    if (replay) return CreateResult{records.begin()->second, true};
     model::Breadcrumb crumb;
     crumb.id = "id-" + std::to_string(records.size() + 1);
     crumb.owner_id = ctx.owner_id;
@@ -20,6 +21,7 @@ class FakeStore final : public Store {
     crumb.version = 1;
     crumb.ttl_micros = draft.ttl_micros;
     records[ctx.owner_id + "/" + crumb.id] = crumb;
+    if (after_commit) std::exchange(after_commit, nullptr)();
     return CreateResult{crumb, false};
   }
   Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override {
@@ -56,8 +58,10 @@ class FakeStore final : public Store {
   std::map<std::string, model::Breadcrumb> records;
   int gets = 0;
   std::function<void()> during_get;
-  // Runs inside Update once the change is "committed" (its event published), before it returns.
+  // Runs inside Create or Update once the change is "committed" (its event published), before it
+  // returns.
   std::function<void()> after_commit;
+  bool replay = false;  // Create answers as a replay of the first record
 };
 
 class CachedStoreTest : public ::testing::Test {
@@ -87,8 +91,40 @@ class CachedStoreTest : public ::testing::Test {
 
 TEST_F(CachedStoreTest, SecondReadIsServedFromMemory) {
   std::string id = Put("a");
+  ASSERT_TRUE(cache_->Update(ctx_, id, Title("b"), std::nullopt).ok());  // no longer cached
+  ASSERT_EQ(cache_->Get("default", id)->title, "b");
+  ASSERT_EQ(cache_->Get("default", id)->title, "b");
+  EXPECT_EQ(fake_->gets, 1);
+}
+
+TEST_F(CachedStoreTest, CreatedRecordIsServedFromMemory) {
+  std::string id = Put("a");
   ASSERT_EQ(cache_->Get("default", id)->title, "a");
-  ASSERT_EQ(cache_->Get("default", id)->title, "a");
+  EXPECT_EQ(fake_->gets, 0);
+}
+
+TEST_F(CachedStoreTest, CreateThatRacedWithAnUpdateOfItIsNotCached) {
+  std::string id;
+  // A subscriber of the create's event updates the record before Create returns.
+  fake_->after_commit = [&] {
+    id = fake_->records.rbegin()->second.id;
+    ASSERT_TRUE(cache_->Update(ctx_, id, Title("b"), std::nullopt).ok());
+  };
+  ASSERT_EQ(Put("a"), id);
+  EXPECT_EQ(cache_->Get("default", id)->title, "b");
+  EXPECT_EQ(fake_->gets, 1);
+}
+
+TEST_F(CachedStoreTest, ReplayedCreateIsNotCached) {
+  std::string id = Put("a");
+  ASSERT_TRUE(cache_->Update(ctx_, id, Title("b"), std::nullopt).ok());
+  fake_->replay = true;
+  model::BreadcrumbDraft draft;
+  draft.title = "a";
+  auto replayed = cache_->Create(ctx_, draft, "key");
+  ASSERT_TRUE(replayed.ok());
+  EXPECT_TRUE(replayed->replayed);
+  EXPECT_EQ(cache_->Get("default", id)->title, "b");
   EXPECT_EQ(fake_->gets, 1);
 }
 
@@ -131,7 +167,8 @@ TEST_F(CachedStoreTest, ExpiredRecordIsHiddenEvenWhenCached) {
 }
 
 TEST_F(CachedStoreTest, ReadThatRacedWithAWriteIsNotCached) {
-  std::string id = Put("old");
+  std::string id = Put("first");
+  ASSERT_TRUE(cache_->Update(ctx_, id, Title("old"), std::nullopt).ok());  // not cached now
   // The inner read returns the old record, but an update lands before the fill.
   fake_->during_get = [&] { ASSERT_TRUE(cache_->Update(ctx_, id, Title("new"), std::nullopt).ok()); };
   EXPECT_EQ(cache_->Get("default", id)->title, "old");  // what the raced read saw
