@@ -1,9 +1,10 @@
 // TextIndex: full-text search over a tenant's breadcrumbs (docs/search.md).
 //
 // Contract shared by every backend:
-// - The index changes in the same transaction as the write it reflects: a record is findable as
-//   soon as its create or update is acknowledged, and its old text is gone as soon as an update,
-//   a delete or the TTL sweep is. Expired records are never returned, even before the sweep.
+// - A record is findable as soon as its create or update is acknowledged, and its old text is
+//   gone as soon as an update, a delete or the TTL sweep is (a backend may index new text later
+//   than the write's transaction, but then before any search). Expired records are never
+//   returned, even before the sweep.
 // - Indexed: title, description, tags and the string values of `context` (nested ones included,
 //   bounded per record) of every record except runs (`agent.execution.v1`) and snapshots
 //   (`agent.snapshot.v1`).

@@ -43,12 +43,13 @@ std::string FullTextMigration() {
          insert + "SELECT " + FullTextValues("b") + " FROM breadcrumbs b WHERE " + FullTextIndexed("b") + ";\n";
 }
 
-// Migration 6: new and changed records are indexed once per commit, not once per write. FTS5
-// writes its pending terms to disk as a segment at every savepoint, and the writer wraps each
-// write of a batch in one: indexing in the triggers made a segment (and its merges) per write.
-// The triggers now note the rowid in breadcrumbs_fts_pending, and the writer indexes them all
-// with FullTextPendingStatements() just before COMMIT, in the same transaction. Deletions and
-// the old text of an update still leave the index in the trigger.
+// Migration 6: new and changed records are indexed in batches, not once per write. FTS5 writes
+// its pending terms to disk as a segment at every savepoint, and the writer wraps each write of a
+// batch in one: indexing in the triggers made a segment (and its merges) per write. The triggers
+// now note the rowid in breadcrumbs_fts_pending, in the write's transaction, and SqliteStore
+// indexes the noted records with FullTextPendingStatements() when enough have gathered and
+// before any search (sqlite_store.h). Deletions and the old text of an update still leave the
+// index in the trigger.
 std::string FullTextPendingMigration() {
   return "CREATE TABLE breadcrumbs_fts_pending (rid INTEGER PRIMARY KEY);\n"
          "DROP TRIGGER breadcrumbs_fts_insert;\n"
@@ -247,6 +248,10 @@ int LatestSchemaVersion() { return static_cast<int>(Migrations().size()); }
 const std::string& FullTextPendingQuery() {
   static const std::string kQuery = "SELECT 1 FROM breadcrumbs_fts_pending LIMIT 1";
   return kQuery;
+}
+
+std::string FullTextDueQuery(size_t rows) {
+  return "SELECT 1 FROM breadcrumbs_fts_pending LIMIT 1 OFFSET " + std::to_string(rows < 1 ? 0 : rows - 1);
 }
 
 const std::vector<std::string>& FullTextPendingStatements() {

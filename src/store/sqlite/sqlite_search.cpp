@@ -1,10 +1,13 @@
-// SqliteStore's TextIndex: the FTS5 table `breadcrumbs_fts` (migration 4), kept by triggers in
-// every write's transaction, joined to `breadcrumbs` for the tenant, expiry and filters.
+// SqliteStore's TextIndex: the FTS5 table `breadcrumbs_fts` (migration 4), joined to
+// `breadcrumbs` for the tenant, expiry and filters. Triggers remove old text in the write's
+// transaction and note new text in `breadcrumbs_fts_pending` (migration 6), indexed in batches and
+// before every search.
 #include <string>
 #include <vector>
 
 #include "store/sqlite/breadcrumb_rows.h"
 #include "store/sqlite/fts_query.h"
+#include "store/sqlite/migrations.h"
 #include "store/sqlite/record_filters.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -16,6 +19,7 @@ Result<std::vector<TextHit>> SqliteStore::SearchText(const std::string& owner_id
                   "limit: must be from 1 to " + std::to_string(kMaxSearchLimit), "limit");
   }
   CAIRN_ASSIGN_OR_RETURN(std::string match, CompileFtsQuery(query.text));
+  CAIRN_RETURN_IF_ERROR(IndexPendingText());
   std::vector<SqlValue> binds;
   binds.reserve(8);
   binds.emplace_back(match);
@@ -75,6 +79,20 @@ Result<std::vector<TextHit>> SqliteStore::SearchText(const std::string& owner_id
   }));
   for (auto& row : unreadable) ReportUnreadable(std::move(row));
   return hits;
+}
+
+Status SqliteStore::IndexPendingText() {
+  bool pending = false;
+  CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) -> Status {
+    CAIRN_ASSIGN_OR_RETURN(auto query, conn.Prepare(FullTextPendingQuery()));
+    CAIRN_ASSIGN_OR_RETURN(pending, query->Step());
+    return Status::Ok();
+  }));
+  if (!pending) return Status::Ok();  // every committed write's text is in the index
+  return Write([](Connection& conn, int64_t*) -> Status {
+    for (const std::string& sql : FullTextPendingStatements()) CAIRN_RETURN_IF_ERROR(conn.ExecCached(sql));
+    return Status::Ok();
+  });
 }
 
 }  // namespace cairn::store::sqlite

@@ -155,7 +155,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
     store->checkpointer_->Attach(*conn);
   }
   GroupCommitWriter::Options writer = options.writer;
-  writer.before_commit_when = FullTextPendingQuery();  // every commit indexes its new text
+  writer.before_commit_when = FullTextDueQuery(options.full_text_batch_rows);
   writer.before_commit = FullTextPendingStatements();
   store->writer_ = std::make_unique<GroupCommitWriter>(std::move(conn), std::move(writer), metrics);
   return store;
@@ -164,6 +164,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
 SqliteStore::~SqliteStore() { Close(); }
 
 void SqliteStore::Close() {
+  // A restart then finds the index complete. Best effort: a failing store keeps the noted text,
+  // and the next search indexes it.
+  if (writer_) (void)IndexPendingText();
   if (writer_) writer_->Close();
   if (checkpointer_) checkpointer_->Stop();  // no commit asks for one any more
 }

@@ -37,6 +37,9 @@ struct SqliteStoreOptions {
   bool background_checkpoint = true;
   WalCheckpointer::Options checkpoint;
   int64_t idempotency_retention_micros = 24LL * 3600 * 1'000'000;
+  // The full-text index is written once this many records wait to be indexed (and before every
+  // search): FTS5's cost is mostly per flush, so a few large flushes beat one per commit.
+  size_t full_text_batch_rows = 512;
 };
 
 class SqliteStore final : public Store, public EventLog, public WebhookStore, public CursorStore,
@@ -96,7 +99,13 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   Status ReleaseClaims(const std::string& consumer, const std::vector<std::string>& trigger_keys) override;
 
   // TextIndex (sqlite_search.cpp)
+  // Indexes the text of every committed write first (IndexPendingText), so a search finds every
+  // acknowledged write.
   Result<std::vector<TextHit>> SearchText(const std::string& owner_id, const TextSearchQuery& query) override;
+  // Writes, in one transaction of the writer, the full-text rows of every record whose text waits
+  // to be indexed (a write notes it in its own transaction; the writer indexes in batches of
+  // SqliteStoreOptions::full_text_batch_rows). Returns at once when nothing waits.
+  Status IndexPendingText();
 
   // VectorStore (sqlite_vectors.cpp)
   Status PutVectors(const std::string& model, const std::vector<VectorWrite>& writes,
