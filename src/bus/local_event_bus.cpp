@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace cairn::bus {
 namespace {
@@ -48,7 +49,10 @@ Result<std::unique_ptr<LocalEventBus>> LocalEventBus::Start(store::EventLog& log
     }
     raw->signal_.notify_one();
   });
-  bus->thread_ = std::thread([raw] { raw->Run(); });
+  bus->thread_ = std::thread([raw] {
+    NameThisThread("bus");
+    raw->Run();
+  });
   return bus;
 }
 

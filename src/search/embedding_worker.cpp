@@ -4,6 +4,7 @@
 #include <set>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "model/reserved.h"
 #include "model/tool_definition.h"
 #include "search/record_text.h"
@@ -68,7 +69,10 @@ void EmbeddingWorker::Start() {
       },
       [schemas = options_.schemas](const model::Event& event) { return EmbedsSchema(schemas, event.schema_name); },
       kUnrelatedLag);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("embedder");
+    Run();
+  });
 }
 
 void EmbeddingWorker::Stop() {

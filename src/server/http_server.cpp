@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 #include "server/http_session.h"
 #include "server/server_context.h"
 
@@ -117,7 +118,10 @@ class HttpServer::Impl {
     Accept();
     int threads = options_.io_threads > 0 ? options_.io_threads : static_cast<int>(std::thread::hardware_concurrency());
     std::vector<std::thread> io_threads;
-    for (int i = 0; i < std::max(threads, 1); ++i) io_threads.emplace_back([this] { ioc_.run(); });
+    for (int i = 0; i < std::max(threads, 1); ++i) io_threads.emplace_back([this] {
+      NameThisThread("http-io");
+      ioc_.run();
+    });
 
     {
       std::unique_lock lock(stop_mu_);

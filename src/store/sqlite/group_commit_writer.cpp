@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace cairn::store::sqlite {
 
@@ -15,7 +16,10 @@ GroupCommitWriter::GroupCommitWriter(std::unique_ptr<Connection> conn, Options o
                                          {1, 2, 4, 8, 16, 32, 64, 128, 256, 512});
     commit_seconds_ = &metrics->GetHistogram("cairn_store_commit_seconds", "Time to run and commit one batch");
   }
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("store-writer");
+    Run();
+  });
 }
 
 GroupCommitWriter::~GroupCommitWriter() { Close(); }

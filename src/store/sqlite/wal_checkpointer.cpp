@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "base/thread_name.h"
 
 namespace cairn::store::sqlite {
 
@@ -10,7 +11,10 @@ Result<std::unique_ptr<WalCheckpointer>> WalCheckpointer::Start(const std::strin
                                                                 Options options, MetricsRegistry* metrics) {
   CAIRN_ASSIGN_OR_RETURN(auto conn, Connection::Open(path, synchronous));
   std::unique_ptr<WalCheckpointer> checkpointer(new WalCheckpointer(std::move(conn), options, metrics));
-  checkpointer->thread_ = std::thread([raw = checkpointer.get()] { raw->Run(); });
+  checkpointer->thread_ = std::thread([raw = checkpointer.get()] {
+    NameThisThread("wal-checkpoint");
+    raw->Run();
+  });
   return checkpointer;
 }
 
