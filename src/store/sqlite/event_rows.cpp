@@ -75,16 +75,17 @@ void ReadAccess(model::Event& e, std::string_view text, std::string* damage) {
   if (const auto* acl = object->if_contains("acl")) e.acl = DecodeStoredAcl(json::serialize(*acl), damage);
 }
 
-json::value AsReadBack(const json::value& context) {
+}  // namespace
+
+json::value ReadBackContext(const json::value& context) {
   json::value copy = context;
   SignSmallUnsigned(copy);
   return copy;
 }
 
-}  // namespace
-
 Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& c, const std::string& actor,
-                   int64_t at, const std::string* context_json, model::Breadcrumb* previous) {
+                   int64_t at, const std::string* context_json, model::Breadcrumb* previous,
+                   json::value* read_back_context) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
       "INSERT INTO events(type, breadcrumb_id, version, schema_name, title, tags, path, owner_id, created_by, "
       "trace_id, caused_by, depth, at, context, access) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)"));
@@ -111,7 +112,7 @@ Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcr
   e.created_by = actor;
   e.trace = c.trace;
   e.at = at;
-  e.context = AsReadBack(c.context);
+  e.context = read_back_context ? std::move(*read_back_context) : ReadBackContext(c.context);
   SetAccess(e, c);
   if (previous && e.type == "breadcrumb.updated") {
     json::array tags;

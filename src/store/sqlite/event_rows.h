@@ -16,9 +16,14 @@ namespace cairn::store::sqlite {
 // Appends one event for `crumb` ("breadcrumb.created|updated|deleted") by `actor` at `at`.
 // `context_json`, when given, is crumb.context already serialised. For an update, `previous` is
 // the record before it: the staged event's `before` (model::Event) is made of it, taking its
-// context (moved, not copied).
+// context (moved, not copied). `read_back_context`, when given, is
+// ReadBackContext(crumb.context), made earlier: the staged event takes it (moved).
 Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& crumb, const std::string& actor,
-                   int64_t at, const std::string* context_json = nullptr, model::Breadcrumb* previous = nullptr);
+                   int64_t at, const std::string* context_json = nullptr, model::Breadcrumb* previous = nullptr,
+                   boost::json::value* read_back_context = nullptr);
+
+// `context` as the event log reads it back (what a staged event must carry to equal the row).
+boost::json::value ReadBackContext(const boost::json::value& context);
 
 // Events with seq > after_seq, oldest first, at most `limit`, an update's `before` read from the
 // record's history (null when that version is gone). An event whose tags or context do not decode is still returned (no tags, null context, `context_unreadable`) so that the log has

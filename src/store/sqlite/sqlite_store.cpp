@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "base/json_util.h"
 #include "base/log.h"
@@ -96,6 +97,11 @@ struct SqliteStore::Prepared {
   std::string fingerprint;                // creates with an idempotency key
   std::optional<std::string> context_json;  // the new context, when the write sets one
   std::string checksum;                   // of the new context
+  // A create's copies of its context for the record and for its event (as read back), made
+  // before the write so that the single writer thread moves them instead of copying; taken
+  // (reset) by the write that uses them.
+  mutable std::optional<json::value> record_context;
+  mutable std::optional<json::value> event_context;
 };
 
 Result<SqliteStore::Prepared> SqliteStore::PrepareCreate(const model::BreadcrumbDraft& draft,
@@ -106,6 +112,8 @@ Result<SqliteStore::Prepared> SqliteStore::PrepareCreate(const model::Breadcrumb
   if (!idempotency_key.empty()) p.fingerprint = DraftFingerprint(draft);
   p.context_json = json::serialize(draft.context);
   p.checksum = Sha256Checksum(CanonicalJson(draft.context));
+  p.record_context = draft.context;
+  p.event_context = ReadBackContext(draft.context);
   return p;
 }
 
@@ -266,7 +274,12 @@ Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteC
   c.title = draft.title;
   c.description = draft.description;
   c.tags = draft.tags;
-  c.context = draft.context;
+  if (prepared.record_context) {
+    c.context = std::move(*prepared.record_context);
+    prepared.record_context.reset();
+  } else {
+    c.context = draft.context;
+  }
   c.path = draft.path;
   c.llm_hints = draft.llm_hints;
   c.version = 1;
@@ -285,7 +298,9 @@ Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteC
                                                       [&] { return InsertBreadcrumb(conn, c, &context_json); }));
   (void)rid;
   ++*record_delta;
-  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.created", c, ctx.actor, now, &context_json));
+  std::optional<json::value> event_context = std::exchange(prepared.event_context, std::nullopt);
+  CAIRN_RETURN_IF_ERROR(AppendEvent(conn, "breadcrumb.created", c, ctx.actor, now, &context_json, nullptr,
+                                    event_context ? &*event_context : nullptr));
   if (!idempotency_key.empty()) {
     CAIRN_ASSIGN_OR_RETURN(auto remember, conn.Prepare("INSERT INTO idempotency_keys(owner_id, key, fingerprint, "
                                                        "breadcrumb_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"));
