@@ -167,13 +167,14 @@ Status EmbeddingWorker::EmbedWithRetries(const std::vector<std::string>& texts, 
   }
 }
 
-Status EmbeddingWorker::Embed(const std::vector<model::Breadcrumb>& crumbs, std::vector<store::VectorWrite>* writes,
+Status EmbeddingWorker::Embed(const std::vector<Record>& records, std::vector<store::VectorWrite>* writes,
                               std::vector<store::VectorKey>* removals) {
   std::vector<const model::Breadcrumb*> embed;
-  for (const auto& crumb : crumbs) {
+  for (const auto& record : records) {
+    const model::Breadcrumb& crumb = *record;
     // cairn's own records (keys, secrets) never go to an embedder, whatever the schema globs say.
     if (crumb.owner_id != model::kSystemOwner && EmbedsSchema(options_.schemas, crumb.schema_name)) {
-      embed.push_back(&crumb);
+      embed.push_back(record.get());
     } else {
       removals->push_back({crumb.owner_id, crumb.id});
     }
@@ -223,11 +224,11 @@ Status EmbeddingWorker::Fill(int64_t start_seq) {
     }
     CAIRN_ASSIGN_OR_RETURN(auto missing, vectors_.MissingVectors(embedder_.model(), after_rid, options_.batch_size * 4));
     if (missing.empty()) break;
-    std::vector<model::Breadcrumb> crumbs;
+    std::vector<Record> crumbs;
     for (const auto& m : missing) {
       after_rid = m.rid;
-      auto crumb = records_.Get(m.owner_id, m.breadcrumb_id);
-      if (crumb.ok() && EmbedsSchema(options_.schemas, crumb->schema_name)) crumbs.push_back(std::move(crumb).value());
+      auto crumb = records_.GetShared(m.owner_id, m.breadcrumb_id);
+      if (crumb.ok() && EmbedsSchema(options_.schemas, (*crumb)->schema_name)) crumbs.push_back(std::move(crumb).value());
     }
     std::vector<store::VectorWrite> writes;
     std::vector<store::VectorKey> removals;
@@ -306,10 +307,10 @@ void EmbeddingWorker::Run() {
         if (event->type == "breadcrumb.updated") removals.push_back({event->owner_id, event->breadcrumb_id});
       }
     }
-    std::vector<model::Breadcrumb> crumbs;
+    std::vector<Record> crumbs;  // shared with the read cache, not copied
     Status read = Status::Ok();
     for (const auto& [owner, id] : touched) {
-      auto crumb = records_.Get(owner, id);
+      auto crumb = records_.GetShared(owner, id);
       if (crumb.ok()) {
         crumbs.push_back(std::move(crumb).value());
       } else if (crumb.status().code() == StatusCode::kUnavailable) {

@@ -110,9 +110,10 @@ class EmbeddingWorker {
   // with a backlog, WaitCaughtUp or Stop ends the wait.
   void Linger();
   Status Fill(int64_t start_seq);
-  // Embeds `crumbs` into `writes` (those no longer embedded go to `removals`), retrying as the
+  using Record = std::shared_ptr<const model::Breadcrumb>;
+  // Embeds `records` into `writes` (those no longer embedded go to `removals`), retrying as the
   // class comment says; kUnavailable only when stopping.
-  Status Embed(const std::vector<model::Breadcrumb>& crumbs, std::vector<store::VectorWrite>* writes,
+  Status Embed(const std::vector<Record>& records, std::vector<store::VectorWrite>* writes,
                std::vector<store::VectorKey>* removals);
   // Stores `writes`, the pending removals and the cursor at `seq` in one transaction.
   Status Flush(const std::vector<store::VectorWrite>& writes, int64_t seq);
