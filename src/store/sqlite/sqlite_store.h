@@ -38,8 +38,9 @@ struct SqliteStoreOptions {
   WalCheckpointer::Options checkpoint;
   int64_t idempotency_retention_micros = 24LL * 3600 * 1'000'000;
   // The full-text index is written once this many records wait to be indexed (and before every
-  // search): FTS5's cost is mostly per flush, so a few large flushes beat one per commit.
-  size_t full_text_batch_rows = 512;
+  // search): FTS5's cost is mostly per flush, so a few large flushes beat one per commit. 512
+  // cost as much CPU as 128 but added 5 ms to the p99 of creates (the commit that flushes).
+  size_t full_text_batch_rows = 128;
 };
 
 class SqliteStore final : public Store, public EventLog, public WebhookStore, public CursorStore,
