@@ -244,13 +244,16 @@ probe=$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' "$BASE/breadcrumbs
 
 # The raw SQLite floor for creates: one thread, one transaction per create, cairn's schema and
 # pragmas (synchronous=FULL), no HTTP.
+# The baseline commits as the server does: --sync normal in BENCH_SERVER_ARGS applies to both.
+RAW_SYNC=full
+[[ " ${BENCH_SERVER_ARGS:-} " =~ [[:space:]]--sync[[:space:]=]normal[[:space:]] ]] && RAW_SYNC=normal
 run_raw() {  # run_raw NAME [baseline flags...]
   local name=$1
   shift
   sleep "$SETTLE"
   echo "# loadavg before: $(loadavg)" >"$RESULTS/$name.txt"
   timeout --kill-after=10 $((DURATION + 120)) "$BASELINE" --seconds "$DURATION" \
-    --context-bytes "$BENCH_CONTEXT_BYTES" --sync full "$@" >>"$RESULTS/$name.txt" 2>&1 ||
+    --context-bytes "$BENCH_CONTEXT_BYTES" --sync "$RAW_SYNC" "$@" >>"$RESULTS/$name.txt" 2>&1 ||
     die "raw_sqlite_baseline failed: $(cat "$RESULTS/$name.txt")"
   echo "loadavg_after=$(loadavg)" >>"$RESULTS/$name.txt"
   log "$name: $(val "$name" inserts_per_sec) inserts/s, txn p50 $(val "$name" txn_p50_us) us, p99 $(val "$name" txn_p99_us) us"
@@ -278,8 +281,11 @@ for r in $(seq 1 "$ROUNDS"); do
   run_wrk "post_$r" post_breadcrumbs.lua /breadcrumbs "$DURATION"
   count_created "post_$r"
 done
-# For information: 64 creates per transaction, the ceiling group commit can approach.
+# 64 creates per transaction, the ceiling group commit can approach; and the same with the
+# full-text index written per transaction, as the server's writer does (the server writes more
+# than these rows: vectors, and its own records).
 run_raw raw_sqlite_batch64 --batch 64
+run_raw raw_sqlite_batch64_fts --batch 64 --full-text
 RSS_AFTER_ROUNDS_KB=$(rss_kb)
 curl -fsS --max-time 30 "$BASE/metrics" >"$RESULTS/metrics_after_scenarios.txt" 2>/dev/null || true
 
@@ -385,7 +391,7 @@ row() { printf '%-31s %11s  %-24s %-6s %-22s %-9s %s\n' "$@"; }
 {
   echo "cairn benchmark $STAMP"
   echo "machine: $(grep -E '^(nproc|cpu_model|kernel|mem_total_mb|data_fs)=' "$RESULTS/machine.txt" | paste -sd '|' | sed 's/|/, /g')"
-  echo "wrk -t$THREADS -c$CONNS (keep-alive), $ROUNDS rounds of ${DURATION}s per scenario, ${BENCH_CONTEXT_BYTES} B contexts, synchronous=FULL"
+  echo "wrk -t$THREADS -c$CONNS (keep-alive), $ROUNDS rounds of ${DURATION}s per scenario, ${BENCH_CONTEXT_BYTES} B contexts, synchronous=${RAW_SYNC^^}, server args: ${BENCH_SERVER_ARGS:-none}"
   echo "load average: start $(grep '^loadavg_start=' "$RESULTS/machine.txt" | cut -d= -f2), end $(loadavg)" \
        "(above ~$(nproc) means other work shared the CPUs: absolute figures are noisy, ratios less so)"
   busy=$(awk -v l="$(grep '^loadavg_start=' "$RESULTS/machine.txt" | cut -d= -f2 | cut -d' ' -f1)" \
@@ -408,6 +414,12 @@ row() { printf '%-31s %11s  %-24s %-6s %-22s %-9s %s\n' "$@"; }
     row "GET by id, uncached (req/s)" "$(val get_cold bench_ok_per_sec)" "/health $(median "${H[@]}")/s" "$cold_ratio" \
         "cache hits $(val get_cold cache_hit_pct)%" "(>= 0.70)" "$(pass_if_ge "$cold_ratio" 0.7) (info)"
   fi
+  b64=$(val raw_sqlite_batch64 inserts_per_sec)
+  row "POST vs raw batch 64" "$(median "${P[@]}")" "raw batch 64 ${b64}/s" "$(awk_ratio "$(median "${P[@]}")" "$b64")" \
+      "-" ">= 0.70" "$(pass_if_ge "$(awk_ratio "$(median "${P[@]}")" "$b64")" 0.7)"
+  b64f=$(val raw_sqlite_batch64_fts inserts_per_sec)
+  row "POST vs raw batch 64 + FTS" "$(median "${P[@]}")" "raw b64+FTS ${b64f}/s" \
+      "$(awk_ratio "$(median "${P[@]}")" "$b64f")" "-" "(info)" "-"
   row "POST /breadcrumbs p99" "$(ms "$(median "${PP99[@]}")")" "raw txn p99 $(ms "$(median "${RP99[@]}")")" "-" \
       "$(for v in "${PP99[@]}"; do printf '%s ' "$(awk -v u="$v" 'BEGIN { printf "%.1f", u / 1000 }')"; done)" "report" "-"
   row "RSS after $LOAD_RECORDS records" "$rss_mb${RSS_LOADED_KB:+ MB}" \
@@ -429,6 +441,8 @@ row() { printf '%-31s %11s  %-24s %-6s %-22s %-9s %s\n' "$@"; }
   done
   printf '  %-25s %9s/s  (64 creates per transaction: the ceiling group commit can approach)\n' \
     "raw SQLite, batch 64" "$(val raw_sqlite_batch64 inserts_per_sec)"
+  printf '  %-25s %9s/s  (the same, and the batch'"'"'s text indexed in it, as the server does)\n' \
+    "raw SQLite, batch 64, FTS" "$(val raw_sqlite_batch64_fts inserts_per_sec)"
   if grep -q '^cairn_store_commit_batch_writes_sum' "$RESULTS/metrics_after_scenarios.txt" 2>/dev/null; then
     awk '/^cairn_store_commit_batch_writes_sum/ { s = $NF } /^cairn_store_commit_batch_writes_count/ { c = $NF }
          END { if (c > 0) printf "  %-25s %9.1f writes per commit (server mean over the scenarios)\n", "group commit batch", s / c }' \
