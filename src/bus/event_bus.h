@@ -16,6 +16,7 @@
 
 #include "base/status.h"
 #include "model/event.h"
+#include "model/selector.h"
 #include "store/event_log.h"
 
 namespace cairn::bus {
@@ -23,12 +24,14 @@ namespace cairn::bus {
 using EventPtr = std::shared_ptr<const model::Event>;
 
 // Which events a subscriber's interest can take (EventBus::SubscribeWhen): every event, or those of
-// the listed schema names, of the listed record ids, or of a schema whose context has a top-level
-// string field with a given value (a tool request's "tool": the name of the tool it calls).
+// the listed schema names, of the listed record ids, carrying one of the listed tags, or of a
+// schema whose context has a top-level string field with a given value (a tool request's "tool":
+// the name of the tool it calls).
 struct InterestKeys {
   bool every_event = true;
   std::vector<std::string> schemas;
   std::vector<std::string> breadcrumb_ids;
+  std::vector<std::string> tags;
   struct Field {
     std::string schema;
     std::string field;
@@ -39,6 +42,10 @@ struct InterestKeys {
 
 // Unregisters its wake-up function when destroyed; after the destructor returns the function is
 // never called again.
+// The narrowest keys that hold every event `selector` can match: its schema, else one of its tags
+// (any_tags, or the first of all_tags); every event when it names neither.
+InterestKeys SelectorKeys(const model::Selector& selector);
+
 class Subscription {
  public:
   virtual ~Subscription() = default;

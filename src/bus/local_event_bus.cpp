@@ -151,6 +151,13 @@ void LocalEventBus::ForCandidates(const model::Event& event, Ask&& ask) {
   if (auto it = by_id_.find(event.breadcrumb_id); it != by_id_.end()) {
     for (uint64_t id : it->second) ask(id);
   }
+  if (!by_tag_.empty()) {
+    for (const std::string& tag : event.tags) {
+      if (auto it = by_tag_.find(tag); it != by_tag_.end()) {
+        for (uint64_t id : it->second) ask(id);
+      }
+    }
+  }
   if (!event.schema_name) return;
   if (auto it = by_schema_.find(*event.schema_name); it != by_schema_.end()) {
     for (uint64_t id : it->second) ask(id);
@@ -178,6 +185,8 @@ void LocalEventBus::WakeSubscribers(const std::vector<EventPtr>& fresh) {
       Subscriber& sub = subscribers_.at(id);
       // One that subscribed without keys needs only one yes per commit (an SSE stream, a waiter).
       if (sub.interested && !sub.asked_every_event) return;
+      if (sub.asked_seq == event->seq) return;
+      sub.asked_seq = event->seq;
       if (sub.interest(*event) && !sub.interested) {
         sub.interested = true;
         woken.push_back(id);
@@ -214,11 +223,13 @@ void LocalEventBus::Index(uint64_t id, const InterestKeys& keys, bool add) {
   if (keys.every_event) return apply(every_event_);
   for (const auto& schema : keys.schemas) apply(by_schema_[schema]);
   for (const auto& breadcrumb_id : keys.breadcrumb_ids) apply(by_id_[breadcrumb_id]);
+  for (const auto& tag : keys.tags) apply(by_tag_[tag]);
   for (const auto& f : keys.fields) apply(by_field_[f.schema][f.field][f.value]);
   if (add) return;
   // Empty entries go, so the index does not grow with definitions that came and went.
   std::erase_if(by_schema_, [](const auto& entry) { return entry.second.empty(); });
   std::erase_if(by_id_, [](const auto& entry) { return entry.second.empty(); });
+  std::erase_if(by_tag_, [](const auto& entry) { return entry.second.empty(); });
   for (const auto& f : keys.fields) {
     auto& fields = by_field_[f.schema];
     auto& values = fields[f.field];

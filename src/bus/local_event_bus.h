@@ -83,6 +83,7 @@ class LocalEventBus final : public EventBus {
     InterestKeys keys;      // which events reach `interest`
     bool interested = false;  // during WakeSubscribers: to be woken
     bool asked_every_event = true;
+    int64_t asked_seq = 0;  // the last event it was asked about (an event under two of its keys is asked once)
     std::multimap<int64_t, uint64_t>::iterator due{};  // its entry in lag_due_ (with an interest)
   };
   std::map<uint64_t, Subscriber> subscribers_;
@@ -91,6 +92,7 @@ class LocalEventBus final : public EventBus {
   Ids every_event_;
   std::unordered_map<std::string, Ids> by_schema_;
   std::unordered_map<std::string, Ids> by_id_;
+  std::unordered_map<std::string, Ids> by_tag_;
   // schema -> context field -> value -> subscribers
   std::unordered_map<std::string, std::unordered_map<std::string, std::unordered_map<std::string, Ids>>> by_field_;
   std::atomic<int64_t> checked_seq_{0};

@@ -271,6 +271,54 @@ TEST(LocalEventBusTest, KeyedInterestIsAskedAboutEveryEventWithinItsKeysAndNoOth
   EXPECT_EQ(asked["every"], (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
 }
 
+// Events 1..n tagged by seq: "a" when divisible by 2, "b" when divisible by 3 (6 carries both).
+void ShapeTagged(model::Event& event) {
+  if (event.seq % 2 == 0) event.tags.push_back("a");
+  if (event.seq % 3 == 0) event.tags.push_back("b");
+}
+
+TEST(LocalEventBusTest, TagKeyedInterestIsAskedOnceAboutEachEventCarryingOneOfItsTags) {
+  FakeLog log;
+  log.hand_over = true;
+  log.shape = ShapeTagged;
+  auto bus = LocalEventBus::Start(log, 100, nullptr);
+  ASSERT_TRUE(bus.ok());
+  std::mutex mu;
+  std::vector<int64_t> asked;
+  InterestKeys tags;
+  tags.every_event = false;
+  tags.tags = {"a", "b"};
+  auto sub = (*bus)->SubscribeWhen([] {}, [&](const model::Event& event) {
+    std::lock_guard lock(mu);
+    asked.push_back(event.seq);
+    return false;
+  }, 1000, tags);
+  Waiter waiter;
+  auto plain = (*bus)->Subscribe([&] { waiter.Wake(); });
+  log.Append(7);
+  {
+    std::unique_lock lock(waiter.mu);
+    ASSERT_TRUE(waiter.cv.wait_for(lock, std::chrono::seconds(10), [&] { return (*bus)->InterestCheckedSeq() >= 7; }));
+  }
+  std::lock_guard lock(mu);
+  EXPECT_EQ(asked, (std::vector<int64_t>{2, 3, 4, 6}));  // 6 once, though under both keys
+}
+
+TEST(SelectorKeysTest, TheSchemaElseATagElseEveryEvent) {
+  model::Selector selector;
+  EXPECT_TRUE(SelectorKeys(selector).every_event);
+  selector.all_tags = {"x", "y"};
+  InterestKeys keys = SelectorKeys(selector);
+  EXPECT_FALSE(keys.every_event);
+  EXPECT_EQ(keys.tags, (std::vector<std::string>{"x"}));  // every match carries x
+  selector.any_tags = {"p", "q"};
+  EXPECT_EQ(SelectorKeys(selector).tags, (std::vector<std::string>{"p", "q"}));
+  selector.schema_name = "note.v1";
+  keys = SelectorKeys(selector);
+  EXPECT_EQ(keys.schemas, (std::vector<std::string>{"note.v1"}));
+  EXPECT_TRUE(keys.tags.empty());
+}
+
 TEST(LocalEventBusTest, AnUnsubscribedKeyedInterestIsAskedNoMore) {
   FakeLog log;
   log.hand_over = true;

@@ -126,20 +126,24 @@ void SseStream::Start() {
     auto wake_posted = wake_posted_;
     // Woken only by events it sends (and at least every kWakeLag events, so its cursor stays in
     // the bus's window): a commit of other tenants' or other selectors' events costs it nothing.
-    subscription_ = ctx_.bus->SubscribeWhen(
-        [weak, executor, wake_posted] {
-          // Commits come faster than a busy stream pumps: one pending wake-up per stream is enough.
-          if (wake_posted->exchange(true)) return;
-          asio::post(executor, [weak, wake_posted] {
-            wake_posted->store(false);
-            if (auto self = weak.lock()) self->Pump();
-          });
-        },
-        [spec = spec_](const model::Event& event) {
-          return event.owner_id == spec->owner_id && (!spec->reader || event.MayBeReadBy(*spec->reader)) &&
-                 model::Matches(spec->selector, event);
-        },
-        kWakeLag);
+    auto wake = [weak, executor, wake_posted] {
+      // Commits come faster than a busy stream pumps: one pending wake-up per stream is enough.
+      if (wake_posted->exchange(true)) return;
+      asio::post(executor, [weak, wake_posted] {
+        wake_posted->store(false);
+        if (auto self = weak.lock()) self->Pump();
+      });
+    };
+    auto interest = [spec = spec_](const model::Event& event) {
+      return event.owner_id == spec->owner_id && (!spec->reader || event.MayBeReadBy(*spec->reader)) &&
+             model::Matches(spec->selector, event);
+    };
+    // A selector with a schema or a tag is asked only about the events under that key (the bus's
+    // index); one without is asked about a commit's events until its first yes.
+    bus::InterestKeys keys = bus::SelectorKeys(spec_->selector);
+    subscription_ = keys.every_event
+                        ? ctx_.bus->SubscribeWhen(std::move(wake), std::move(interest), kWakeLag)
+                        : ctx_.bus->SubscribeWhen(std::move(wake), std::move(interest), kWakeLag, std::move(keys));
   }
   if (ctx_.ephemeral != nullptr && model::SelectsEphemeralEvents(spec_->selector)) {
     ephemeral_subscription_ = ctx_.ephemeral->Subscribe([weak, executor, spec = spec_](const bus::EphemeralPtr& event) {

@@ -45,11 +45,7 @@ class WebhookDeliverer::Worker {
 
   void Start() {
     member_ = shared_.consumers->Add([this] { Step(); });
-    bus::InterestKeys keys;
-    if (selector_.schema_name) {
-      keys.every_event = false;
-      keys.schemas.push_back(*selector_.schema_name);
-    }
+    bus::InterestKeys keys = bus::SelectorKeys(selector_);
     subscription_ = shared_.bus.SubscribeWhen([this] { member_->Wake(); }, [this](const model::Event& event) {
       bool gets = Gets(event);
       if (gets) skip_.Took(event.seq);
