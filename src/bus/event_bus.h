@@ -40,12 +40,13 @@ struct InterestKeys {
   std::vector<Field> fields;
 };
 
-// Unregisters its wake-up function when destroyed; after the destructor returns the function is
-// never called again.
-// The narrowest keys that hold every event `selector` can match: its schema, else one of its tags
-// (any_tags, or the first of all_tags); every event when it names neither.
+// The narrowest keys that hold every event `selector` can match: its schema with the value of a
+// top-level string field it requires (a context_match `$.field` eq "value"), else its schema, else
+// one of its tags (any_tags, or the first of all_tags); every event when it names none of these.
 InterestKeys SelectorKeys(const model::Selector& selector);
 
+// Unregisters its wake-up function when destroyed; after the destructor returns the function is
+// never called again.
 class Subscription {
  public:
   virtual ~Subscription() = default;

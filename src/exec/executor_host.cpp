@@ -261,7 +261,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   }
 
   // The events Concerns can take: the definition's own, the answers a paused run waits for (agents
-  // and workflows), and the trigger selectors' (by schema, or by the `tool` a request names).
+  // and workflows), and the trigger selectors' (bus::SelectorKeys: by schema, by the `tool` a
+  // request names, or by tag).
   static bus::InterestKeys KeysOf(const Loaded& loaded) {
     const ExecutorSpec& spec = loaded.spec;
     bus::InterestKeys keys;
@@ -273,21 +274,11 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     }
     for (const auto& sub : spec.subscriptions) {
       if (sub.role != model::SubscriptionRole::kTrigger) continue;
-      if (!sub.selector.schema_name) {
-        keys.every_event = true;
-        continue;
-      }
-      auto equal = std::find_if(sub.selector.context_match.begin(), sub.selector.context_match.end(),
-                                [](const model::ContextRule& rule) {
-                                  return rule.op == model::RuleOp::kEq && rule.value.is_string() && rule.path.size() > 2 &&
-                                         rule.path.rfind("$.", 0) == 0 &&
-                                         rule.path.find_first_of(".[", 2) == std::string::npos;
-                                });
-      if (equal == sub.selector.context_match.end()) {
-        keys.schemas.push_back(*sub.selector.schema_name);
-      } else {
-        keys.fields.push_back({*sub.selector.schema_name, equal->path.substr(2), std::string(equal->value.as_string())});
-      }
+      bus::InterestKeys trigger = bus::SelectorKeys(sub.selector);
+      keys.every_event = keys.every_event || trigger.every_event;
+      keys.schemas.insert(keys.schemas.end(), trigger.schemas.begin(), trigger.schemas.end());
+      keys.tags.insert(keys.tags.end(), trigger.tags.begin(), trigger.tags.end());
+      keys.fields.insert(keys.fields.end(), trigger.fields.begin(), trigger.fields.end());
     }
     return keys;
   }
