@@ -90,6 +90,11 @@ struct Waiter {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return bus.LastSeq() >= seq; }));
   }
+  // Whether, within 10 s of wake-ups, every interest was asked about the events up to `seq`.
+  bool WaitChecked(const EventBus& bus, int64_t seq) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return bus.InterestCheckedSeq() >= seq; });
+  }
 };
 
 std::vector<int64_t> Seqs(const std::vector<EventPtr>& events) {
@@ -261,10 +266,7 @@ TEST(LocalEventBusTest, KeyedInterestIsAskedAboutEveryEventWithinItsKeysAndNoOth
   // Answers yes at once, and is still asked about every later event of the commit.
   auto every_sub = (*bus)->SubscribeWhen([&] { woken.Wake(); }, asking("every", true), 1000, InterestKeys{});
   log.Append(10);
-  {
-    std::unique_lock lock(woken.mu);
-    ASSERT_TRUE(woken.cv.wait_for(lock, std::chrono::seconds(10), [&] { return (*bus)->InterestCheckedSeq() >= 10; }));
-  }
+  ASSERT_TRUE(woken.WaitChecked(**bus, 10));
   std::lock_guard lock(mu);
   EXPECT_EQ(asked["notes"], (std::vector<int64_t>{3, 6, 9}));
   EXPECT_EQ(asked["echo"], (std::vector<int64_t>{2, 4, 5, 8, 10}));  // b5 by its id
@@ -296,10 +298,7 @@ TEST(LocalEventBusTest, TagKeyedInterestIsAskedOnceAboutEachEventCarryingOneOfIt
   Waiter waiter;
   auto plain = (*bus)->Subscribe([&] { waiter.Wake(); });
   log.Append(7);
-  {
-    std::unique_lock lock(waiter.mu);
-    ASSERT_TRUE(waiter.cv.wait_for(lock, std::chrono::seconds(10), [&] { return (*bus)->InterestCheckedSeq() >= 7; }));
-  }
+  ASSERT_TRUE(waiter.WaitChecked(**bus, 7));
   std::lock_guard lock(mu);
   EXPECT_EQ(asked, (std::vector<int64_t>{2, 3, 4, 6}));  // 6 once, though under both keys
 }
@@ -317,6 +316,14 @@ TEST(SelectorKeysTest, TheSchemaElseATagElseEveryEvent) {
   keys = SelectorKeys(selector);
   EXPECT_EQ(keys.schemas, (std::vector<std::string>{"note.v1"}));
   EXPECT_TRUE(keys.tags.empty());
+  // A required top-level string field narrows the schema to the events with that value.
+  selector.context_match.push_back({"$.tool", model::RuleOp::kEq, boost::json::value("echo")});
+  keys = SelectorKeys(selector);
+  EXPECT_TRUE(keys.schemas.empty());
+  ASSERT_EQ(keys.fields.size(), 1u);
+  EXPECT_EQ(keys.fields[0].schema, "note.v1");
+  EXPECT_EQ(keys.fields[0].field, "tool");
+  EXPECT_EQ(keys.fields[0].value, "echo");
 }
 
 TEST(LocalEventBusTest, AnUnsubscribedKeyedInterestIsAskedNoMore) {
@@ -332,10 +339,7 @@ TEST(LocalEventBusTest, AnUnsubscribedKeyedInterestIsAskedNoMore) {
   auto sub = (*bus)->SubscribeWhen([] {}, [&](const model::Event&) { return ++asked, false; }, 1000, notes);
   Waiter waiter;
   auto plain = (*bus)->Subscribe([&] { waiter.Wake(); });
-  auto checked = [&](int64_t seq) {  // every interest asked about the events up to seq
-    std::unique_lock lock(waiter.mu);
-    return waiter.cv.wait_for(lock, std::chrono::seconds(10), [&] { return (*bus)->InterestCheckedSeq() >= seq; });
-  };
+  auto checked = [&](int64_t seq) { return waiter.WaitChecked(**bus, seq); };
   log.Append(3);
   ASSERT_TRUE(checked(3));
   EXPECT_EQ(asked.load(), 1);
@@ -352,10 +356,7 @@ TEST(InterestSkipTest, MovesACursorOnlyPastRefusedEventsJudgedSinceTheSubscripti
   ASSERT_TRUE(bus.ok());
   Waiter waiter;
   auto plain = (*bus)->Subscribe([&] { waiter.Wake(); });
-  auto checked = [&](int64_t seq) {
-    std::unique_lock lock(waiter.mu);
-    return waiter.cv.wait_for(lock, std::chrono::seconds(10), [&] { return (*bus)->InterestCheckedSeq() >= seq; });
-  };
+  auto checked = [&](int64_t seq) { return waiter.WaitChecked(**bus, seq); };
   InterestSkip skip;
   log.Append(4);
   ASSERT_TRUE(checked(4));
