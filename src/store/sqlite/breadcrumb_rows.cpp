@@ -6,35 +6,6 @@
 
 namespace cairn::store::sqlite {
 namespace json = boost::json;
-std::string TagsJson(const std::vector<std::string>& tags) {
-  json::array array;
-  for (const auto& tag : tags) array.emplace_back(tag);
-  return json::serialize(array);
-}
-
-namespace {
-
-std::optional<std::string> HintsText(const json::value& hints) {
-  if (hints.is_null()) return std::nullopt;
-  return json::serialize(hints);
-}
-
-}  // namespace
-
-std::optional<std::string> AclText(const std::optional<model::RecordAcl>& acl) {
-  if (!acl) return std::nullopt;
-  return json::serialize(model::AclJson(acl));
-}
-
-std::optional<model::RecordAcl> DecodeStoredAcl(std::string_view text, std::string* damage) {
-  json::value value = DecodeStoredJson(text, "acl", nullptr, damage);
-  auto acl = model::ParseAcl(value);
-  if (acl.ok()) return *acl;
-  if (damage->empty()) *damage = "acl: " + acl.status().message();
-  // Unreadable: nobody but the creator and admins (an empty acl.read) rather than everyone.
-  return model::RecordAcl{std::vector<std::string>{}, std::vector<std::string>{}};
-}
-
 namespace {
 
 Status InsertTags(Connection& conn, int64_t rid, const std::vector<std::string>& tags) {
@@ -59,64 +30,6 @@ Status DeleteTags(Connection& conn, int64_t rid, const std::vector<std::string>&
 }
 
 }  // namespace
-
-json::value DecodeStoredJson(std::string_view text, const char* column, json::value fallback, std::string* damage) {
-  auto parsed = ParseJson(text, 1000);  // stored JSON was validated on the way in
-  if (parsed.ok()) return std::move(parsed).value();
-  if (damage->empty()) *damage = std::string(column) + ": " + parsed.status().message();
-  return fallback;
-}
-
-Status UnreadableRecord(const std::string& id, const std::string& damage) {
-  return Status::Internal("breadcrumb " + id + " is stored in a form that cannot be read (" + damage +
-                          "); it can only be deleted");
-}
-
-const std::string& BreadcrumbColumns() {
-  static const std::string kColumns =
-      "b.rid, b.id, b.owner_id, b.schema_name, b.title, b.description, b.tags, b.context, b.path, b.llm_hints, "
-      "b.version, b.checksum, b.visibility, b.sensitivity, b.expires_at, b.created_by, b.updated_by, b.trace_id, "
-      "b.caused_by, b.depth, b.created_at, b.updated_at, b.size_bytes, b.acl";
-  return kColumns;
-}
-
-Result<model::Breadcrumb> ReadBreadcrumb(const Statement& row, int64_t* rid, std::string* damage) {
-  std::string local_damage;
-  std::string& found = damage ? *damage : local_damage;
-  found.clear();
-  model::Breadcrumb crumb;
-  if (rid) *rid = row.Int(0);
-  crumb.id = std::string(row.Text(1));
-  crumb.owner_id = std::string(row.Text(2));
-  crumb.schema_name = row.OptText(3);
-  crumb.title = std::string(row.Text(4));
-  crumb.description = row.OptText(5);
-  json::value tags = DecodeStoredJson(row.Text(6), "tags", json::array(), &found);
-  if (tags.is_array()) {
-    for (const auto& tag : tags.get_array()) {
-      if (tag.is_string()) crumb.tags.emplace_back(tag.get_string());
-    }
-  }
-  crumb.context = DecodeStoredJson(row.Text(7), "context", nullptr, &found);
-  crumb.path = row.OptText(8);
-  if (!row.IsNull(9)) crumb.llm_hints = DecodeStoredJson(row.Text(9), "llm_hints", nullptr, &found);
-  crumb.version = row.Int(10);
-  crumb.checksum = std::string(row.Text(11));
-  crumb.visibility = std::string(row.Text(12));
-  crumb.sensitivity = std::string(row.Text(13));
-  if (!row.IsNull(14)) crumb.ttl_micros = row.Int(14);
-  crumb.created_by = std::string(row.Text(15));
-  crumb.updated_by = std::string(row.Text(16));
-  crumb.trace.trace_id = std::string(row.Text(17));
-  crumb.trace.caused_by = row.OptText(18).value_or("");
-  crumb.trace.depth = row.Int(19);
-  crumb.created_at = row.Int(20);
-  crumb.updated_at = row.Int(21);
-  crumb.size_bytes = row.Int(22);
-  if (!row.IsNull(23)) crumb.acl = DecodeStoredAcl(row.Text(23), &found);
-  if (!found.empty() && !damage) return UnreadableRecord(crumb.id, found);
-  return crumb;
-}
 
 Result<model::Breadcrumb> LoadBreadcrumb(Connection& conn, const std::string& owner_id, const std::string& id,
                                          int64_t now_micros, int64_t* rid, std::string* damage) {

@@ -100,11 +100,6 @@ std::string_view Statement::Text(int column) const {
   return {text, static_cast<size_t>(sqlite3_column_bytes(stmt_, column))};
 }
 
-std::optional<std::string> Statement::OptText(int column) const {
-  if (IsNull(column)) return std::nullopt;
-  return std::string(Text(column));
-}
-
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path, const std::string& synchronous) {
   ConfigureSqliteOnce();
   sqlite3* db = nullptr;

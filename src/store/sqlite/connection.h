@@ -15,6 +15,7 @@
 
 #include "base/status.h"
 #include "model/event.h"
+#include "store/stored_row.h"
 
 namespace cairn::store::sqlite {
 
@@ -22,12 +23,12 @@ using SqlValue = std::variant<std::nullptr_t, int64_t, double, std::string>;
 
 // A prepared statement borrowed from a connection's cache. Reset and cleared when it goes out of
 // scope, so the next borrower starts clean.
-class Statement {
+class Statement final : public StoredRow {
  public:
   explicit Statement(sqlite3_stmt* stmt) : stmt_(stmt) {}
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
-  ~Statement();
+  ~Statement() override;
 
   // Binds by 1-based index.
   Statement& Bind(int index, std::nullptr_t);
@@ -47,13 +48,12 @@ class Statement {
   // Makes the statement ready to bind and run again (for loops).
   void Reset();
 
-  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  int64_t Int(int column) const override { return sqlite3_column_int64(stmt_, column); }
   double Double(int column) const { return sqlite3_column_double(stmt_, column); }
-  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
-  std::string_view Text(int column) const;
+  bool IsNull(int column) const override { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  std::string_view Text(int column) const override;
   // A BLOB column's bytes, valid until the next Step or Reset.
   std::string_view Blob(int column) const;
-  std::optional<std::string> OptText(int column) const;
 
  private:
   sqlite3_stmt* stmt_;

@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "model/breadcrumb.h"
 #include "model/event.h"
+#include "store/record_rows.h"
 #include "store/sqlite/connection.h"
 
 namespace cairn::store::sqlite {
@@ -21,9 +22,6 @@ namespace cairn::store::sqlite {
 Status AppendEvent(Connection& conn, std::string_view type, const model::Breadcrumb& crumb, const std::string& actor,
                    int64_t at, const std::string* context_json = nullptr, model::Breadcrumb* previous = nullptr,
                    boost::json::value* read_back_context = nullptr);
-
-// `context` as the event log reads it back (what a staged event must carry to equal the row).
-boost::json::value ReadBackContext(const boost::json::value& context);
 
 // Events with seq > after_seq, oldest first, at most `limit`, an update's `before` read from the
 // record's history (null when that version is gone). An event whose tags or context do not decode is still returned (no tags, null context, `context_unreadable`) so that the log has

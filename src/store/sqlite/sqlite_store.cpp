@@ -11,36 +11,13 @@
 #include "store/sqlite/event_rows.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/query_builder.h"
+#include "store/write_rules.h"
 
 namespace cairn::store::sqlite {
 namespace json = boost::json;
 namespace {
 
 constexpr int64_t kSweepBatch = 500;
-constexpr const char* kTtlActor = "system:ttl";
-
-// A stable digest of everything a create request asked for, to tell a retry of the same request
-// from a different request reusing an Idempotency-Key.
-std::string DraftFingerprint(const model::BreadcrumbDraft& d) {
-  json::object o;
-  o["schema_name"] = d.schema_name ? json::value(*d.schema_name) : json::value(nullptr);
-  o["title"] = d.title;
-  o["description"] = d.description ? json::value(*d.description) : json::value(nullptr);
-  json::array tags;
-  for (const auto& tag : d.tags) tags.emplace_back(tag);
-  o["tags"] = std::move(tags);
-  o["context"] = d.context;
-  o["path"] = d.path ? json::value(*d.path) : json::value(nullptr);
-  o["llm_hints"] = d.llm_hints;
-  o["visibility"] = d.visibility;
-  o["sensitivity"] = d.sensitivity;
-  o["acl"] = model::AclJson(d.acl);
-  o["ttl"] = d.ttl_micros ? json::value(*d.ttl_micros) : json::value(nullptr);
-  if (d.trace) o["trace"] = json::object{{"t", d.trace->trace_id}, {"c", d.trace->caused_by}, {"d", d.trace->depth}};
-  return Sha256Checksum(CanonicalJson(o));
-}
-
-
 
 // Deletes `crumb` at `rid` and records the deletion as an event by `actor`.
 Status RemoveWithEvent(Connection& conn, int64_t rid, const model::Breadcrumb& crumb, const std::string& actor,
@@ -79,54 +56,7 @@ auto WithPathReclaim(Connection& conn, const std::string& owner_id, const std::o
   return *reclaimed ? write() : result;
 }
 
-// The writer's access rules (model/access.h), checked against the record as it is in this
-// transaction: kNotFound when it may not read it, kPermissionDenied naming the rule.
-Status CheckAccess(const model::WriteContext& ctx, const model::Breadcrumb& current, bool changes_access) {
-  if (!ctx.access) return Status::Ok();
-  return model::CheckWrite(*ctx.access, {current.id, current.visibility, current.created_by, current.acl}, changes_access);
-}
-
-Status VersionMismatch(int64_t current, int64_t expected) {
-  return Status::FailedPrecondition("version is " + std::to_string(current) + ", If-Match expected " +
-                                    std::to_string(expected));
-}
-
 }  // namespace
-
-struct SqliteStore::Prepared {
-  std::string fingerprint;                // creates with an idempotency key
-  std::optional<std::string> context_json;  // the new context, when the write sets one
-  std::string checksum;                   // of the new context
-  // A create's copies of its context for the record and for its event (as read back), made
-  // before the write so that the single writer thread moves them instead of copying; taken
-  // (reset) by the write that uses them.
-  mutable std::optional<json::value> record_context;
-  mutable std::optional<json::value> event_context;
-};
-
-Result<SqliteStore::Prepared> SqliteStore::PrepareCreate(const model::BreadcrumbDraft& draft,
-                                                         const std::string& idempotency_key) {
-  CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(draft.context, "context"));
-  CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(draft.llm_hints, "llm_hints"));
-  Prepared p;
-  if (!idempotency_key.empty()) p.fingerprint = DraftFingerprint(draft);
-  p.context_json = json::serialize(draft.context);
-  p.checksum = Sha256Checksum(CanonicalJson(draft.context));
-  p.record_context = draft.context;
-  p.event_context = ReadBackContext(draft.context);
-  return p;
-}
-
-Result<SqliteStore::Prepared> SqliteStore::PrepareUpdate(const model::BreadcrumbPatch& patch) {
-  if (patch.context.set) CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(patch.context.value, "context"));
-  if (patch.llm_hints.set) CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(patch.llm_hints.value, "llm_hints"));
-  Prepared p;
-  if (patch.context.set) {
-    p.context_json = json::serialize(patch.context.value);
-    p.checksum = Sha256Checksum(CanonicalJson(patch.context.value));
-  }
-  return p;
-}
 
 class SqliteStore::ReadLease {
  public:
@@ -182,7 +112,7 @@ void SqliteStore::Close() {
 void SqliteStore::ReportUnreadable(UnreadableRow row) {
   if (!unreadable_.Note(row)) return;
   auto draft = std::make_shared<model::BreadcrumbDraft>(UnreadableRowReport(row));
-  auto prepared = PrepareCreate(*draft, "");
+  auto prepared = PreparedWrite::ForCreate(*draft, "");
   if (!prepared.ok()) return;
   auto shared_prepared = std::make_shared<Prepared>(std::move(prepared).value());
   auto created = std::make_shared<int64_t>(0);
@@ -267,33 +197,9 @@ Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteC
       return result;
     }
   }
+  result.breadcrumb = NewRecord(ctx, draft, prepared, ids_.Next(), now);
   model::Breadcrumb& c = result.breadcrumb;
-  c.id = ids_.Next();
-  c.owner_id = ctx.owner_id;
-  c.schema_name = draft.schema_name;
-  c.title = draft.title;
-  c.description = draft.description;
-  c.tags = draft.tags;
-  if (prepared.record_context) {
-    c.context = std::move(*prepared.record_context);
-    prepared.record_context.reset();
-  } else {
-    c.context = draft.context;
-  }
-  c.path = draft.path;
-  c.llm_hints = draft.llm_hints;
-  c.version = 1;
-  c.visibility = draft.visibility;
-  c.sensitivity = draft.sensitivity;
-  c.acl = draft.acl;
-  c.ttl_micros = draft.ttl_micros;
-  c.created_by = c.updated_by = ctx.actor;
-  c.trace = draft.trace.value_or(model::Trace{});
-  if (c.trace.trace_id.empty()) c.trace.trace_id = c.id;
-  c.created_at = c.updated_at = now;
   const std::string& context_json = *prepared.context_json;
-  c.checksum = prepared.checksum;
-  c.size_bytes = static_cast<int64_t>(context_json.size());
   CAIRN_ASSIGN_OR_RETURN(int64_t rid, WithPathReclaim(conn, ctx.owner_id, c.path, now, record_delta,
                                                       [&] { return InsertBreadcrumb(conn, c, &context_json); }));
   (void)rid;
@@ -317,31 +223,12 @@ Result<model::Breadcrumb> SqliteStore::UpdateIn(Connection& conn, const model::W
                                                 int64_t now, int64_t* record_delta) {
   int64_t rid = 0;
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid));
-  CAIRN_RETURN_IF_ERROR(CheckAccess(ctx, current, patch.changes_access()));
-  if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
+  CAIRN_RETURN_IF_ERROR(CheckWriteAccess(ctx, current, patch.changes_access()));
+  CAIRN_RETURN_IF_ERROR(CheckExpectedVersion(current.version, expected_version));
   CAIRN_RETURN_IF_ERROR(ArchiveVersion(conn, rid, current));
-  model::Breadcrumb updated = current;
-  if (patch.schema_name.set) updated.schema_name = patch.schema_name.value;
-  if (patch.title.set) updated.title = patch.title.value;
-  if (patch.description.set) updated.description = patch.description.value;
-  if (patch.tags.set) updated.tags = patch.tags.value;
-  if (patch.context.set) updated.context = patch.context.value;
-  if (patch.path.set) updated.path = patch.path.value;
-  if (patch.llm_hints.set) updated.llm_hints = patch.llm_hints.value;
-  if (patch.visibility.set) updated.visibility = patch.visibility.value;
-  if (patch.sensitivity.set) updated.sensitivity = patch.sensitivity.value;
-  if (patch.acl.set) updated.acl = patch.acl.value;
-  if (patch.ttl_micros.set) updated.ttl_micros = patch.ttl_micros.value;
-  updated.version = current.version + 1;
-  updated.updated_by = ctx.actor;
-  updated.updated_at = now;
-  // An unchanged context keeps its checksum and size; a new one was sealed before the write.
+  model::Breadcrumb updated = PatchedRecord(current, patch, prepared, ctx, now);
   std::string unchanged_json = prepared.context_json ? std::string() : json::serialize(updated.context);
   const std::string& context_json = prepared.context_json ? *prepared.context_json : unchanged_json;
-  if (prepared.context_json) {
-    updated.checksum = prepared.checksum;
-    updated.size_bytes = static_cast<int64_t>(context_json.size());
-  }
   const std::vector<std::string>* old_tags = patch.tags.set ? &current.tags : nullptr;
   std::optional<std::string> new_path = patch.path.set && updated.path != current.path ? updated.path : std::nullopt;
   CAIRN_RETURN_IF_ERROR(WithPathReclaim(conn, ctx.owner_id, new_path, now, record_delta, [&] {
@@ -357,8 +244,8 @@ Result<model::Breadcrumb> SqliteStore::DeleteIn(Connection& conn, const model::W
   int64_t rid = 0;
   std::string damage;  // an unreadable record can still be deleted (its event has a null context)
   CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadBreadcrumb(conn, ctx.owner_id, id, now, &rid, &damage));
-  CAIRN_RETURN_IF_ERROR(CheckAccess(ctx, current, false));
-  if (expected_version && *expected_version != current.version) return VersionMismatch(current.version, *expected_version);
+  CAIRN_RETURN_IF_ERROR(CheckWriteAccess(ctx, current, false));
+  CAIRN_RETURN_IF_ERROR(CheckExpectedVersion(current.version, expected_version));
   current.updated_by = ctx.actor;
   --*record_delta;
   CAIRN_RETURN_IF_ERROR(RemoveWithEvent(conn, rid, current, ctx.actor, now));
@@ -368,7 +255,7 @@ Result<model::Breadcrumb> SqliteStore::DeleteIn(Connection& conn, const model::W
 Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                          const std::string& idempotency_key) {
   CreateResult result;
-  CAIRN_ASSIGN_OR_RETURN(const Prepared prepared, PrepareCreate(draft, idempotency_key));
+  CAIRN_ASSIGN_OR_RETURN(const Prepared prepared, PreparedWrite::ForCreate(draft, idempotency_key));
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
     CAIRN_ASSIGN_OR_RETURN(result, CreateIn(conn, ctx, draft, idempotency_key, prepared, clock_.NowMicros(), record_delta));
     return Status::Ok();
@@ -389,7 +276,7 @@ Result<model::Breadcrumb> SqliteStore::Update(const model::WriteContext& ctx, co
                                               const model::BreadcrumbPatch& patch,
                                               std::optional<int64_t> expected_version) {
   model::Breadcrumb updated;
-  CAIRN_ASSIGN_OR_RETURN(const Prepared prepared, PrepareUpdate(patch));
+  CAIRN_ASSIGN_OR_RETURN(const Prepared prepared, PreparedWrite::ForUpdate(patch));
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
     CAIRN_ASSIGN_OR_RETURN(updated, UpdateIn(conn, ctx, id, patch, expected_version, prepared, clock_.NowMicros(),
                                              record_delta));
@@ -411,8 +298,8 @@ Result<std::vector<WriteOutcome>> SqliteStore::Apply(const model::WriteContext& 
   prepared.reserve(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const WriteOp& op = ops[i];
-    Result<Prepared> one = op.kind == WriteOp::Kind::kCreate   ? PrepareCreate(op.draft, op.idempotency_key)
-                           : op.kind == WriteOp::Kind::kUpdate ? PrepareUpdate(op.patch)
+    Result<Prepared> one = op.kind == WriteOp::Kind::kCreate   ? PreparedWrite::ForCreate(op.draft, op.idempotency_key)
+                           : op.kind == WriteOp::Kind::kUpdate ? PreparedWrite::ForUpdate(op.patch)
                                                                : Result<Prepared>(Prepared{});
     if (!one.ok()) {
       return one.status().Prefixed("write " + std::to_string(i) + " of the batch: ");

@@ -25,6 +25,7 @@
 #include "store/text_index.h"
 #include "store/vector_store.h"
 #include "store/webhook_store.h"
+#include "store/write_rules.h"
 
 namespace cairn::store::sqlite {
 
@@ -135,12 +136,7 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   // (-); the count is applied only if the write commits.
   Status Write(const std::function<Status(Connection&, int64_t* record_delta)>& fn);
 
-  // What a create or update can compute before it is submitted, so the writer thread does not:
-  // the new context serialised and checksummed, the idempotency fingerprint.
-  // Refuses (kInvalidArgument) JSON the store could not read back: a non-finite number.
-  struct Prepared;
-  static Result<Prepared> PrepareCreate(const model::BreadcrumbDraft& draft, const std::string& idempotency_key);
-  static Result<Prepared> PrepareUpdate(const model::BreadcrumbPatch& patch);
+  using Prepared = PreparedWrite;
 
   // Logs and counts `row` the first time it is seen and files its system.error.v1 report
   // (unreadable_rows.h) without waiting for it. Safe on the writer thread.
