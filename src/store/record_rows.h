@@ -72,4 +72,9 @@ std::optional<std::string> AccessText(const model::Breadcrumb& crumb);
 model::Event StagedEvent(int64_t seq, std::string_view type, const model::Breadcrumb& crumb, const std::string& actor,
                          int64_t at, model::Breadcrumb* previous, boost::json::value* read_back_context);
 
+// The opaque cursor of a list page that ended at row `rid`, and back (nullopt for text this
+// server did not issue).
+std::string EncodeCursor(int64_t rid);
+std::optional<int64_t> DecodeCursor(const std::string& cursor);
+
 }  // namespace cairn::store

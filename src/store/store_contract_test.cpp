@@ -1,5 +1,6 @@
-// The Store contract (store/store.h), run against SqliteStore and against SqliteStore behind the
-// CachedStore decorator, each in a fresh temporary directory.
+// The Store contract (store/store.h), run against SqliteStore, against SqliteStore behind the
+// CachedStore decorator, each in a fresh temporary directory, and against PgStore, each test in a
+// fresh database of the test process's own PostgreSQL server (support/postgres_server.h).
 #include "store/store.h"
 
 #include <gtest/gtest.h>
@@ -25,7 +26,9 @@
 #include "base/uuid.h"
 #include "model/query.h"
 #include "store/cached_store.h"
+#include "store/postgres/pg_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/postgres_server.h"
 #include "support/sqlite_store.h"
 
 namespace cairn::store {
@@ -51,20 +54,41 @@ BreadcrumbDraft Draft(std::string title, std::string_view context = "{}", std::v
   return d;
 }
 
-class StoreContractTest : public ::testing::TestWithParam<bool> {  // param: behind CachedStore
+enum class Backend { kSqlite, kCached, kPostgres };
+
+class StoreContractTest : public ::testing::TestWithParam<Backend> {
  protected:
-  void SetUp() override { Open(); }
+  void SetUp() override {
+    if (GetParam() == Backend::kPostgres) {
+      std::string why;
+      test_support::PostgresServer* server = test_support::PostgresServer::Shared(&why);
+      ASSERT_NE(server, nullptr) << why;
+      auto uri = server->CreateDatabase();
+      ASSERT_TRUE(uri.ok()) << uri.status().ToString();
+      pg_uri_ = *uri;
+    }
+    Open();
+  }
   void TearDown() override {
     if (store_) store_->Close();
     store_.reset();
   }
   void Open() {
+    if (GetParam() == Backend::kPostgres) {
+      postgres::PgStoreOptions options;
+      options.uri = pg_uri_;
+      options.idempotency_retention_micros = 3600 * kSecond;
+      auto opened = postgres::PgStore::Open(options, clock_, &metrics_);
+      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+      store_ = std::move(opened).value();
+      return;
+    }
     auto opened = test_support::OpenSqliteStore(dir_.path(), clock_, &metrics_, [](sqlite::SqliteStoreOptions& options) {
       options.idempotency_retention_micros = 3600 * kSecond;
     });
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
-    if (GetParam()) store_ = std::make_unique<CachedStore>(std::move(store_), 1000, clock_, &metrics_);
+    if (GetParam() == Backend::kCached) store_ = std::make_unique<CachedStore>(std::move(store_), 1000, clock_, &metrics_);
   }
   void Reopen() {
     store_->Close();
@@ -101,6 +125,7 @@ class StoreContractTest : public ::testing::TestWithParam<bool> {  // param: beh
   }
 
   test_support::TempDir dir_{"cairn-store-test"};
+  std::string pg_uri_;
   ManualClock clock_{kStart};
   MetricsRegistry metrics_;
   model::WriteContext ctx_;  // owner "default", actor "anonymous"
@@ -911,8 +936,16 @@ TEST(SqliteEventBeforeTest, AnUpdateCarriesTheVersionBeforeItLiveAndWhenReadBack
   EXPECT_FALSE((*after_delete)[1].before);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& param_info) { return param_info.param ? "Cached" : "Sqlite"; });
+INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kCached, Backend::kPostgres),
+                         [](const ::testing::TestParamInfo<Backend>& param_info) {
+                           switch (param_info.param) {
+                             case Backend::kSqlite: return "Sqlite";
+                             case Backend::kCached: return "Cached";
+                             case Backend::kPostgres: return "Postgres";
+                           }
+                           return "Unknown";
+                         });
 
 }  // namespace
 }  // namespace cairn::store

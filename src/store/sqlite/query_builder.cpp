@@ -1,6 +1,5 @@
 #include "store/sqlite/query_builder.h"
 
-#include <charconv>
 #include <functional>
 
 #include "store/sqlite/record_filters.h"
@@ -122,34 +121,6 @@ std::string RuleSql(const model::ContextRule& rule, Binder& b) {
 }
 
 }  // namespace
-
-std::string EncodeCursor(int64_t rid) {
-  // Opaque to clients; versioned so the encoding can change.
-  std::string text = "c1." + std::to_string(rid);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    out.push_back(kHex[(c ^ 0x5A) >> 4]);
-    out.push_back(kHex[(c ^ 0x5A) & 0x0F]);
-  }
-  return out;
-}
-
-std::optional<int64_t> DecodeCursor(const std::string& cursor) {
-  if (cursor.empty() || cursor.size() % 2 != 0 || cursor.size() > 64) return std::nullopt;
-  std::string text;
-  for (size_t i = 0; i < cursor.size(); i += 2) {
-    int value = 0;
-    auto [ptr, ec] = std::from_chars(cursor.data() + i, cursor.data() + i + 2, value, 16);
-    if (ec != std::errc() || ptr != cursor.data() + i + 2) return std::nullopt;
-    text.push_back(static_cast<char>(value ^ 0x5A));
-  }
-  if (text.rfind("c1.", 0) != 0) return std::nullopt;
-  int64_t rid = 0;
-  auto [ptr, ec] = std::from_chars(text.data() + 3, text.data() + text.size(), rid);
-  if (ec != std::errc() || ptr != text.data() + text.size() || rid < 0) return std::nullopt;
-  return rid;
-}
 
 Result<BuiltQuery> BuildListQuery(const std::string& columns, const std::string& owner_id,
                                   const model::BreadcrumbQuery& query, int64_t now_micros) {

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "model/query.h"
+#include "store/record_rows.h"
 #include "store/sqlite/connection.h"
 
 namespace cairn::store::sqlite {
@@ -22,9 +23,5 @@ struct BuiltQuery {
 // rid. A cursor that does not decode is kInvalidArgument with field "cursor".
 Result<BuiltQuery> BuildListQuery(const std::string& columns, const std::string& owner_id,
                                   const model::BreadcrumbQuery& query, int64_t now_micros);
-
-// The opaque cursor for a page that ended at `rid`, and back.
-std::string EncodeCursor(int64_t rid);
-std::optional<int64_t> DecodeCursor(const std::string& cursor);
 
 }  // namespace cairn::store::sqlite

@@ -1,0 +1,160 @@
+#include "store/postgres/pg_migrations.h"
+
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+
+namespace cairn::store::postgres {
+namespace {
+
+// The key of the advisory lock that serialises migrations across processes.
+constexpr const char* kMigrationLock = "SELECT pg_advisory_lock(7395021761)";
+constexpr const char* kMigrationUnlock = "SELECT pg_advisory_unlock(7395021761)";
+
+// Append only. Times are microseconds since the epoch (BIGINT), JSON columns hold the text the
+// store wrote (the SQLite backend's layout, store/record_rows.h), and `doc` is the context as
+// jsonb for context rules. Paths compare byte-wise (COLLATE "C"), as in SQLite.
+const std::vector<std::string>& Migrations() {
+  static const std::vector<std::string> kMigrations = {
+      // 1: records, their tags and history, the event log with its counter, idempotency keys,
+      // executors' cursors and claims.
+      R"sql(
+CREATE TABLE breadcrumbs (
+  rid BIGSERIAL PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  owner_id TEXT NOT NULL,
+  schema_name TEXT,
+  title TEXT NOT NULL,
+  description TEXT,
+  tags TEXT NOT NULL,
+  context TEXT NOT NULL,
+  doc JSONB GENERATED ALWAYS AS (context::jsonb) STORED,
+  path TEXT COLLATE "C",
+  llm_hints TEXT,
+  version BIGINT NOT NULL,
+  checksum TEXT NOT NULL,
+  visibility TEXT NOT NULL,
+  sensitivity TEXT NOT NULL,
+  expires_at BIGINT,
+  created_by TEXT NOT NULL,
+  updated_by TEXT NOT NULL,
+  trace_id TEXT NOT NULL,
+  caused_by TEXT,
+  depth BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  size_bytes BIGINT NOT NULL,
+  acl TEXT
+);
+CREATE INDEX breadcrumbs_owner_rid ON breadcrumbs(owner_id, rid);
+CREATE INDEX breadcrumbs_owner_schema ON breadcrumbs(owner_id, schema_name, rid);
+CREATE UNIQUE INDEX breadcrumbs_owner_path ON breadcrumbs(owner_id, path) WHERE path IS NOT NULL;
+CREATE INDEX breadcrumbs_expiry ON breadcrumbs(expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE breadcrumb_tags (
+  tag TEXT NOT NULL,
+  rid BIGINT NOT NULL,
+  PRIMARY KEY (tag, rid)
+);
+CREATE TABLE breadcrumb_versions (
+  rid BIGINT NOT NULL,
+  version BIGINT NOT NULL,
+  title TEXT NOT NULL,
+  tags TEXT NOT NULL,
+  context TEXT NOT NULL,
+  checksum TEXT NOT NULL,
+  updated_by TEXT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  PRIMARY KEY (rid, version)
+);
+CREATE TABLE events (
+  seq BIGINT PRIMARY KEY,
+  type TEXT NOT NULL,
+  breadcrumb_id TEXT NOT NULL,
+  version BIGINT NOT NULL,
+  schema_name TEXT,
+  title TEXT NOT NULL,
+  tags TEXT NOT NULL,
+  path TEXT,
+  owner_id TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  trace_id TEXT NOT NULL,
+  caused_by TEXT,
+  depth BIGINT NOT NULL,
+  at BIGINT NOT NULL,
+  context TEXT,
+  access TEXT
+);
+CREATE INDEX events_at ON events(at);
+CREATE TABLE event_counter (
+  only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row),
+  last_seq BIGINT NOT NULL
+);
+INSERT INTO event_counter(last_seq) VALUES (0);
+CREATE TABLE idempotency_keys (
+  owner_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  breadcrumb_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (owner_id, key)
+);
+CREATE INDEX idempotency_keys_age ON idempotency_keys(created_at);
+CREATE TABLE consumer_cursors (
+  consumer TEXT PRIMARY KEY,
+  seq BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE TABLE executor_claims (
+  consumer TEXT NOT NULL,
+  trigger_key TEXT NOT NULL,
+  trigger_id TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  trigger_seq BIGINT NOT NULL,
+  attempt BIGINT NOT NULL,
+  claimed_at BIGINT NOT NULL,
+  PRIMARY KEY (consumer, trigger_key)
+);
+)sql",
+  };
+  return kMigrations;
+}
+
+Result<int> CurrentVersion(PgConnection& conn) {
+  CAIRN_RETURN_IF_ERROR(conn.Exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"));
+  CAIRN_ASSIGN_OR_RETURN(PgResult result, conn.Query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
+  return static_cast<int>(result.Row(0).Int(0));
+}
+
+Status Migrate(PgConnection& conn) {
+  CAIRN_ASSIGN_OR_RETURN(int current, CurrentVersion(conn));
+  if (current > LatestPgSchemaVersion()) {
+    return Status::Internal("database schema version " + std::to_string(current) + " is newer than this cairn (" +
+                            std::to_string(LatestPgSchemaVersion()) + "); upgrade cairn");
+  }
+  for (int version = current + 1; version <= LatestPgSchemaVersion(); ++version) {
+    Status status = conn.Exec("BEGIN; " + Migrations()[version - 1] +
+                              "; INSERT INTO schema_migrations(version, applied_at) VALUES (" + std::to_string(version) +
+                              ", (extract(epoch from now()) * 1000000)::bigint); COMMIT");
+    if (!status.ok()) {
+      (void)conn.Exec("ROLLBACK");
+      return Status::Internal("migration " + std::to_string(version) + " failed: " + status.message());
+    }
+    CAIRN_LOG_INFO("store: applied PostgreSQL schema migration {}", version);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int LatestPgSchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+Status RunPgMigrations(PgConnection& conn) {
+  CAIRN_RETURN_IF_ERROR(conn.Exec(kMigrationLock));
+  Status status = Migrate(conn);
+  (void)conn.Exec(kMigrationUnlock);
+  return status;
+}
+
+}  // namespace cairn::store::postgres

@@ -1,0 +1,151 @@
+#include "store/postgres/pg_query.h"
+
+#include <boost/json/serialize.hpp>
+#include <functional>
+
+#include "store/record_rows.h"
+
+namespace cairn::store::postgres {
+namespace json = boost::json;
+namespace {
+
+// A validated model path ("$.a.b[0]": names [A-Za-z0-9_-]+, decimal indices) as a strict SQL/JSON
+// path with quoted names: strict, because lax mode would look into arrays for `.a` where SQLite
+// (and the contract) finds nothing.
+std::string StrictJsonPath(const std::string& path) {
+  std::string out = "strict $";
+  size_t i = 1;  // after '$'
+  while (i < path.size()) {
+    if (path[i] == '.') {
+      size_t end = path.find_first_of(".[", i + 1);
+      if (end == std::string::npos) end = path.size();
+      out += ".\"" + path.substr(i + 1, end - i - 1) + "\"";
+      i = end;
+    } else {  // "[index]"
+      size_t end = path.find(']', i);
+      if (end == std::string::npos) end = path.size() - 1;
+      out += path.substr(i, end - i + 1);
+      i = end + 1;
+    }
+  }
+  return out;
+}
+
+// SQL that is true when the jsonb value `x` equals `v` as JSON: jsonb's equality compares numbers
+// numerically, objects whatever their key order and arrays element by element.
+std::string Equals(const std::string& x, const json::value& v, PgParams& p) {
+  return "(" + x + " = " + p.Add(json::serialize(v)) + "::jsonb)";
+}
+
+std::string Compare(const std::string& x, const char* op, const json::value& v, PgParams& p) {
+  if (v.is_string()) {
+    return "(jsonb_typeof(" + x + ") = 'string' AND (" + x + " #>> '{}') COLLATE \"C\" " + op + " " +
+           p.Add(std::string_view(v.get_string())) + "::text COLLATE \"C\")";
+  }
+  // CASE, not AND: PostgreSQL may evaluate AND's operands in any order, and a string does not cast.
+  return "(CASE WHEN jsonb_typeof(" + x + ") = 'number' THEN (" + x + ")::numeric " + op + " " +
+         p.Add(json::serialize(v)) + "::numeric ELSE false END)";
+}
+
+// True when the array `x` holds an element equal to `v`, or, for a string `v`, when the string `x`
+// contains it.
+std::string Contains(const std::string& x, const json::value& v, PgParams& p) {
+  std::string sql = "(CASE jsonb_typeof(" + x + ") WHEN 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements(" + x +
+                    ") el WHERE el = " + p.Add(json::serialize(v)) + "::jsonb)";
+  if (v.is_string()) {
+    sql += " WHEN 'string' THEN strpos(" + x + " #>> '{}', " + p.Add(std::string_view(v.get_string())) + "::text) > 0";
+  }
+  return sql + " ELSE false END)";
+}
+
+std::string AnyOf(const json::array& options, const std::function<std::string(const json::value&)>& one) {
+  std::string sql;
+  for (const auto& option : options) sql += (sql.empty() ? "(" : " OR ") + one(option);
+  return sql.empty() ? "false" : sql + ")";
+}
+
+std::string RuleSql(const model::ContextRule& rule, PgParams& p) {
+  const std::string x = "jsonb_path_query_first(b.doc, " + p.Add(StrictJsonPath(rule.path)) + "::jsonpath, '{}', true)";
+  using model::RuleOp;
+  switch (rule.op) {
+    case RuleOp::kExists: return "(" + x + (rule.value.as_bool() ? " IS NOT NULL)" : " IS NULL)");
+    case RuleOp::kEq: return Equals(x, rule.value, p);
+    case RuleOp::kNe: return "(NOT COALESCE(" + Equals(x, rule.value, p) + ", false))";
+    case RuleOp::kGt: return Compare(x, ">", rule.value, p);
+    case RuleOp::kGte: return Compare(x, ">=", rule.value, p);
+    case RuleOp::kLt: return Compare(x, "<", rule.value, p);
+    case RuleOp::kLte: return Compare(x, "<=", rule.value, p);
+    case RuleOp::kIn:
+      return AnyOf(rule.value.get_array(), [&](const json::value& v) { return Equals(x, v, p); });
+    case RuleOp::kContains: return Contains(x, rule.value, p);
+    case RuleOp::kContainsAny:
+      return AnyOf(rule.value.get_array(), [&](const json::value& v) { return Contains(x, v, p); });
+    case RuleOp::kPrefix:
+      return "(jsonb_typeof(" + x + ") = 'string' AND starts_with(" + x + " #>> '{}', " +
+             p.Add(std::string_view(rule.value.as_string())) + "::text))";
+  }
+  return "false";
+}
+
+}  // namespace
+
+std::string PgReadScopeSql(const model::AccessScope& reader, PgParams& p) {
+  if (reader.admin) return "";
+  // As AccessScope::MayRead: public, the creator, else acl.read when the record has one, else team.
+  const std::string principal = p.Add(reader.principal) + "::text";
+  std::string named = principal;
+  for (const std::string& role : reader.roles) named += ", " + p.Add(std::string(model::kAclRolePrefix) + role);
+  const std::string read = "(b.acl::jsonb -> 'read')";
+  return " AND (b.visibility = 'public' OR (b.created_by = " + principal + " AND " + principal +
+         " <> '') OR CASE WHEN " + read + " IS NULL THEN b.visibility = 'team' WHEN jsonb_typeof(" + read +
+         ") = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements_text(" + read + ") r WHERE r IN (" + named +
+         ")) ELSE false END)";
+}
+
+Result<PgQuery> BuildPgListQuery(const std::string& columns, const std::string& owner_id,
+                                 const model::BreadcrumbQuery& query, int64_t now_micros) {
+  PgQuery out;
+  PgParams& p = out.params;
+  std::string where = "b.owner_id = " + p.Add(owner_id) + " AND (b.expires_at IS NULL OR b.expires_at > " +
+                      p.Add(now_micros) + "::bigint)";
+  if (query.schema_name) where += " AND b.schema_name = " + p.Add(*query.schema_name);
+  // With a tag, the scan is driven by that tag's rows in rid order (the (tag, rid) primary key).
+  const bool tag_driven = !query.all_tags.empty() && !query.path;
+  std::string from = "breadcrumbs b";
+  std::string order_rid = "b.rid";
+  for (size_t i = 0; i < query.all_tags.size(); ++i) {
+    if (i == 0 && tag_driven) {
+      from = "breadcrumb_tags t JOIN breadcrumbs b ON b.rid = t.rid";
+      order_rid = "t.rid";
+      where += " AND t.tag = " + p.Add(query.all_tags[i]);
+      continue;
+    }
+    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag = " + p.Add(query.all_tags[i]) + ")";
+  }
+  if (!query.any_tags.empty()) {
+    std::string list;
+    for (const auto& tag : query.any_tags) list += (list.empty() ? "" : ",") + p.Add(tag);
+    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag IN (" + list + "))";
+  }
+  if (query.path) where += " AND b.path = " + p.Add(*query.path);
+  if (query.path_prefix) {
+    // Whole segments: the prefix itself, or anything under "prefix/" ('0' sorts right after '/').
+    where += " AND (b.path = " + p.Add(*query.path_prefix) + " OR (b.path >= " + p.Add(*query.path_prefix + "/") +
+             " AND b.path < " + p.Add(*query.path_prefix + "0") + "))";
+  }
+  for (const auto& rule : query.context_match) where += " AND " + RuleSql(rule, p);
+  if (query.reader) where += PgReadScopeSql(*query.reader, p);
+  if (query.exclude_secret) where += " AND b.sensitivity <> 'secret'";
+  if (query.created_by) where += " AND b.created_by = " + p.Add(*query.created_by);
+  bool newest_first = query.order == model::SortOrder::kNewestFirst;
+  if (query.cursor) {
+    auto rid = DecodeCursor(*query.cursor);
+    if (!rid) return Status(StatusCode::kInvalidArgument, "cursor: is not one this server issued", "cursor");
+    where += " AND " + order_rid + (newest_first ? " < " : " > ") + p.Add(*rid) + "::bigint";
+  }
+  out.sql = "SELECT " + columns + " FROM " + from + " WHERE " + where + " ORDER BY " + order_rid + " " +
+            (newest_first ? "DESC" : "ASC") + " LIMIT " + p.Add(static_cast<int64_t>(query.limit + 1)) + "::bigint";
+  return out;
+}
+
+}  // namespace cairn::store::postgres

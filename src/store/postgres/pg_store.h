@@ -1,0 +1,104 @@
+// PgStore: the Store on PostgreSQL, for several cairn processes sharing one database
+// (docs/deploy.md). The SQLite backend (store/sqlite) stays the embedded default.
+//
+// One PgWriter per process runs the writes with group commit; batches of all processes commit
+// one at a time on the event log's counter row, so `seq` is gap-free in commit order across the
+// cluster. Reads use a pool of connections. See store/store.h, event_log.h, cursor_store.h and
+// claim_store.h for the contracts; store_contract_test.cpp runs them against both backends.
+//
+// Not yet on PostgreSQL: webhooks, full-text and vector search (the SQLite backend's
+// WebhookStore, TextIndex and VectorStore).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "base/uuid.h"
+#include "store/claim_store.h"
+#include "store/cursor_store.h"
+#include "store/event_log.h"
+#include "store/postgres/pg_connection.h"
+#include "store/postgres/pg_writer.h"
+#include "store/store.h"
+#include "store/write_rules.h"
+
+namespace cairn::store::postgres {
+
+struct PgStoreOptions {
+  std::string uri;                     // libpq connection URI, e.g. postgresql://user@host/db
+  PgWriter::Options writer;            // writer.uri is set from `uri`
+  size_t max_idle_readers = 16;        // read connections kept open between reads
+  int64_t statement_timeout_ms = 30000;
+  int64_t idempotency_retention_micros = 24LL * 3600 * 1'000'000;
+};
+
+class PgStore final : public Store, public EventLog, public CursorStore, public ClaimStore {
+ public:
+  // Connects, runs the migrations (serialised across processes) and starts the writer. `clock`
+  // and `metrics` must outlive the store; `metrics` may be null.
+  static Result<std::unique_ptr<PgStore>> Open(PgStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
+  ~PgStore() override;
+
+  Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
+                              const std::string& idempotency_key) override;
+  Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override;
+  Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
+                                   const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version) override;
+  Status Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) override;
+  Result<std::vector<WriteOutcome>> Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) override;
+  Result<Page> List(const std::string& owner_id, const model::BreadcrumbQuery& query) override;
+  Result<std::vector<model::BreadcrumbVersion>> History(const std::string& owner_id, const std::string& id) override;
+  Result<int64_t> SweepExpired() override;
+  // `records` counts the whole database (every process's writes).
+  Result<StoreStats> Stats() override;
+  void Close() override;
+
+  // EventLog. The commit listeners hear this process's commits only; other processes' events
+  // reach a bus through the log (ReadEvents) or the cluster's event stream.
+  Result<std::vector<model::Event>> ReadEvents(int64_t after_seq, size_t limit) override;
+  Result<EventLogBounds> Bounds() override;
+  void SetCommitListener(std::function<void()> listener) override;
+  void SetCommittedEventsListener(CommittedEventsListener listener) override;
+  Result<int64_t> PruneEvents(int64_t before_micros) override;
+
+  // CursorStore (pg_cursors.cpp)
+  Result<std::optional<int64_t>> LoadCursor(const std::string& consumer) override;
+  Status SaveCursor(const std::string& consumer, int64_t seq) override;
+  Status DeleteCursor(const std::string& consumer) override;
+
+  // ClaimStore (pg_cursors.cpp)
+  Result<int64_t> ClaimTrigger(const TriggerClaim& claim) override;
+  Result<std::vector<TriggerClaim>> ListClaims(const std::string& consumer) override;
+  Status ReleaseClaims(const std::string& consumer, const std::vector<std::string>& trigger_keys) override;
+
+ private:
+  PgStore(PgStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
+
+  // Runs `fn` on a pooled read connection (opened when none is idle; a lost one is dropped).
+  Status WithReader(const std::function<Status(PgConnection&)>& fn);
+  // Submits `fn` to the writer and waits for its commit.
+  Status Write(const PgWriter::WriteFn& fn);
+
+  // The bodies of Create, Update and Delete, run inside the writer's transaction (shared with Apply).
+  Result<CreateResult> CreateIn(PgConnection& conn, const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
+                                const std::string& idempotency_key, const PreparedWrite& prepared, int64_t now);
+  Result<model::Breadcrumb> UpdateIn(PgConnection& conn, const model::WriteContext& ctx, const std::string& id,
+                                     const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version,
+                                     const PreparedWrite& prepared, int64_t now);
+  Result<model::Breadcrumb> DeleteIn(PgConnection& conn, const model::WriteContext& ctx, const std::string& id,
+                                     std::optional<int64_t> expected_version, int64_t now);
+
+  PgStoreOptions options_;
+  const Clock& clock_;
+  UuidV7Generator ids_;
+  Histogram* write_seconds_ = nullptr;
+  std::unique_ptr<PgWriter> writer_;
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<PgConnection>> idle_readers_;
+};
+
+}  // namespace cairn::store::postgres

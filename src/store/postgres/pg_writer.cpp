@@ -1,0 +1,152 @@
+#include "store/postgres/pg_writer.h"
+
+#include <chrono>
+#include <future>
+
+#include "base/log.h"
+#include "base/thread_name.h"
+
+namespace cairn::store::postgres {
+
+PgWriter::PgWriter(std::unique_ptr<PgConnection> conn, Options options, MetricsRegistry* metrics)
+    : conn_(std::move(conn)), options_(std::move(options)) {
+  if (metrics) {
+    batch_size_ = &metrics->GetHistogram("cairn_store_commit_batch_writes", "Writes committed per transaction", "",
+                                         {1, 2, 4, 8, 16, 32, 64, 128, 256, 512});
+    commit_seconds_ = &metrics->GetHistogram("cairn_store_commit_seconds", "Time to run and commit one batch");
+  }
+  thread_ = std::thread([this] {
+    NameThisThread("store-writer");
+    Run();
+  });
+}
+
+PgWriter::~PgWriter() { Close(); }
+
+Status PgWriter::Submit(WriteFn fn) {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> result = promise->get_future();
+  {
+    std::lock_guard lock(mu_);
+    if (closing_) return Status::Unavailable("store is closed");
+    if (queue_.size() >= options_.max_queue) {
+      return Status::ResourceExhausted("write queue is full (" + std::to_string(options_.max_queue) + " pending)");
+    }
+    queue_.push_back(Pending{std::move(fn), [promise](Status status) { promise->set_value(std::move(status)); }});
+  }
+  wake_.notify_one();
+  return result.get();
+}
+
+void PgWriter::Close() {
+  {
+    std::lock_guard lock(mu_);
+    if (closing_ && !thread_.joinable()) return;
+    closing_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PgWriter::SetCommitListener(CommitListener listener) {
+  std::lock_guard lock(listener_mu_);
+  commit_listener_ = std::move(listener);
+}
+
+void PgWriter::Run() {
+  while (true) {
+    std::deque<Pending> batch;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing with nothing left
+      while (!queue_.empty() && batch.size() < options_.max_batch) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    CommitBatch(batch);
+  }
+}
+
+Status PgWriter::EnsureConnected() {
+  if (conn_ && conn_->healthy()) return Status::Ok();
+  CAIRN_ASSIGN_OR_RETURN(auto fresh, PgConnection::Open(options_.uri, options_.statement_timeout_ms));
+  conn_ = std::move(fresh);
+  CAIRN_LOG_INFO("store: reconnected to PostgreSQL");
+  return Status::Ok();
+}
+
+void PgWriter::CommitBatch(std::deque<Pending>& batch) {
+  auto started = std::chrono::steady_clock::now();
+  auto fail_all = [&](const Status& status) {
+    for (auto& pending : batch) pending.done(status);
+  };
+  Status connected = EnsureConnected();
+  if (!connected.ok()) return fail_all(connected);
+  PgConnection& conn = *conn_;
+  std::vector<model::Event>& staged = conn.staged_events();
+  staged.clear();
+  Status begin = conn.Run("BEGIN");
+  Result<PgResult> counter = begin.ok() ? conn.Query("SELECT last_seq FROM event_counter FOR UPDATE")
+                                        : Result<PgResult>(begin);
+  if (!counter.ok()) {
+    CAIRN_LOG_ERROR("store: cannot begin a write transaction: {}", counter.status().message());
+    if (conn.in_transaction()) (void)conn.Exec("ROLLBACK");
+    return fail_all(counter.status());
+  }
+  const int64_t first_seq = counter->Row(0).Int(0);
+  conn.last_seq() = first_seq;
+  std::vector<Status> results;
+  results.reserve(batch.size());
+  Status aborted;  // set when the transaction itself failed (not one write)
+  for (auto& pending : batch) {
+    if (!aborted.ok()) {
+      results.push_back(aborted);
+      continue;
+    }
+    Status status = conn.Run("SAVEPOINT w");
+    size_t staged_before = staged.size();
+    int64_t seq_before = conn.last_seq();
+    if (status.ok()) {
+      status = pending.fn(conn);
+      if (!status.ok()) {
+        staged.resize(staged_before);  // its events rolled back with it
+        conn.last_seq() = seq_before;
+        Status undone = conn.Run("ROLLBACK TO SAVEPOINT w");
+        if (!undone.ok()) aborted = undone;
+      }
+      if (aborted.ok()) {
+        Status released = conn.Run("RELEASE SAVEPOINT w");
+        if (!released.ok()) aborted = released;
+      }
+    } else {
+      aborted = status;
+    }
+    results.push_back(std::move(status));
+  }
+  if (aborted.ok() && conn.last_seq() != first_seq) {
+    PgParams params;
+    aborted = conn.Run("UPDATE event_counter SET last_seq = " + params.Add(conn.last_seq()), params);
+  }
+  Status commit = aborted.ok() ? conn.Run("COMMIT") : aborted;
+  if (!commit.ok()) {
+    CAIRN_LOG_ERROR("store: commit of {} writes failed: {}", batch.size(), commit.message());
+    if (conn.healthy() && conn.in_transaction()) (void)conn.Exec("ROLLBACK");
+  }
+  if (batch_size_) batch_size_->Observe(static_cast<double>(batch.size()));
+  if (commit_seconds_) {
+    commit_seconds_->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  bool any_committed = false;
+  for (size_t i = 0; i < batch.size(); ++i) any_committed = any_committed || (commit.ok() && results[i].ok());
+  std::vector<model::Event> committed;
+  committed.swap(staged);
+  if (any_committed) {
+    std::lock_guard lock(listener_mu_);
+    if (commit_listener_) commit_listener_(std::move(committed));
+  }
+  for (size_t i = 0; i < batch.size(); ++i) batch[i].done(commit.ok() || !results[i].ok() ? results[i] : commit);
+}
+
+}  // namespace cairn::store::postgres
