@@ -28,7 +28,7 @@
 #include "store/cached_store.h"
 #include "store/postgres/pg_store.h"
 #include "store/sqlite/sqlite_store.h"
-#include "support/postgres_server.h"
+#include "support/pg_database.h"
 #include "support/sqlite_store.h"
 
 namespace cairn::store {
@@ -60,12 +60,9 @@ class StoreContractTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
     if (GetParam() == Backend::kPostgres) {
-      std::string why;
-      test_support::PostgresServer* server = test_support::PostgresServer::Shared(&why);
-      ASSERT_NE(server, nullptr) << why;
-      auto uri = server->CreateDatabase();
-      ASSERT_TRUE(uri.ok()) << uri.status().ToString();
-      pg_uri_ = *uri;
+      auto db = test_support::OpenFreshPgDatabase(&metrics_, &pg_uri_);
+      ASSERT_TRUE(db.ok()) << db.status().ToString();
+      pg_db_ = *db;
     }
     Open();
   }
@@ -75,12 +72,12 @@ class StoreContractTest : public ::testing::TestWithParam<Backend> {
   }
   void Open() {
     if (GetParam() == Backend::kPostgres) {
-      postgres::PgStoreOptions options;
-      options.uri = pg_uri_;
-      options.idempotency_retention_micros = 3600 * kSecond;
-      auto opened = postgres::PgStore::Open(options, clock_, &metrics_);
-      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-      store_ = std::move(opened).value();
+      if (!pg_db_) {  // reopened
+        auto db = test_support::OpenPgDatabase(pg_uri_, &metrics_);
+        ASSERT_TRUE(db.ok()) << db.status().ToString();
+        pg_db_ = *db;
+      }
+      store_ = std::make_unique<postgres::PgStore>(std::move(pg_db_), postgres::PgStoreOptions{3600 * kSecond}, clock_);
       return;
     }
     auto opened = test_support::OpenSqliteStore(dir_.path(), clock_, &metrics_, [](sqlite::SqliteStoreOptions& options) {
@@ -126,6 +123,7 @@ class StoreContractTest : public ::testing::TestWithParam<Backend> {
 
   test_support::TempDir dir_{"cairn-store-test"};
   std::string pg_uri_;
+  std::shared_ptr<postgres::PgDatabase> pg_db_;  // until the store takes it
   ManualClock clock_{kStart};
   MetricsRegistry metrics_;
   model::WriteContext ctx_;  // owner "default", actor "anonymous"

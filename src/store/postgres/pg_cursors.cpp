@@ -1,13 +1,14 @@
 // PgStore's CursorStore and ClaimStore: consumer_cursors and executor_claims (migration 1).
 #include "store/postgres/pg_store.h"
 
+#include "store/postgres/pg_rows.h"
 #include "store/record_rows.h"
 
 namespace cairn::store::postgres {
 
 Result<std::optional<int64_t>> PgStore::LoadCursor(const std::string& consumer) {
   std::optional<int64_t> seq;
-  CAIRN_RETURN_IF_ERROR(WithReader([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->WithReader([&](PgConnection& conn) -> Status {
     PgParams params;
     CAIRN_ASSIGN_OR_RETURN(PgResult row, conn.Query("SELECT seq FROM consumer_cursors WHERE consumer = " +
                                                     params.Add(consumer), params));
@@ -18,16 +19,13 @@ Result<std::optional<int64_t>> PgStore::LoadCursor(const std::string& consumer) 
 }
 
 Status PgStore::SaveCursor(const std::string& consumer, int64_t seq) {
-  return Write([&](PgConnection& conn) -> Status {
-    PgParams p;
-    return conn.Run("INSERT INTO consumer_cursors(consumer, seq, updated_at) VALUES (" + p.Add(consumer) + "," +
-                        p.Add(seq) + "::bigint," + p.Add(clock_.NowMicros()) + "::bigint) ON CONFLICT (consumer) DO "
-                        "UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at", p);
+  return db_->Write([&](PgConnection& conn) -> Status {
+    return WriteCursor(conn, consumer, seq, clock_.NowMicros());
   });
 }
 
 Status PgStore::DeleteCursor(const std::string& consumer) {
-  return Write([&](PgConnection& conn) -> Status {
+  return db_->Write([&](PgConnection& conn) -> Status {
     PgParams p;
     return conn.Run("DELETE FROM consumer_cursors WHERE consumer = " + p.Add(consumer), p);
   });
@@ -35,7 +33,7 @@ Status PgStore::DeleteCursor(const std::string& consumer) {
 
 Result<int64_t> PgStore::ClaimTrigger(const TriggerClaim& claim) {
   int64_t attempt = 1;
-  CAIRN_RETURN_IF_ERROR(Write([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->Write([&](PgConnection& conn) -> Status {
     PgParams p;
     CAIRN_ASSIGN_OR_RETURN(PgResult row, conn.Query(
         "INSERT INTO executor_claims(consumer, trigger_key, trigger_id, owner_id, trigger_seq, attempt, claimed_at) "
@@ -51,7 +49,7 @@ Result<int64_t> PgStore::ClaimTrigger(const TriggerClaim& claim) {
 
 Result<std::vector<TriggerClaim>> PgStore::ListClaims(const std::string& consumer) {
   std::vector<TriggerClaim> claims;
-  CAIRN_RETURN_IF_ERROR(WithReader([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->WithReader([&](PgConnection& conn) -> Status {
     PgParams p;
     CAIRN_ASSIGN_OR_RETURN(PgResult rows, conn.Query(
         "SELECT trigger_key, trigger_id, owner_id, trigger_seq, attempt, claimed_at FROM executor_claims "
@@ -68,7 +66,7 @@ Result<std::vector<TriggerClaim>> PgStore::ListClaims(const std::string& consume
 
 Status PgStore::ReleaseClaims(const std::string& consumer, const std::vector<std::string>& trigger_keys) {
   if (trigger_keys.empty()) return Status::Ok();
-  return Write([&](PgConnection& conn) -> Status {
+  return db_->Write([&](PgConnection& conn) -> Status {
     PgParams p;
     return conn.Run("DELETE FROM executor_claims WHERE consumer = " + p.Add(consumer) +
                         " AND trigger_key IN (SELECT jsonb_array_elements_text(" + p.Add(TagsJson(trigger_keys)) +

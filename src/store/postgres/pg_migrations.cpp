@@ -116,6 +116,38 @@ CREATE TABLE executor_claims (
   PRIMARY KEY (consumer, trigger_key)
 );
 )sql",
+      // 2: webhooks (each with its delivery cursor) and the dead letters of failed deliveries.
+      R"sql(
+CREATE TABLE webhooks (
+  id TEXT PRIMARY KEY,
+  owner_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  selector TEXT NOT NULL,
+  secret TEXT,
+  active BOOLEAN NOT NULL,
+  cursor BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  created_by TEXT,
+  secret_name TEXT,
+  headers TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX webhooks_owner ON webhooks(owner_id, id);
+CREATE TABLE webhook_dead_letters (
+  id TEXT PRIMARY KEY,
+  webhook_id TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  event_seq BIGINT NOT NULL,
+  payload TEXT NOT NULL,
+  attempts BIGINT NOT NULL,
+  last_status BIGINT,
+  last_error TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE INDEX webhook_dead_letters_owner ON webhook_dead_letters(owner_id, id);
+CREATE INDEX webhook_dead_letters_webhook ON webhook_dead_letters(webhook_id, id);
+)sql",
   };
   return kMigrations;
 }

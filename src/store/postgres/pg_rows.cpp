@@ -141,4 +141,11 @@ Result<std::vector<model::Event>> ReadEventLog(PgConnection& conn, int64_t after
   return events;
 }
 
+Status WriteCursor(PgConnection& conn, const std::string& consumer, int64_t seq, int64_t now) {
+  PgParams p;
+  return conn.Run("INSERT INTO consumer_cursors(consumer, seq, updated_at) VALUES (" + p.Add(consumer) + "," +
+                      p.Add(seq) + "::bigint," + p.Add(now) + "::bigint) ON CONFLICT (consumer) DO "
+                      "UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at", p);
+}
+
 }  // namespace cairn::store::postgres

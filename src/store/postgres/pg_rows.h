@@ -44,4 +44,7 @@ Status AppendRecordEvent(PgConnection& conn, std::string_view type, const model:
 Result<std::vector<model::Event>> ReadEventLog(PgConnection& conn, int64_t after_seq, size_t limit,
                                                std::vector<std::pair<int64_t, std::string>>* damaged);
 
+// Upserts `consumer`'s cursor (CursorStore) within the caller's write transaction.
+Status WriteCursor(PgConnection& conn, const std::string& consumer, int64_t seq, int64_t now);
+
 }  // namespace cairn::store::postgres

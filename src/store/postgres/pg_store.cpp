@@ -1,11 +1,9 @@
 #include "store/postgres/pg_store.h"
 
 #include <boost/json/serialize.hpp>
-#include <chrono>
 #include <utility>
 
 #include "base/log.h"
-#include "store/postgres/pg_migrations.h"
 #include "store/postgres/pg_query.h"
 #include "store/postgres/pg_rows.h"
 #include "store/record_rows.h"
@@ -70,56 +68,12 @@ class Snapshot {
 
 }  // namespace
 
-PgStore::PgStore(PgStoreOptions options, const Clock& clock, MetricsRegistry* metrics)
-    : options_(std::move(options)), clock_(clock), ids_(clock) {
-  if (metrics) write_seconds_ = &metrics->GetHistogram("cairn_store_write_seconds", "Store write latency, queue to commit");
-}
-
-Result<std::unique_ptr<PgStore>> PgStore::Open(PgStoreOptions options, const Clock& clock, MetricsRegistry* metrics) {
-  CAIRN_ASSIGN_OR_RETURN(auto conn, PgConnection::Open(options.uri, options.statement_timeout_ms));
-  CAIRN_RETURN_IF_ERROR(RunPgMigrations(*conn));
-  std::unique_ptr<PgStore> store(new PgStore(options, clock, metrics));
-  PgWriter::Options writer = options.writer;
-  writer.uri = options.uri;
-  writer.statement_timeout_ms = options.statement_timeout_ms;
-  store->writer_ = std::make_unique<PgWriter>(std::move(conn), std::move(writer), metrics);
-  return store;
-}
+PgStore::PgStore(std::shared_ptr<PgDatabase> db, PgStoreOptions options, const Clock& clock)
+    : db_(std::move(db)), options_(options), clock_(clock), ids_(clock) {}
 
 PgStore::~PgStore() { Close(); }
 
-void PgStore::Close() {
-  if (writer_) writer_->Close();
-}
-
-Status PgStore::WithReader(const std::function<Status(PgConnection&)>& fn) {
-  std::unique_ptr<PgConnection> conn;
-  {
-    std::lock_guard lock(readers_mu_);
-    if (!idle_readers_.empty()) {
-      conn = std::move(idle_readers_.back());
-      idle_readers_.pop_back();
-    }
-  }
-  if (!conn || !conn->healthy()) {
-    CAIRN_ASSIGN_OR_RETURN(conn, PgConnection::Open(options_.uri, options_.statement_timeout_ms));
-  }
-  Status status = fn(*conn);
-  if (conn->healthy() && !conn->in_transaction()) {
-    std::lock_guard lock(readers_mu_);
-    if (idle_readers_.size() < options_.max_idle_readers) idle_readers_.push_back(std::move(conn));
-  }
-  return status;
-}
-
-Status PgStore::Write(const PgWriter::WriteFn& fn) {
-  auto started = std::chrono::steady_clock::now();
-  Status status = writer_->Submit(fn);
-  if (write_seconds_) {
-    write_seconds_->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  }
-  return status;
-}
+void PgStore::Close() { db_->Close(); }
 
 Result<CreateResult> PgStore::CreateIn(PgConnection& conn, const model::WriteContext& ctx,
                                        const model::BreadcrumbDraft& draft, const std::string& idempotency_key,
@@ -197,7 +151,7 @@ Result<CreateResult> PgStore::Create(const model::WriteContext& ctx, const model
                                      const std::string& idempotency_key) {
   CreateResult result;
   CAIRN_ASSIGN_OR_RETURN(const PreparedWrite prepared, PreparedWrite::ForCreate(draft, idempotency_key));
-  CAIRN_RETURN_IF_ERROR(Write([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->Write([&](PgConnection& conn) -> Status {
     CAIRN_ASSIGN_OR_RETURN(result, CreateIn(conn, ctx, draft, idempotency_key, prepared, clock_.NowMicros()));
     return Status::Ok();
   }));
@@ -206,7 +160,7 @@ Result<CreateResult> PgStore::Create(const model::WriteContext& ctx, const model
 
 Result<model::Breadcrumb> PgStore::Get(const std::string& owner_id, const std::string& id) {
   model::Breadcrumb crumb;
-  CAIRN_RETURN_IF_ERROR(WithReader([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->WithReader([&](PgConnection& conn) -> Status {
     CAIRN_ASSIGN_OR_RETURN(crumb, LoadRecord(conn, owner_id, id, clock_.NowMicros(), nullptr));
     return Status::Ok();
   }));
@@ -217,7 +171,7 @@ Result<model::Breadcrumb> PgStore::Update(const model::WriteContext& ctx, const 
                                           const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version) {
   model::Breadcrumb updated;
   CAIRN_ASSIGN_OR_RETURN(const PreparedWrite prepared, PreparedWrite::ForUpdate(patch));
-  CAIRN_RETURN_IF_ERROR(Write([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->Write([&](PgConnection& conn) -> Status {
     CAIRN_ASSIGN_OR_RETURN(updated, UpdateIn(conn, ctx, id, patch, expected_version, prepared, clock_.NowMicros()));
     return Status::Ok();
   }));
@@ -225,7 +179,7 @@ Result<model::Breadcrumb> PgStore::Update(const model::WriteContext& ctx, const 
 }
 
 Status PgStore::Delete(const model::WriteContext& ctx, const std::string& id, std::optional<int64_t> expected_version) {
-  return Write([&](PgConnection& conn) -> Status {
+  return db_->Write([&](PgConnection& conn) -> Status {
     return DeleteIn(conn, ctx, id, expected_version, clock_.NowMicros()).status();
   });
 }
@@ -243,7 +197,7 @@ Result<std::vector<WriteOutcome>> PgStore::Apply(const model::WriteContext& ctx,
     prepared.push_back(std::move(one).value());
   }
   std::vector<WriteOutcome> outcomes;
-  CAIRN_RETURN_IF_ERROR(Write([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->Write([&](PgConnection& conn) -> Status {
     outcomes.clear();
     int64_t now = clock_.NowMicros();
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -278,7 +232,7 @@ Result<std::vector<WriteOutcome>> PgStore::Apply(const model::WriteContext& ctx,
 Result<Page> PgStore::List(const std::string& owner_id, const model::BreadcrumbQuery& query) {
   CAIRN_ASSIGN_OR_RETURN(PgQuery built, BuildPgListQuery(BreadcrumbColumns(), owner_id, query, clock_.NowMicros()));
   Page page;
-  CAIRN_RETURN_IF_ERROR(WithReader([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->WithReader([&](PgConnection& conn) -> Status {
     CAIRN_ASSIGN_OR_RETURN(PgResult rows, conn.QueryOnce(built.sql, built.params));
     int64_t last_rid = 0;
     for (int i = 0; i < rows.rows(); ++i) {
@@ -296,7 +250,7 @@ Result<Page> PgStore::List(const std::string& owner_id, const model::BreadcrumbQ
 
 Result<std::vector<model::BreadcrumbVersion>> PgStore::History(const std::string& owner_id, const std::string& id) {
   std::vector<model::BreadcrumbVersion> versions;
-  CAIRN_RETURN_IF_ERROR(WithReader([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->WithReader([&](PgConnection& conn) -> Status {
     Snapshot snapshot(conn);  // the current row and the archived ones from one moment
     int64_t rid = 0;
     CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb current, LoadRecord(conn, owner_id, id, clock_.NowMicros(), &rid));
@@ -330,7 +284,7 @@ Result<int64_t> PgStore::SweepExpired() {
   int64_t removed_total = 0;
   while (true) {
     int64_t removed = 0;
-    CAIRN_RETURN_IF_ERROR(Write([&](PgConnection& conn) -> Status {
+    CAIRN_RETURN_IF_ERROR(db_->Write([&](PgConnection& conn) -> Status {
       int64_t now = clock_.NowMicros();
       PgParams params;
       std::string where = "b.expires_at <= " + params.Add(now) + "::bigint";
@@ -351,7 +305,7 @@ Result<int64_t> PgStore::SweepExpired() {
 
 Result<StoreStats> PgStore::Stats() {
   StoreStats stats;
-  CAIRN_RETURN_IF_ERROR(WithReader([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->WithReader([&](PgConnection& conn) -> Status {
     CAIRN_ASSIGN_OR_RETURN(PgResult row, conn.Query("SELECT (SELECT count(*) FROM breadcrumbs), "
                                                     "(SELECT last_seq FROM event_counter)"));
     stats.records = row.Row(0).Int(0);
@@ -363,7 +317,7 @@ Result<StoreStats> PgStore::Stats() {
 
 Result<std::vector<model::Event>> PgStore::ReadEvents(int64_t after_seq, size_t limit) {
   std::vector<model::Event> events;
-  CAIRN_RETURN_IF_ERROR(WithReader([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->WithReader([&](PgConnection& conn) -> Status {
     std::vector<std::pair<int64_t, std::string>> damaged;
     CAIRN_ASSIGN_OR_RETURN(events, ReadEventLog(conn, after_seq, limit, &damaged));
     for (const auto& [seq, why] : damaged) CAIRN_LOG_WARN("store: event {} cannot be read: {}", seq, why);
@@ -374,7 +328,7 @@ Result<std::vector<model::Event>> PgStore::ReadEvents(int64_t after_seq, size_t 
 
 Result<EventLogBounds> PgStore::Bounds() {
   EventLogBounds bounds;
-  CAIRN_RETURN_IF_ERROR(WithReader([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->WithReader([&](PgConnection& conn) -> Status {
     CAIRN_ASSIGN_OR_RETURN(PgResult row, conn.Query("SELECT MIN(seq), MAX(seq) FROM events"));
     if (!row.Row(0).IsNull(1)) {
       bounds.first_seq = row.Row(0).Int(0);
@@ -386,19 +340,19 @@ Result<EventLogBounds> PgStore::Bounds() {
 }
 
 void PgStore::SetCommitListener(std::function<void()> listener) {
-  if (!listener) return writer_->SetCommitListener(nullptr);
-  writer_->SetCommitListener([listener = std::move(listener)](std::vector<model::Event>) { listener(); });
+  if (!listener) return db_->writer().SetCommitListener(nullptr);
+  db_->writer().SetCommitListener([listener = std::move(listener)](std::vector<model::Event>) { listener(); });
 }
 
 void PgStore::SetCommittedEventsListener(CommittedEventsListener listener) {
-  if (!listener) return writer_->SetCommitListener(nullptr);
-  writer_->SetCommitListener(
+  if (!listener) return db_->writer().SetCommitListener(nullptr);
+  db_->writer().SetCommitListener(
       [listener = std::move(listener)](std::vector<model::Event> events) { listener(std::move(events), true); });
 }
 
 Result<int64_t> PgStore::PruneEvents(int64_t before_micros) {
   int64_t pruned = 0;
-  CAIRN_RETURN_IF_ERROR(Write([&](PgConnection& conn) -> Status {
+  CAIRN_RETURN_IF_ERROR(db_->Write([&](PgConnection& conn) -> Status {
     PgParams params;
     CAIRN_ASSIGN_OR_RETURN(PgResult done, conn.Query("DELETE FROM events WHERE at < " + params.Add(before_micros) +
                                                      "::bigint AND seq < (SELECT MAX(seq) FROM events)", params));

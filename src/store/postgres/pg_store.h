@@ -1,46 +1,35 @@
 // PgStore: the Store on PostgreSQL, for several cairn processes sharing one database
 // (docs/deploy.md). The SQLite backend (store/sqlite) stays the embedded default.
 //
-// One PgWriter per process runs the writes with group commit; batches of all processes commit
-// one at a time on the event log's counter row, so `seq` is gap-free in commit order across the
-// cluster. Reads use a pool of connections. See store/store.h, event_log.h, cursor_store.h and
-// claim_store.h for the contracts; store_contract_test.cpp runs them against both backends.
-//
-// Not yet on PostgreSQL: webhooks, full-text and vector search (the SQLite backend's
-// WebhookStore, TextIndex and VectorStore).
+// Writes go through the process's PgWriter (PgDatabase) with group commit; batches of all
+// processes commit one at a time on the event log's counter row, so `seq` is gap-free in commit
+// order across the cluster. See store/store.h, event_log.h, cursor_store.h and claim_store.h for
+// the contracts; store_contract_test.cpp runs them against both backends.
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
-#include "base/metrics.h"
 #include "base/uuid.h"
 #include "store/claim_store.h"
 #include "store/cursor_store.h"
 #include "store/event_log.h"
-#include "store/postgres/pg_connection.h"
-#include "store/postgres/pg_writer.h"
+#include "store/postgres/pg_database.h"
 #include "store/store.h"
 #include "store/write_rules.h"
 
 namespace cairn::store::postgres {
 
 struct PgStoreOptions {
-  std::string uri;                     // libpq connection URI, e.g. postgresql://user@host/db
-  PgWriter::Options writer;            // writer.uri is set from `uri`
-  size_t max_idle_readers = 16;        // read connections kept open between reads
-  int64_t statement_timeout_ms = 30000;
   int64_t idempotency_retention_micros = 24LL * 3600 * 1'000'000;
 };
 
 class PgStore final : public Store, public EventLog, public CursorStore, public ClaimStore {
  public:
-  // Connects, runs the migrations (serialised across processes) and starts the writer. `clock`
-  // and `metrics` must outlive the store; `metrics` may be null.
-  static Result<std::unique_ptr<PgStore>> Open(PgStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
+  // The store on `db`. `clock` must outlive it.
+  PgStore(std::shared_ptr<PgDatabase> db, PgStoreOptions options, const Clock& clock);
   ~PgStore() override;
 
   Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
@@ -55,6 +44,7 @@ class PgStore final : public Store, public EventLog, public CursorStore, public 
   Result<int64_t> SweepExpired() override;
   // `records` counts the whole database (every process's writes).
   Result<StoreStats> Stats() override;
+  // Closes the database (PgDatabase::Close): its other users' writes are refused too.
   void Close() override;
 
   // EventLog. The commit listeners hear this process's commits only; other processes' events
@@ -76,13 +66,6 @@ class PgStore final : public Store, public EventLog, public CursorStore, public 
   Status ReleaseClaims(const std::string& consumer, const std::vector<std::string>& trigger_keys) override;
 
  private:
-  PgStore(PgStoreOptions options, const Clock& clock, MetricsRegistry* metrics);
-
-  // Runs `fn` on a pooled read connection (opened when none is idle; a lost one is dropped).
-  Status WithReader(const std::function<Status(PgConnection&)>& fn);
-  // Submits `fn` to the writer and waits for its commit.
-  Status Write(const PgWriter::WriteFn& fn);
-
   // The bodies of Create, Update and Delete, run inside the writer's transaction (shared with Apply).
   Result<CreateResult> CreateIn(PgConnection& conn, const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                 const std::string& idempotency_key, const PreparedWrite& prepared, int64_t now);
@@ -92,13 +75,10 @@ class PgStore final : public Store, public EventLog, public CursorStore, public 
   Result<model::Breadcrumb> DeleteIn(PgConnection& conn, const model::WriteContext& ctx, const std::string& id,
                                      std::optional<int64_t> expected_version, int64_t now);
 
+  std::shared_ptr<PgDatabase> db_;
   PgStoreOptions options_;
   const Clock& clock_;
   UuidV7Generator ids_;
-  Histogram* write_seconds_ = nullptr;
-  std::unique_ptr<PgWriter> writer_;
-  std::mutex readers_mu_;
-  std::vector<std::unique_ptr<PgConnection>> idle_readers_;
 };
 
 }  // namespace cairn::store::postgres
