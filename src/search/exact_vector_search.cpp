@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <queue>
 
+#include "store/search_words.h"
+
 namespace cairn::search {
 
 Result<std::vector<float>> QueryVector(Embedder& embedder, const store::TextSearchQuery& query,
                                        const std::optional<std::vector<float>>& vector) {
-  if (query.limit < 1 || query.limit > store::kMaxSearchLimit) {
-    return Status(StatusCode::kInvalidArgument, "limit: must be from 1 to " + std::to_string(store::kMaxSearchLimit),
-                  "limit");
-  }
+  CAIRN_RETURN_IF_ERROR(store::CheckSearchLimit(query.limit));
   if (vector) {
     const size_t dimension = embedder.dimension();
     if (dimension != 0 && vector->size() != dimension) {

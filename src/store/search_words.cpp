@@ -31,4 +31,28 @@ std::vector<SearchWord> SplitSearchWords(std::string_view text, size_t max_words
   return words;
 }
 
+namespace {
+
+Status BadQuery(const std::string& problem) { return Status(StatusCode::kInvalidArgument, "q: " + problem, "q"); }
+
+}  // namespace
+
+Result<std::vector<SearchWord>> SearchQueryWords(std::string_view text) {
+  if (text.size() > kMaxSearchQueryBytes) {
+    return BadQuery("is longer than " + std::to_string(kMaxSearchQueryBytes) + " bytes");
+  }
+  // One more than allowed: finding it means the text has too many.
+  std::vector<SearchWord> words = SplitSearchWords(text, kMaxSearchTerms + 1);
+  if (words.size() > kMaxSearchTerms) {
+    return BadQuery("has more than " + std::to_string(kMaxSearchTerms) + " distinct words");
+  }
+  if (words.empty()) return BadQuery("has no word to search for (letters or digits)");
+  return words;
+}
+
+Status CheckSearchLimit(size_t limit) {
+  if (limit >= 1 && limit <= kMaxSearchLimit) return Status::Ok();
+  return Status(StatusCode::kInvalidArgument, "limit: must be from 1 to " + std::to_string(kMaxSearchLimit), "limit");
+}
+
 }  // namespace cairn::store

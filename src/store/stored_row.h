@@ -15,6 +15,9 @@ class StoredRow {
 
   virtual bool IsNull(int column) const = 0;
   virtual int64_t Int(int column) const = 0;
+  // A boolean column: SQLite stores 0 or 1, which Int() reads; a backend with a boolean type
+  // overrides this.
+  virtual bool Bool(int column) const { return Int(column) != 0; }
   // The column's text, valid until the row changes; empty for NULL.
   virtual std::string_view Text(int column) const = 0;
 

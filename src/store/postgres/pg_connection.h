@@ -52,6 +52,8 @@ class PgRow final : public StoredRow {
   PgRow(const PGresult* result, int row) : result_(result), row_(row) {}
   bool IsNull(int column) const override { return PQgetisnull(result_, row_, column) != 0; }
   int64_t Int(int column) const override;
+  // PostgreSQL's text form of a boolean is "t" or "f".
+  bool Bool(int column) const override { return Text(column) == "t"; }
   std::string_view Text(int column) const override;
   double Double(int column) const;
 
@@ -95,6 +97,9 @@ class PgConnection {
 
   // False once the server went away; the owner then opens a new connection.
   bool healthy() const { return PQstatus(conn_) == CONNECTION_OK; }
+  PGconn* raw() const { return conn_; }
+  // The id of the server process serving this connection.
+  int backend_pid() const { return PQbackendPID(conn_); }
   // True inside a transaction block (also one an error aborted).
   bool in_transaction() const { return PQtransactionStatus(conn_) != PQTRANS_IDLE; }
 

@@ -148,6 +148,54 @@ CREATE TABLE webhook_dead_letters (
 CREATE INDEX webhook_dead_letters_owner ON webhook_dead_letters(owner_id, id);
 CREATE INDEX webhook_dead_letters_webhook ON webhook_dead_letters(webhook_id, id);
 )sql",
+      // 3: search (docs/search.md, store/text_index.h, store/vector_store.h).
+      //
+      // Full text: `search_vector`, a stored generated column, so a record's text is indexed by
+      // the statement that writes it (every acknowledged write is searchable at once, an update's
+      // old text is gone with it, existing records are indexed by this ALTER), NULL for runs and
+      // snapshots (not indexed). Title weighs A, description and tags B, the context's strings
+      // D (the ranking's weights: pg_text_index.cpp). The 'simple' configuration: no stop words,
+      // no stemming, lower-cased, as FTS5's unicode61 (but diacritics are kept). ASCII
+      // punctuation is turned into spaces first (cairn_search_text), because a query word never
+      // holds any (store/search_words.h): the parser would otherwise index "example.com" or
+      // "ada@example.com" as one token that no query word can match. The context's strings are
+      // bounded as in SQLite (cairn_json_strings): at most 2,000 of them, 65,536 characters,
+      // which also keeps a tsvector far below its 1 MB limit. Both functions call built-ins only,
+      // so they mean the same whatever the search_path (pg_dump restores with an empty one).
+      //
+      // Vectors: one per (record, model), float4 values as real[]: exact (float4's text form is
+      // the shortest that reads back to the same value), independent of the writers' byte order
+      // (a cluster's processes may run on different machines), and usable by SQL (pgvector's
+      // vector type casts from real[]). The foreign key deletes a record's vectors in the
+      // statement that deletes the record. `model` compares byte-wise (VectorModels' name order).
+      R"sql(
+CREATE FUNCTION cairn_search_text(value text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT translate(value, '!"#$%&''()*+,-./:;<=>?@[\]^_`{|}~', '                                ')
+$$;
+CREATE FUNCTION cairn_json_strings(value jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT left(string_agg(s #>> '{}', ' ' ORDER BY n), 65536)
+  FROM (SELECT s, n FROM jsonb_path_query(value, 'strict $.** ? (@.type() == "string")') WITH ORDINALITY AS t(s, n)
+        ORDER BY n LIMIT 2000) strings
+$$;
+ALTER TABLE breadcrumbs ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
+  CASE WHEN schema_name IN ('agent.execution.v1', 'agent.snapshot.v1') THEN NULL ELSE
+    setweight(to_tsvector('simple', cairn_search_text(title)), 'A') ||
+    setweight(to_tsvector('simple', cairn_search_text(COALESCE(description, ''))), 'B') ||
+    setweight(to_tsvector('simple', cairn_search_text(COALESCE(cairn_json_strings(tags::jsonb), ''))), 'B') ||
+    setweight(to_tsvector('simple', cairn_search_text(COALESCE(cairn_json_strings(context::jsonb), ''))), 'D')
+  END) STORED;
+CREATE INDEX breadcrumbs_search ON breadcrumbs USING gin (search_vector);
+CREATE TABLE breadcrumb_vectors (
+  rid BIGINT NOT NULL REFERENCES breadcrumbs(rid) ON DELETE CASCADE,
+  model TEXT COLLATE "C" NOT NULL,
+  owner_id TEXT NOT NULL,
+  version BIGINT NOT NULL,
+  vector REAL[] NOT NULL,
+  updated_at BIGINT NOT NULL,
+  PRIMARY KEY (rid, model)
+);
+CREATE INDEX breadcrumb_vectors_model ON breadcrumb_vectors(model, owner_id);
+)sql",
   };
   return kMigrations;
 }

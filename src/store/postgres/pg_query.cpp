@@ -87,6 +87,14 @@ std::string RuleSql(const model::ContextRule& rule, PgParams& p) {
   return "false";
 }
 
+// " AND ...": the record's path is `prefix` or under it, whole segments ("a/b" holds "a/b" and
+// "a/b/c", not "a/bc"): "prefix/" up to "prefix0" ('0' sorts right after '/', paths compare
+// byte-wise).
+std::string PathPrefixSql(const std::string& prefix, PgParams& p) {
+  return " AND (b.path = " + p.Add(prefix) + " OR (b.path >= " + p.Add(prefix + "/") + " AND b.path < " +
+         p.Add(prefix + "0") + "))";
+}
+
 }  // namespace
 
 std::string PgReadScopeSql(const model::AccessScope& reader, PgParams& p) {
@@ -100,6 +108,18 @@ std::string PgReadScopeSql(const model::AccessScope& reader, PgParams& p) {
          " <> '') OR CASE WHEN " + read + " IS NULL THEN b.visibility = 'team' WHEN jsonb_typeof(" + read +
          ") = 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements_text(" + read + ") r WHERE r IN (" + named +
          ")) ELSE false END)";
+}
+
+std::string PgRecordFilterSql(const TextSearchQuery& filters, PgParams& p) {
+  std::string sql;
+  if (filters.schema_name) sql += " AND b.schema_name = " + p.Add(*filters.schema_name);
+  for (const std::string& tag : filters.all_tags) {
+    sql += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag = " + p.Add(tag) + ")";
+  }
+  if (filters.path_prefix) sql += PathPrefixSql(*filters.path_prefix, p);
+  if (filters.reader) sql += PgReadScopeSql(*filters.reader, p);
+  if (filters.exclude_secret) sql += " AND b.sensitivity <> 'secret'";
+  return sql;
 }
 
 Result<PgQuery> BuildPgListQuery(const std::string& columns, const std::string& owner_id,
@@ -128,11 +148,7 @@ Result<PgQuery> BuildPgListQuery(const std::string& columns, const std::string& 
     where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag IN (" + list + "))";
   }
   if (query.path) where += " AND b.path = " + p.Add(*query.path);
-  if (query.path_prefix) {
-    // Whole segments: the prefix itself, or anything under "prefix/" ('0' sorts right after '/').
-    where += " AND (b.path = " + p.Add(*query.path_prefix) + " OR (b.path >= " + p.Add(*query.path_prefix + "/") +
-             " AND b.path < " + p.Add(*query.path_prefix + "0") + "))";
-  }
+  if (query.path_prefix) where += PathPrefixSql(*query.path_prefix, p);
   for (const auto& rule : query.context_match) where += " AND " + RuleSql(rule, p);
   if (query.reader) where += PgReadScopeSql(*query.reader, p);
   if (query.exclude_secret) where += " AND b.sensitivity <> 'secret'";

@@ -13,9 +13,8 @@ namespace cairn::store::sqlite {
 
 // `"w1" OR "w2"* OR ...`: the distinct words of `text` (case-insensitive for ASCII) in order.
 // A word is a run of ASCII letters and digits and of non-ASCII bytes (UTF-8 letters; FTS5's
-// tokenizer splits them further where it must); everything else separates words. Text over
-// kMaxSearchQueryBytes, with more than kMaxSearchTerms words, or with none is kInvalidArgument
-// with field "q".
+// tokenizer splits them further where it must); everything else separates words. The bounds are
+// SearchQueryWords' (store/search_words.h): beyond them, kInvalidArgument with field "q".
 Result<std::string> CompileFtsQuery(std::string_view text);
 
 }  // namespace cairn::store::sqlite

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "store/search_words.h"
 #include "store/sqlite/breadcrumb_rows.h"
 #include "store/sqlite/fts_query.h"
 #include "store/sqlite/migrations.h"
@@ -14,10 +15,7 @@
 namespace cairn::store::sqlite {
 
 Result<std::vector<TextHit>> SqliteStore::SearchText(const std::string& owner_id, const TextSearchQuery& query) {
-  if (query.limit < 1 || query.limit > kMaxSearchLimit) {
-    return Status(StatusCode::kInvalidArgument,
-                  "limit: must be from 1 to " + std::to_string(kMaxSearchLimit), "limit");
-  }
+  CAIRN_RETURN_IF_ERROR(CheckSearchLimit(query.limit));
   CAIRN_ASSIGN_OR_RETURN(std::string match, CompileFtsQuery(query.text));
   CAIRN_RETURN_IF_ERROR(IndexPendingText());
   std::vector<SqlValue> binds;

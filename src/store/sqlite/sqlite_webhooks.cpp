@@ -1,86 +1,28 @@
 // SqliteStore's WebhookStore half: the `webhooks` and `webhook_dead_letters` tables (migration 2).
-#include <algorithm>
-#include <boost/json/serialize.hpp>
-
 #include "base/json_util.h"
 #include "store/sqlite/sqlite_store.h"
+#include "store/webhook_rows.h"
 
 namespace cairn::store::sqlite {
-namespace json = boost::json;
 namespace {
-
-constexpr size_t kSelectorDepth = 64;
 
 std::string_view SV(const std::string& s) { return s; }
 
-const std::string kWebhookColumns =
-    "id, owner_id, url, selector, secret, active, cursor, created_at, updated_at, created_by, secret_name, headers";
-const std::string kDeadLetterColumns =
-    "id, webhook_id, owner_id, event_seq, payload, attempts, last_status, last_error, created_at, updated_at";
-
-// A selector that does not parse (a row written by an older version) is left null and named in
-// `*damage`; without `damage` it is kInternal.
-Result<Webhook> ReadWebhook(const Statement& stmt, std::string* damage = nullptr) {
-  Webhook hook;
-  hook.id = std::string(stmt.Text(0));
-  hook.owner_id = std::string(stmt.Text(1));
-  hook.url = std::string(stmt.Text(2));
-  auto selector = ParseJson(stmt.Text(3), kSelectorDepth);
-  if (!selector.ok()) {
-    std::string why = "selector: " + selector.status().message();
-    if (!damage) return Status::Internal("webhook " + hook.id + " is stored in a form that cannot be read (" + why + ")");
-    *damage = std::move(why);
-  } else {
-    hook.selector = std::move(selector).value();
-  }
-  hook.secret = stmt.OptText(4);
-  hook.active = stmt.Int(5) != 0;
-  hook.cursor = stmt.Int(6);
-  hook.created_at = stmt.Int(7);
-  hook.updated_at = stmt.Int(8);
-  hook.created_by = stmt.OptText(9).value_or("");
-  hook.secret_name = stmt.OptText(10);
-  auto headers = ParseJson(stmt.Text(11), kSelectorDepth);
-  if (!headers.ok() || !headers->is_object()) {
-    std::string why = "headers: " + (headers.ok() ? std::string("not an object") : headers.status().message());
-    if (!damage) return Status::Internal("webhook " + hook.id + " is stored in a form that cannot be read (" + why + ")");
-    *damage = std::move(why);
-  } else {
-    hook.headers = std::move(headers).value();
-  }
-  return hook;
-}
-
-DeadLetter ReadDeadLetter(const Statement& stmt) {
-  DeadLetter d;
-  d.id = std::string(stmt.Text(0));
-  d.webhook_id = std::string(stmt.Text(1));
-  d.owner_id = std::string(stmt.Text(2));
-  d.event_seq = stmt.Int(3);
-  d.payload = std::string(stmt.Text(4));
-  d.attempts = stmt.Int(5);
-  if (!stmt.IsNull(6)) d.last_status = stmt.Int(6);
-  d.last_error = std::string(stmt.Text(7));
-  d.created_at = stmt.Int(8);
-  d.updated_at = stmt.Int(9);
-  return d;
-}
-
 Result<Webhook> LoadWebhook(Connection& conn, const std::string& owner_id, const std::string& id) {
-  CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("SELECT " + kWebhookColumns +
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("SELECT " + WebhookColumns() +
                                                  " FROM webhooks WHERE owner_id = ?1 AND id = ?2"));
   stmt->Bind(1, SV(owner_id)).Bind(2, SV(id));
   CAIRN_ASSIGN_OR_RETURN(bool found, stmt->Step());
-  if (!found) return Status::NotFound("webhook " + id + " not found");
+  if (!found) return WebhookNotFound(id);
   return ReadWebhook(*stmt);
 }
 
 Result<DeadLetter> LoadDeadLetter(Connection& conn, const std::string& owner_id, const std::string& id) {
-  CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("SELECT " + kDeadLetterColumns +
+  CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("SELECT " + DeadLetterColumns() +
                                                  " FROM webhook_dead_letters WHERE owner_id = ?1 AND id = ?2"));
   stmt->Bind(1, SV(owner_id)).Bind(2, SV(id));
   CAIRN_ASSIGN_OR_RETURN(bool found, stmt->Step());
-  if (!found) return Status::NotFound("dead letter " + id + " not found");
+  if (!found) return DeadLetterNotFound(id);
   return ReadDeadLetter(*stmt);
 }
 
@@ -116,37 +58,24 @@ Result<std::vector<Webhook>> QueryWebhooks(Connection& conn, const std::string& 
 Status AdvanceCursor(Connection& conn, const std::string& id, int64_t seq) {
   CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("UPDATE webhooks SET cursor = MAX(cursor, ?2) WHERE id = ?1"));
   CAIRN_RETURN_IF_ERROR(stmt->Bind(1, SV(id)).Bind(2, seq).Run());
-  if (sqlite3_changes(conn.raw()) == 0) return Status::NotFound("webhook " + id + " not found");
+  if (sqlite3_changes(conn.raw()) == 0) return WebhookNotFound(id);
   return Status::Ok();
 }
 
 }  // namespace
 
 Result<Webhook> SqliteStore::CreateWebhook(const WebhookDraft& draft, size_t max_per_owner) {
-  CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(draft.selector, "selector"));
+  CAIRN_RETURN_IF_ERROR(CheckStorableSelector(draft.selector));
   Webhook hook;
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t*) -> Status {
     CAIRN_ASSIGN_OR_RETURN(auto count, conn.Prepare("SELECT COUNT(*) FROM webhooks WHERE owner_id = ?1"));
     count->Bind(1, SV(draft.owner_id));
     CAIRN_ASSIGN_OR_RETURN(bool counted, count->Step());
-    if (counted && count->Int(0) >= static_cast<int64_t>(max_per_owner)) {
-      return Status::Conflict("at most " + std::to_string(max_per_owner) + " webhooks per tenant");
-    }
+    if (counted && count->Int(0) >= static_cast<int64_t>(max_per_owner)) return TooManyWebhooks(max_per_owner);
     count.reset();
     CAIRN_ASSIGN_OR_RETURN(int64_t last_seq, LastEventSeq(conn));
-    hook = Webhook{};
-    hook.id = ids_.Next();
-    hook.owner_id = draft.owner_id;
-    hook.url = draft.url;
-    hook.selector = draft.selector;
-    hook.secret = draft.secret;
-    hook.secret_name = draft.secret_name;
-    hook.headers = draft.headers;
-    hook.active = draft.active;
-    hook.created_by = draft.created_by;
-    hook.cursor = last_seq;
-    hook.created_at = hook.updated_at = clock_.NowMicros();
-    CAIRN_ASSIGN_OR_RETURN(auto insert, conn.Prepare("INSERT INTO webhooks(" + kWebhookColumns +
+    hook = NewWebhook(draft, ids_.Next(), last_seq, clock_.NowMicros());
+    CAIRN_ASSIGN_OR_RETURN(auto insert, conn.Prepare("INSERT INTO webhooks(" + WebhookColumns() +
                                                      ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)"));
     return insert->Bind(1, SV(hook.id)).Bind(2, SV(hook.owner_id)).Bind(3, SV(hook.url))
         .Bind(4, std::string_view(CanonicalJson(hook.selector))).Bind(5, hook.secret)
@@ -169,8 +98,8 @@ Result<Webhook> SqliteStore::GetWebhook(const std::string& owner_id, const std::
 Result<std::vector<Webhook>> SqliteStore::ListWebhooks(const std::string& owner_id) {
   Result<std::vector<Webhook>> out = Status::Internal("unset");
   CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) {
-    out = QueryWebhooks(conn, "SELECT " + kWebhookColumns + " FROM webhooks WHERE owner_id = ?1 ORDER BY id", owner_id,
-                        [this](UnreadableRow row) { ReportUnreadable(std::move(row)); });
+    out = QueryWebhooks(conn, "SELECT " + WebhookColumns() + " FROM webhooks WHERE owner_id = ?1 ORDER BY id",
+                        owner_id, [this](UnreadableRow row) { ReportUnreadable(std::move(row)); });
     return Status::Ok();
   }));
   return out;
@@ -179,7 +108,7 @@ Result<std::vector<Webhook>> SqliteStore::ListWebhooks(const std::string& owner_
 Result<std::vector<Webhook>> SqliteStore::ListAllWebhooks() {
   Result<std::vector<Webhook>> out = Status::Internal("unset");
   CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) {
-    out = QueryWebhooks(conn, "SELECT " + kWebhookColumns + " FROM webhooks ORDER BY id", std::nullopt,
+    out = QueryWebhooks(conn, "SELECT " + WebhookColumns() + " FROM webhooks ORDER BY id", std::nullopt,
                         [this](UnreadableRow row) { ReportUnreadable(std::move(row)); });
     return Status::Ok();
   }));
@@ -188,22 +117,12 @@ Result<std::vector<Webhook>> SqliteStore::ListAllWebhooks() {
 
 Result<Webhook> SqliteStore::UpdateWebhook(const std::string& owner_id, const std::string& id,
                                            const WebhookPatch& patch) {
-  if (patch.selector) CAIRN_RETURN_IF_ERROR(CheckFiniteNumbers(*patch.selector, "selector"));
+  if (patch.selector) CAIRN_RETURN_IF_ERROR(CheckStorableSelector(*patch.selector));
   Webhook hook;
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t*) -> Status {
-    CAIRN_ASSIGN_OR_RETURN(hook, LoadWebhook(conn, owner_id, id));
-    bool reactivated = patch.active && *patch.active && !hook.active;
-    if (patch.url) hook.url = *patch.url;
-    if (patch.selector) hook.selector = *patch.selector;
-    if (patch.secret) hook.secret = *patch.secret;
-    if (patch.secret_name) hook.secret_name = *patch.secret_name;
-    if (patch.headers) hook.headers = *patch.headers;
-    if (patch.active) hook.active = *patch.active;
-    if (reactivated) {
-      // An inactive webhook receives nothing: it resumes at the end of the log, not with a backlog.
-      CAIRN_ASSIGN_OR_RETURN(hook.cursor, LastEventSeq(conn));
-    }
-    hook.updated_at = std::max(clock_.NowMicros(), hook.updated_at + 1);  // a change is always visible
+    CAIRN_ASSIGN_OR_RETURN(Webhook current, LoadWebhook(conn, owner_id, id));
+    CAIRN_ASSIGN_OR_RETURN(hook, PatchedWebhook(std::move(current), patch, clock_.NowMicros(),
+                                                [&] { return LastEventSeq(conn); }));
     CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("UPDATE webhooks SET url = ?2, selector = ?3, secret = ?4, "
                                                    "active = ?5, cursor = ?6, updated_at = ?7, secret_name = ?8, headers = ?9 WHERE id = ?1"));
     return stmt->Bind(1, SV(hook.id)).Bind(2, SV(hook.url)).Bind(3, std::string_view(CanonicalJson(hook.selector)))
@@ -218,7 +137,7 @@ Status SqliteStore::DeleteWebhook(const std::string& owner_id, const std::string
   return Write([&](Connection& conn, int64_t*) -> Status {
     CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("DELETE FROM webhooks WHERE owner_id = ?1 AND id = ?2"));
     CAIRN_RETURN_IF_ERROR(stmt->Bind(1, SV(owner_id)).Bind(2, SV(id)).Run());
-    if (sqlite3_changes(conn.raw()) == 0) return Status::NotFound("webhook " + id + " not found");
+    if (sqlite3_changes(conn.raw()) == 0) return WebhookNotFound(id);
     CAIRN_ASSIGN_OR_RETURN(auto letters, conn.Prepare("DELETE FROM webhook_dead_letters WHERE webhook_id = ?1"));
     return letters->Bind(1, SV(id)).Run();
   });
@@ -231,9 +150,8 @@ Status SqliteStore::AdvanceWebhookCursor(const std::string& id, int64_t seq) {
 Result<DeadLetter> SqliteStore::DeadLetterAndAdvance(DeadLetter letter) {
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t*) -> Status {
     CAIRN_RETURN_IF_ERROR(AdvanceCursor(conn, letter.webhook_id, letter.event_seq));
-    letter.id = ids_.Next();
-    letter.created_at = letter.updated_at = clock_.NowMicros();
-    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("INSERT INTO webhook_dead_letters(" + kDeadLetterColumns +
+    letter = NewDeadLetter(std::move(letter), ids_.Next(), clock_.NowMicros());
+    CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("INSERT INTO webhook_dead_letters(" + DeadLetterColumns() +
                                                    ") VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)"));
     return stmt->Bind(1, SV(letter.id)).Bind(2, SV(letter.webhook_id)).Bind(3, SV(letter.owner_id))
         .Bind(4, letter.event_seq).Bind(5, SV(letter.payload)).Bind(6, letter.attempts).Bind(7, letter.last_status)
@@ -248,17 +166,12 @@ Result<DeadLetterPage> SqliteStore::ListDeadLetters(const std::string& owner_id,
   DeadLetterPage page;
   CAIRN_RETURN_IF_ERROR(WithReader([&](Connection& conn) -> Status {
     CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare(
-        "SELECT " + kDeadLetterColumns + " FROM webhook_dead_letters WHERE owner_id = ?1 AND id > ?2 AND "
+        "SELECT " + DeadLetterColumns() + " FROM webhook_dead_letters WHERE owner_id = ?1 AND id > ?2 AND "
         "(?3 IS NULL OR webhook_id = ?3) ORDER BY id LIMIT ?4"));
     stmt->Bind(1, SV(owner_id)).Bind(2, SV(after)).Bind(3, webhook_id).Bind(4, static_cast<int64_t>(limit + 1));
     while (true) {
       CAIRN_ASSIGN_OR_RETURN(bool row, stmt->Step());
-      if (!row) break;
-      if (page.items.size() == limit) {
-        page.next_cursor = page.items.back().id;
-        break;
-      }
-      page.items.push_back(ReadDeadLetter(*stmt));
+      if (!row || !AddDeadLetterRow(*stmt, limit, &page)) break;
     }
     return Status::Ok();
   }));
@@ -278,11 +191,8 @@ Result<DeadLetter> SqliteStore::RecordDeadLetterAttempt(const std::string& owner
                                                         std::optional<int64_t> status, const std::string& error) {
   DeadLetter letter;
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t*) -> Status {
-    CAIRN_ASSIGN_OR_RETURN(letter, LoadDeadLetter(conn, owner_id, id));
-    letter.attempts += 1;
-    letter.last_status = status;
-    letter.last_error = error;
-    letter.updated_at = clock_.NowMicros();
+    CAIRN_ASSIGN_OR_RETURN(DeadLetter current, LoadDeadLetter(conn, owner_id, id));
+    letter = DeadLetterAfterAttempt(std::move(current), status, error, clock_.NowMicros());
     CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("UPDATE webhook_dead_letters SET attempts = ?2, last_status = ?3, "
                                                    "last_error = ?4, updated_at = ?5 WHERE id = ?1"));
     return stmt->Bind(1, SV(letter.id)).Bind(2, letter.attempts).Bind(3, letter.last_status)
@@ -295,7 +205,7 @@ Status SqliteStore::DeleteDeadLetter(const std::string& owner_id, const std::str
   return Write([&](Connection& conn, int64_t*) -> Status {
     CAIRN_ASSIGN_OR_RETURN(auto stmt, conn.Prepare("DELETE FROM webhook_dead_letters WHERE owner_id = ?1 AND id = ?2"));
     CAIRN_RETURN_IF_ERROR(stmt->Bind(1, SV(owner_id)).Bind(2, SV(id)).Run());
-    if (sqlite3_changes(conn.raw()) == 0) return Status::NotFound("dead letter " + id + " not found");
+    if (sqlite3_changes(conn.raw()) == 0) return DeadLetterNotFound(id);
     return Status::Ok();
   });
 }
