@@ -36,6 +36,7 @@ class PgDatabase {
   // Runs `fn` in the writer's next batch and waits for its commit (PgWriter::Submit).
   Status Write(const PgWriter::WriteFn& fn);
   PgWriter& writer() { return *writer_; }
+  const std::string& uri() const { return options_.uri; }
 
   // Commits what is queued and refuses later writes (kUnavailable). Idempotent.
   void Close();

@@ -73,7 +73,10 @@ PgStore::PgStore(std::shared_ptr<PgDatabase> db, PgStoreOptions options, const C
 
 PgStore::~PgStore() { Close(); }
 
-void PgStore::Close() { db_->Close(); }
+void PgStore::Close() {
+  if (notifier_) notifier_->Stop();
+  db_->Close();
+}
 
 Result<CreateResult> PgStore::CreateIn(PgConnection& conn, const model::WriteContext& ctx,
                                        const model::BreadcrumbDraft& draft, const std::string& idempotency_key,
@@ -340,14 +343,26 @@ Result<EventLogBounds> PgStore::Bounds() {
 }
 
 void PgStore::SetCommitListener(std::function<void()> listener) {
-  if (!listener) return db_->writer().SetCommitListener(nullptr);
-  db_->writer().SetCommitListener([listener = std::move(listener)](std::vector<model::Event>) { listener(); });
+  if (!listener) return SetCommittedEventsListener(nullptr);
+  SetCommittedEventsListener([listener = std::move(listener)](std::vector<model::Event>, bool) { listener(); });
 }
 
 void PgStore::SetCommittedEventsListener(CommittedEventsListener listener) {
+  {
+    std::lock_guard lock(listener_mu_);
+    listener_ = listener;
+  }
   if (!listener) return db_->writer().SetCommitListener(nullptr);
   db_->writer().SetCommitListener(
       [listener = std::move(listener)](std::vector<model::Event> events) { listener(std::move(events), true); });
+  if (notifier_) return;
+  notifier_ = std::make_unique<PgCommitNotifier>(
+      db_->uri(), [this] { return db_->writer().backend_pid(); },
+      [this] {
+        std::lock_guard lock(listener_mu_);
+        if (listener_) listener_({}, false);
+      });
+  notifier_->Start();
 }
 
 Result<int64_t> PgStore::PruneEvents(int64_t before_micros) {

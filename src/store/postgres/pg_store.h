@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "store/cursor_store.h"
 #include "store/event_log.h"
 #include "store/postgres/pg_database.h"
+#include "store/postgres/pg_notifier.h"
 #include "store/store.h"
 #include "store/write_rules.h"
 
@@ -47,8 +49,9 @@ class PgStore final : public Store, public EventLog, public CursorStore, public 
   // Closes the database (PgDatabase::Close): its other users' writes are refused too.
   void Close() override;
 
-  // EventLog. The commit listeners hear this process's commits only; other processes' events
-  // reach a bus through the log (ReadEvents) or the cluster's event stream.
+  // EventLog. A commit listener hears this process's commits with their events (exact) and,
+  // through a PgCommitNotifier started with the first listener, other processes' commits without
+  // them (read them from the log).
   Result<std::vector<model::Event>> ReadEvents(int64_t after_seq, size_t limit) override;
   Result<EventLogBounds> Bounds() override;
   void SetCommitListener(std::function<void()> listener) override;
@@ -76,6 +79,9 @@ class PgStore final : public Store, public EventLog, public CursorStore, public 
                                      std::optional<int64_t> expected_version, int64_t now);
 
   std::shared_ptr<PgDatabase> db_;
+  std::unique_ptr<PgCommitNotifier> notifier_;  // with a committed-events listener
+  std::mutex listener_mu_;
+  CommittedEventsListener listener_;  // guarded by listener_mu_; called by the notifier
   PgStoreOptions options_;
   const Clock& clock_;
   UuidV7Generator ids_;

@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "base/thread_name.h"
+#include "store/postgres/pg_notifier.h"
 
 namespace cairn::store::postgres {
 
@@ -15,6 +16,7 @@ PgWriter::PgWriter(std::unique_ptr<PgConnection> conn, Options options, MetricsR
                                          {1, 2, 4, 8, 16, 32, 64, 128, 256, 512});
     commit_seconds_ = &metrics->GetHistogram("cairn_store_commit_seconds", "Time to run and commit one batch");
   }
+  if (conn_) backend_pid_ = conn_->backend_pid();
   thread_ = std::thread([this] {
     NameThisThread("store-writer");
     Run();
@@ -73,6 +75,7 @@ Status PgWriter::EnsureConnected() {
   if (conn_ && conn_->healthy()) return Status::Ok();
   CAIRN_ASSIGN_OR_RETURN(auto fresh, PgConnection::Open(options_.uri, options_.statement_timeout_ms));
   conn_ = std::move(fresh);
+  backend_pid_ = conn_->backend_pid();
   CAIRN_LOG_INFO("store: reconnected to PostgreSQL");
   return Status::Ok();
 }
@@ -126,8 +129,11 @@ void PgWriter::CommitBatch(std::deque<Pending>& batch) {
     results.push_back(std::move(status));
   }
   if (aborted.ok() && conn.last_seq() != first_seq) {
+    // The counter moves and the other processes hear of the commit, in one round trip.
     PgParams params;
-    aborted = conn.Run("UPDATE event_counter SET last_seq = " + params.Add(conn.last_seq()), params);
+    aborted = conn.Run("WITH moved AS (UPDATE event_counter SET last_seq = " + params.Add(conn.last_seq()) +
+                           "::bigint RETURNING last_seq) SELECT pg_notify('" + kEventsChannel +
+                           "', last_seq::text) FROM moved", params);
   }
   Status commit = aborted.ok() ? conn.Run("COMMIT") : aborted;
   if (!commit.ok()) {

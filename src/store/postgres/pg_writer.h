@@ -6,9 +6,11 @@
 // batch once. Across processes, each batch first locks the event log's counter row (SELECT ...
 // FOR UPDATE on `event_counter`): batches of all processes commit one at a time, so `seq` is
 // given out gap-free in commit order and a reader that has seen seq N has seen every event
-// before it. A lost connection fails the batch (kUnavailable) and is replaced before the next.
+// before it. A batch that appended events notifies the other processes at its commit
+// (pg_notifier.h). A lost connection fails the batch (kUnavailable) and is replaced before the next.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -53,6 +55,10 @@ class PgWriter {
   using CommitListener = std::function<void(std::vector<model::Event>)>;
   void SetCommitListener(CommitListener listener);
 
+  // The server process id of the writer's connection (0 before it connects): the notifications
+  // of its commits (PgCommitNotifier) come from it.
+  int backend_pid() const { return backend_pid_.load(); }
+
  private:
   struct Pending {
     WriteFn fn;
@@ -73,6 +79,7 @@ class PgWriter {
   bool closing_ = false;
   std::mutex listener_mu_;
   CommitListener commit_listener_;  // guarded by listener_mu_
+  std::atomic<int> backend_pid_{0};
   std::thread thread_;
 };
 

@@ -1,0 +1,69 @@
+#include "store/postgres/pg_lease.h"
+
+#include "base/log.h"
+#include "base/thread_name.h"
+
+namespace cairn::store::postgres {
+
+PgLease::PgLease(Options options) : options_(std::move(options)) {}
+
+PgLease::~PgLease() { Stop(); }
+
+bool PgLease::Pause(std::chrono::milliseconds period) {
+  std::unique_lock lock(mu_);
+  return !stop_cv_.wait_for(lock, period, [this] { return stopping_; });
+}
+
+Result<bool> PgLease::TryLock() {
+  if (!conn_ || !conn_->healthy()) {
+    CAIRN_ASSIGN_OR_RETURN(conn_, PgConnection::Open(options_.uri));
+  }
+  PgParams params;
+  CAIRN_ASSIGN_OR_RETURN(PgResult row,
+                         conn_->Query("SELECT pg_try_advisory_lock(" + params.Add(options_.key) + "::bigint)", params));
+  return row.Row(0).Text(0) == "t";
+}
+
+Status PgLease::Acquire(std::function<void()> on_lost) {
+  bool waiting_logged = false;
+  while (true) {
+    Result<bool> locked = TryLock();
+    if (!locked.ok() && !conn_) return locked.status();  // never connected: a setting is wrong
+    if (locked.ok() && *locked) break;
+    if (!locked.ok()) CAIRN_LOG_WARN("lease: {}; trying again", locked.status().message());
+    if (!waiting_logged) {
+      CAIRN_LOG_INFO("lease: another process does the background work; waiting to take over");
+      waiting_logged = true;
+    }
+    if (!Pause(options_.retry)) return Status::Unavailable("stopped while waiting for the lease");
+  }
+  held_ = true;
+  watcher_ = std::thread([this, on_lost = std::move(on_lost)] {
+    NameThisThread("lease");
+    Watch(on_lost);
+  });
+  return Status::Ok();
+}
+
+void PgLease::Watch(std::function<void()> on_lost) {
+  while (Pause(options_.check)) {
+    if (conn_->Run("SELECT 1").ok() && conn_->healthy()) continue;
+    held_ = false;
+    CAIRN_LOG_ERROR("lease: the connection that holds the lease broke; another process may take over");
+    if (on_lost) on_lost();
+    return;
+  }
+}
+
+void PgLease::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+  conn_.reset();  // closing the connection releases the lock
+  held_ = false;
+}
+
+}  // namespace cairn::store::postgres
