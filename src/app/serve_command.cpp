@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <iostream>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "app/auth_setup.h"
 #include "app/llm_setup.h"
@@ -19,6 +21,7 @@
 #include "base/log.h"
 #include "base/metrics.h"
 #include "base/periodic_task.h"
+#include "base/thread_name.h"
 #include "bus/local_event_bus.h"
 #include "bus/ephemeral_hub.h"
 #include "exec/agents/agent_supervisor.h"
@@ -50,8 +53,8 @@
 #include "server/webhooks/webhook_deliverer.h"
 #include "server/webhooks/webhook_handlers.h"
 #include "store/cached_store.h"
-#include "store/sqlite/sqlite_store.h"
 #include "app/search_setup.h"
+#include "app/store_setup.h"
 #include "search/embedding_models.h"
 #include "search/searcher.h"
 #include "server/rcrt/rcrt_routes.h"
@@ -192,6 +195,17 @@ int RunServe(const std::vector<std::string>& args) {
     std::cerr << "cairn serve: --wal-checkpoint must be background or commit\n";
     return 2;
   }
+  const std::string& role = settings.GetString("role");
+  if (role != "all" && role != "api" && role != "worker") {
+    std::cerr << "cairn serve: --role must be all, api or worker\n";
+    return 2;
+  }
+  // The executors, session workers, webhook delivery and the sweep: not on an API node.
+  const bool background = role != "api";
+  if (Status keys = CheckStoreSettings(settings); !keys.ok()) {
+    std::cerr << "cairn serve: " << keys.message() << "\n";
+    return 2;
+  }
   std::optional<exec::RunAs> tool_user;  // process tools drop to it (docs/executors.md)
   if (const std::string& name = settings.GetString("tool_user"); !name.empty()) {
     auto resolved = exec::ResolveToolUser(name);
@@ -223,23 +237,22 @@ int RunServe(const std::vector<std::string>& args) {
 
   MetricsRegistry metrics;
   const Clock& clock = SystemClock::Instance();
-  store::sqlite::SqliteStoreOptions store_options;
-  store_options.path = (std::filesystem::path(settings.GetString("data_dir")) / "cairn.db").string();
-  store_options.synchronous = sync;
-  store_options.background_checkpoint = wal_checkpoint == "background";
-  store_options.writer.max_queue = static_cast<size_t>(settings.GetInt("write_queue_limit"));
-  store_options.writer.max_batch = static_cast<size_t>(settings.GetInt("write_batch_max"));
-  auto opened = store::sqlite::SqliteStore::Open(store_options, clock, &metrics);
-  if (!opened.ok()) return Fail(opened.status());
-  store::EventLog& event_log = **opened;  // the SQLite store is also the event log
-  store::WebhookStore& webhook_store = **opened;  // ... and the webhook store
-  store::CursorStore& cursor_store = **opened;    // ... and the executors' cursors
-  store::ClaimStore& claim_store = **opened;      // ... and their claims
-  store::TextIndex& text_index = **opened;        // ... and the full-text index
-  store::VectorStore& vector_store = **opened;    // ... and the vectors
+  auto backend = OpenStoreBackend(settings, clock, metrics);
+  if (!backend.ok()) return Fail(backend.status());
+  store::EventLog& event_log = *backend->event_log;
+  store::WebhookStore& webhook_store = *backend->webhook_store;
+  store::CursorStore& cursor_store = *backend->cursor_store;
+  store::ClaimStore& claim_store = *backend->claim_store;
+  store::TextIndex& text_index = *backend->text_index;
+  store::VectorStore& vector_store = *backend->vector_store;
+  std::unique_ptr<store::Store> records = std::move(backend->store);
+  if (!backend->shared) {  // another process may change a shared database's records: no cache then
+    records = std::make_unique<store::CachedStore>(std::move(records),
+                                                   static_cast<size_t>(settings.GetInt("read_cache_entries")), clock,
+                                                   &metrics);
+  }
   std::unique_ptr<store::Store> store = std::make_unique<exec::ReservedSchemaStore>(
-      std::make_unique<store::CachedStore>(std::move(opened).value(),
-                                           static_cast<size_t>(settings.GetInt("read_cache_entries")), clock, &metrics),
+      std::move(records),
       exec::ReservedSchemaOptions{LimitsFrom(settings), settings.GetInt("executor_max_depth"), outbound_policy});
   auto started_bus = bus::LocalEventBus::Start(event_log, static_cast<size_t>(settings.GetInt("bus_window_events")),
                                                &metrics);
@@ -299,11 +312,8 @@ int RunServe(const std::vector<std::string>& args) {
   // The tenants (auth's records): each one's definitions run and its sessions resume.
   const std::vector<std::string> tenants = auth->keys->TenantIds();
   if (auth->enabled) access_keys = auth->keys.get();
-  if (Status started = deliverer.Start(); !started.ok()) return Fail(started);
-  // Execution records written before executions had one shape move to it before anything runs.
-  auto migrated = exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant);
-  if (!migrated.ok()) return Fail(migrated.status());
-  if (*migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", *migrated);
+  const bool run_executors = background && settings.GetBool("run_executors");
+  std::atomic<bool> background_started{false};  // the sweep runs where the background work does
   // Search: full text always; vectors with an embedder, computed after the writes by the worker.
   // Models: the configured one, and the previous one while it catches up (docs/search.md).
   auto vector_search = StartVectorSearch(settings, (*providers)->providers(), SplitList(settings.GetString("embed_schemas")),
@@ -338,7 +348,7 @@ int RunServe(const std::vector<std::string>& args) {
   for (const std::string& warning : exec::ProcessSandboxWarnings(builtin_options.process)) CAIRN_LOG_WARN("{}", warning);
   // MCP servers' tools run where executors run: this process connects to the servers.
   std::shared_ptr<exec::mcp::McpManager> mcp_manager;
-  if (settings.GetBool("run_executors")) {
+  if (run_executors) {
     exec::mcp::McpManagerOptions mcp_options;
     mcp_options.process = builtin_options.process;
     mcp_options.limits = LimitsFrom(settings);
@@ -371,18 +381,9 @@ int RunServe(const std::vector<std::string>& args) {
       runtime.Stop();  // the session worker, declared later, has stopped already
     }
   } stop_executors_first{executor_host, runtime};
-  bool builtin_tools = settings.GetBool("builtin_tools");
-  bool default_agent = settings.GetBool("default_agent");
-  if (Status started = tools.Start(settings.GetBool("run_executors"), builtin_tools, tenants); !started.ok()) {
-    return Fail(started);
-  }
-  if (Status started = agents.Start(settings.GetBool("run_executors"), default_agent, tenants); !started.ok()) {
-    return Fail(started);
-  }
-  if (Status started = workflows.Start(settings.GetBool("run_executors"), tenants); !started.ok()) return Fail(started);
-  if (mcp_manager) {
-    if (Status started = mcp_manager->Start(tenants); !started.ok()) return Fail(started);
-  }
+  // The built-in definitions are written by the process that does the background work.
+  bool builtin_tools = background && settings.GetBool("builtin_tools");
+  bool default_agent = background && settings.GetBool("default_agent");
   // A tenant created while the server runs gets the built-ins at once (its definitions are
   // followed like any other); one created before a crash gets them at the next start.
   auth->keys->OnTenantCreated([&tools, &agents, builtin_tools, default_agent](const std::string& tenant) {
@@ -402,8 +403,27 @@ int RunServe(const std::vector<std::string>& args) {
     return session_worker.Cancel(owner, id);
   });
   exec::ExecutionIndex execution_index(*store, executor_host.runs());
-  if (settings.GetBool("run_executors")) {
-    if (Status started = session_worker.Start(tenants); !started.ok()) return Fail(started);
+  // The background work (docs/deploy.md): webhook delivery, executors, session workers.
+  auto start_background = [&]() -> Status {
+    if (background) {
+      CAIRN_RETURN_IF_ERROR(deliverer.Start());
+      // Execution records written before executions had one shape move to it before anything runs.
+      CAIRN_ASSIGN_OR_RETURN(int64_t migrated, exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant));
+      if (migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", migrated);
+    }
+    CAIRN_RETURN_IF_ERROR(tools.Start(run_executors, builtin_tools, tenants));
+    CAIRN_RETURN_IF_ERROR(agents.Start(run_executors, default_agent, tenants));
+    CAIRN_RETURN_IF_ERROR(workflows.Start(run_executors, tenants));
+    if (mcp_manager) CAIRN_RETURN_IF_ERROR(mcp_manager->Start(tenants));
+    if (run_executors) CAIRN_RETURN_IF_ERROR(session_worker.Start(tenants));
+    background_started = true;
+    return Status::Ok();
+  };
+  // With a shared store one process at a time does the background work: it starts once this
+  // process holds the store's lease, meanwhile the API is served (below, after listening).
+  std::unique_ptr<store::postgres::PgLease> background_lease = background ? MakeBackgroundLease(settings) : nullptr;
+  if (!background_lease) {
+    if (Status started = start_background(); !started.ok()) return Fail(started);
   }
 
   server::Router router;
@@ -458,16 +478,38 @@ int RunServe(const std::vector<std::string>& args) {
   if (!settings.GetString("port_file").empty()) {
     if (Status written = WritePortFile(settings.GetString("port_file"), *port); !written.ok()) return Fail(written);
   }
-  CAIRN_LOG_INFO("cairn {} listening on {}:{} (data in {})", kVersion, listen->host, *port, settings.GetString("data_dir"));
+  CAIRN_LOG_INFO("cairn {} listening on {}:{} (role {}, data in {}, files in {})", kVersion, listen->host, *port, role,
+                 backend->description, settings.GetString("data_dir"));
+  std::thread background_starter;
+  if (background_lease) {
+    background_starter = std::thread([&] {
+      NameThisThread("lease-wait");
+      Status held = background_lease->Acquire([] {
+        CAIRN_LOG_ERROR("lost the lease on the background work: stopping at once so that no two processes do it");
+        std::_Exit(75);
+      });
+      if (held.code() == StatusCode::kUnavailable && !background_lease->held()) return;  // shutting down
+      Status started = held.ok() ? start_background() : held;
+      if (started.ok()) {
+        CAIRN_LOG_INFO("this process does the background work (executors, sessions, webhook delivery, the sweep)");
+        return;
+      }
+      CAIRN_LOG_ERROR("cannot start the background work: {}; shutting down", started.message());
+      server.Stop();
+    });
+  }
 
   int64_t retention_micros = settings.GetInt("event_retention_ms") * 1000;
   PeriodicTask sweeper(std::chrono::milliseconds(settings.GetInt("sweep_interval_ms")), [&] {
+    if (!background_started) return;
     auto swept = store->SweepExpired();
     if (!swept.ok()) CAIRN_LOG_WARN("sweep failed: {}", swept.status().message());
     auto pruned = event_log.PruneEvents(clock.NowMicros() - retention_micros);
     if (!pruned.ok()) CAIRN_LOG_WARN("event pruning failed: {}", pruned.status().message());
   });
   server.Run();
+  if (background_lease) background_lease->Stop();  // ends a wait for it
+  if (background_starter.joinable()) background_starter.join();
   sweeper.Stop();
   session_worker.Stop();  // runs in flight stay running; they continue after the next start
   agents.Stop();

@@ -9,7 +9,9 @@ std::vector<SettingSpec> ServeSettingSpecs() {
   constexpr int64_t kMaxInt = INT32_MAX;
   return {
       {"listen", K::kString, "127.0.0.1:8081", "Address and port to serve HTTP on (port 0 picks a free port)."},
-      {"data_dir", K::kString, "./cairn-data", "Directory of the embedded database (created if missing)."},
+      {"data_dir", K::kString, "./cairn-data", "Directory of the embedded database (created if missing); with a PostgreSQL store, of this process's own files (keys, vector indexes)."},
+      {"store", K::kString, "sqlite", "Where records and events live: sqlite (embedded, in data_dir) or a PostgreSQL URI (postgresql://user:password@host:5432/db) shared by several cairn processes (docs/deploy.md)."},
+      {"role", K::kString, "all", "What this process does: all (the API and the background work: executors, sessions, webhook delivery, the sweep), api (the API only), or worker (the background work, and the API). With a PostgreSQL store one process at a time does the background work; the others wait to take over (docs/deploy.md)."},
       {"port_file", K::kString, "", "If set, the bound port is written to this file (atomically) once listening."},
       {"log_level", K::kString, "info", "Log level: trace, debug, info, warn, error or off."},
       {"io_threads", K::kInt, "0", "HTTP I/O threads; 0 uses one per hardware thread.", 0, 256},

@@ -1,0 +1,61 @@
+// The storage backend of `cairn serve`, from its `store` setting (docs/config.md, docs/deploy.md):
+// the embedded SQLite database in the data dir (the default), or a PostgreSQL database shared by
+// several cairn processes. The only place that chooses a backend.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/metrics.h"
+#include "base/settings.h"
+#include "base/status.h"
+#include "store/claim_store.h"
+#include "store/cursor_store.h"
+#include "store/event_log.h"
+#include "store/postgres/pg_lease.h"
+#include "store/store.h"
+#include "store/text_index.h"
+#include "store/vector_store.h"
+#include "store/webhook_store.h"
+
+namespace cairn::app {
+
+// Every store interface of one backend. `store` owns the backend (closing it closes the rest);
+// the other pointers stay valid while `store` and `parts` live.
+struct StoreBackend {
+  std::unique_ptr<store::Store> store;
+  store::EventLog* event_log = nullptr;
+  store::WebhookStore* webhook_store = nullptr;
+  store::CursorStore* cursor_store = nullptr;
+  store::ClaimStore* claim_store = nullptr;
+  store::TextIndex* text_index = nullptr;
+  store::VectorStore* vector_store = nullptr;
+  // Other processes write to the same database (PostgreSQL): a record cached in this process may
+  // be changed by another, so no read cache sits in front of `store`.
+  bool shared = false;
+  std::string description;  // for the start-up log line: "SQLite at <path>" or "PostgreSQL at <host/db>"
+  std::shared_ptr<void> parts;  // the backend's other halves (PostgreSQL)
+};
+
+// True when `value` of the `store` setting names a PostgreSQL database (postgres:// or postgresql://).
+bool IsPostgresUri(const std::string& value);
+
+// Opens the backend `settings` names (`store`, `data_dir`, `sync`, `wal_checkpoint`,
+// `write_queue_limit`, `write_batch_max`). kInvalidArgument naming the setting `store` for a value
+// that is neither "sqlite" nor a PostgreSQL URI. `clock` and `metrics` must outlive the backend.
+Result<StoreBackend> OpenStoreBackend(const Settings& settings, const Clock& clock, MetricsRegistry& metrics);
+
+// Checks the settings about the store before anything starts: kInvalidArgument naming `store` for
+// a value that is neither "sqlite" nor a PostgreSQL URI; with a PostgreSQL store, where every
+// process must encrypt secrets and sign tokens with the same keys, naming `master_key` when it is
+// not set (and `jwt_secret` when auth is on and no key signs tokens). With SQLite missing keys are
+// made in the data dir.
+Status CheckStoreSettings(const Settings& settings);
+
+// The lease on the background work when the store is shared (PostgreSQL: one process of the
+// cluster does it at a time; store/postgres/pg_lease.h), else null (the store is this process's
+// alone).
+std::unique_ptr<store::postgres::PgLease> MakeBackgroundLease(const Settings& settings);
+
+}  // namespace cairn::app
