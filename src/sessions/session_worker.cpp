@@ -72,6 +72,8 @@ SessionWorker::SessionWorker(store::Store& store, exec::AgentDeps deps, exec::Ru
 SessionWorker::~SessionWorker() { Stop(); }
 
 Status SessionWorker::Start(const std::vector<std::string>& tenants) {
+  // From here on Schedule() runs sessions; what it was told before is found by the scan below.
+  started_ = true;
   // Every session with unfinished work, oldest first, in every tenant.
   for (const std::string& tenant : tenants) {
     model::BreadcrumbQuery query;
@@ -95,6 +97,7 @@ void SessionWorker::Stop() {
 }
 
 void SessionWorker::Schedule(const std::string& owner_id, const std::string& session_id) {
+  if (!started_) return;  // sessions run only where the worker was started (docs/deploy.md)
   lanes_.Schedule({owner_id, session_id});
 }
 

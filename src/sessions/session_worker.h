@@ -43,7 +43,9 @@ class SessionWorker {
 
   // Schedules the sessions of `tenants` that have unfinished executions (the recovery scan).
   Status Start(const std::vector<std::string>& tenants);
-  // The session may have work (new message, an answer).
+  // The session may have work (new message, an answer). Ignored before Start(), whose scan finds
+  // that work: a process that does not run sessions (--role api, a standby waiting for the lease,
+  // --run-executors=false) never runs one.
   void Schedule(const std::string& owner_id, const std::string& session_id);
   // Stops a running execution and its descendants (it ends cancelled). False when it does not
   // run here.
@@ -68,6 +70,7 @@ class SessionWorker {
   exec::JobGroup jobs_;
   exec::LaneScheduler lanes_;  // (tenant, session id)
   std::atomic<bool> stopping_{false};  // write retries stop with the worker
+  std::atomic<bool> started_{false};   // Schedule() runs sessions only after Start()
 };
 
 }  // namespace cairn::sessions
