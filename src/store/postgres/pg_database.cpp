@@ -40,6 +40,12 @@ Status PgDatabase::WithReader(const std::function<Status(PgConnection&)>& fn) {
     CAIRN_ASSIGN_OR_RETURN(conn, PgConnection::Open(options_.uri, options_.statement_timeout_ms));
   }
   Status status = fn(*conn);
+  if (!status.ok() && !conn->healthy()) {
+    // An idle connection the server dropped (a restart) only shows it when used: reads are safe
+    // to run again, once, on a new one.
+    CAIRN_ASSIGN_OR_RETURN(conn, PgConnection::Open(options_.uri, options_.statement_timeout_ms));
+    status = fn(*conn);
+  }
   if (conn->healthy() && !conn->in_transaction()) {
     std::lock_guard lock(readers_mu_);
     if (idle_readers_.size() < options_.max_idle_readers) idle_readers_.push_back(std::move(conn));

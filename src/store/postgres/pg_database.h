@@ -31,7 +31,8 @@ class PgDatabase {
   static Result<std::shared_ptr<PgDatabase>> Open(PgOptions options, MetricsRegistry* metrics);
   ~PgDatabase();
 
-  // Runs `fn` on a pooled read connection (opened when none is idle; a lost one is dropped).
+  // Runs `fn` on a pooled read connection (opened when none is idle; a lost one is dropped, and
+  // `fn` runs again once on a new connection when the one it ran on turned out to be lost).
   Status WithReader(const std::function<Status(PgConnection&)>& fn);
   // Runs `fn` in the writer's next batch and waits for its commit (PgWriter::Submit).
   Status Write(const PgWriter::WriteFn& fn);

@@ -87,10 +87,17 @@ void PgWriter::CommitBatch(std::deque<Pending>& batch) {
   };
   Status connected = EnsureConnected();
   if (!connected.ok()) return fail_all(connected);
+  Status begin = conn_->Run("BEGIN");
+  if (!begin.ok() && !conn_->healthy()) {
+    // The server dropped the idle connection (a restart): nothing was written yet, so beginning
+    // again on a new connection is safe.
+    Status reconnected = EnsureConnected();
+    if (!reconnected.ok()) return fail_all(reconnected);
+    begin = conn_->Run("BEGIN");
+  }
   PgConnection& conn = *conn_;
   std::vector<model::Event>& staged = conn.staged_events();
   staged.clear();
-  Status begin = conn.Run("BEGIN");
   Result<PgResult> counter = begin.ok() ? conn.Query("SELECT last_seq FROM event_counter FOR UPDATE")
                                         : Result<PgResult>(begin);
   if (!counter.ok()) {
