@@ -32,6 +32,7 @@
 #include "exec/executor_host.h"
 #include "exec/llm/provider_registry.h"
 #include "exec/reserved_schema_store.h"
+#include "sessions/session_feed.h"
 #include "sessions/session_service.h"
 #include "sessions/session_worker.h"
 #include "exec/tools/process_sandbox.h"
@@ -403,6 +404,7 @@ int RunServe(const std::vector<std::string>& args) {
     return session_worker.Cancel(owner, id);
   });
   exec::ExecutionIndex execution_index(*store, executor_host.runs());
+  std::unique_ptr<bus::Subscription> session_feed;  // sessions written through other processes
   // The background work (docs/deploy.md): webhook delivery, executors, session workers.
   auto start_background = [&]() -> Status {
     if (background) {
@@ -415,8 +417,16 @@ int RunServe(const std::vector<std::string>& args) {
     CAIRN_RETURN_IF_ERROR(agents.Start(run_executors, default_agent, tenants));
     CAIRN_RETURN_IF_ERROR(workflows.Start(run_executors, tenants));
     if (mcp_manager) CAIRN_RETURN_IF_ERROR(mcp_manager->Start(tenants));
+    if (run_executors && backend->shared) {
+      // Before the worker's recovery scan: a session written through another process after the
+      // scan is fed in by its events.
+      session_feed = sessions::FollowSessionExecutions(
+          *event_bus, [&session_worker](const std::string& owner, const std::string& session) {
+            session_worker.Schedule(owner, session);
+          });
+    }
     if (run_executors) CAIRN_RETURN_IF_ERROR(session_worker.Start(tenants));
-    background_started = true;
+    background_started = background;
     return Status::Ok();
   };
   // With a shared store one process at a time does the background work: it starts once this
@@ -510,6 +520,7 @@ int RunServe(const std::vector<std::string>& args) {
   server.Run();
   if (background_lease) background_lease->Stop();  // ends a wait for it
   if (background_starter.joinable()) background_starter.join();
+  session_feed.reset();
   sweeper.Stop();
   session_worker.Stop();  // runs in flight stay running; they continue after the next start
   agents.Stop();

@@ -7,7 +7,10 @@
 // over without answering anything twice.
 #include <set>
 
+#include "agent_support.h"
 #include "e2e_support.h"
+#include "llm_servers.h"
+#include "session_support.h"
 #include "sse_client.h"
 #include "support/postgres_server.h"
 #include "tool_support.h"
@@ -150,6 +153,34 @@ TEST_F(e2e_cluster, ToolRequestsThroughEveryProcessAreAnsweredExactlyOnceAcrossA
     for (const std::string& id : *ids) EXPECT_EQ(through_api.ResponsesTo(id).size(), 1u) << id;
   }
   EXPECT_NE(standby.LogTail(1 << 20).find("does the background work"), std::string::npos) << standby.LogTail();
+}
+
+TEST_F(e2e_cluster, ASessionTalkedToThroughAnApiProcessRunsOnTheWorker) {
+  FixtureLlm llm(json::object{{"rules", json::array{Rule(Match({{"last_role", "user"}}),
+                                                          Text("the worker heard: {{last_content}}"))}}});
+  ASSERT_TRUE(llm.Start()) << llm.error();
+  std::vector<std::string> llm_args = {"--llm-base-url", llm.base_url(), "--llm-model", "fixture-model"};
+  ServerProcess& worker = Process("all", llm_args);
+  ServerProcess& api = Process("api", llm_args);
+  HttpClient http(api.port());
+  ASSERT_EQ(http.Post("/breadcrumbs", json::serialize(json::object{
+                                          {"schema_name", "agent.def.v1"}, {"title", "agent"},
+                                          {"context", {{"agent_id", "helper"}, {"system_prompt", "Be brief."}}}}))
+                .status,
+            201);
+  Response session = http.Post("/sessions", R"({"agent_id":"helper"})");
+  ASSERT_EQ(session.status, 201) << session.Describe();
+  std::string sid = StringAt(session.Json().as_object(), "id");
+  SessionStream stream(api, sid);
+  ASSERT_TRUE(stream.Open()) << stream.Describe();
+  Response posted = http.Post("/sessions/" + sid + "/messages", R"({"content":"ping"})");
+  ASSERT_EQ(posted.status, 202) << posted.Describe();
+  std::string execution = StringAt(posted.Json().as_object(), "execution_id");
+  auto done = stream.AwaitType("execution.completed", execution);
+  ASSERT_TRUE(done.has_value()) << stream.Describe() << worker.LogTail();
+  auto answer = stream.Await([&](const SessionEvent& e) { return e.execution_id == execution && e.role == "assistant"; });
+  ASSERT_TRUE(answer.has_value()) << stream.Describe();
+  EXPECT_EQ(answer->content, "the worker heard: ping");
 }
 
 TEST_F(e2e_cluster, BadStoreAndRoleSettingsAreRefusedAtStart) {

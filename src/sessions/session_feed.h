@@ -1,0 +1,24 @@
+// SessionFeed: tells the session worker about session executions written by other processes of a
+// cluster (docs/deploy.md). In one process the SessionService tells its worker directly
+// (SetNotify); with a store shared by several processes, a message posted or an answer given
+// through another process reaches the process that runs sessions only through the event log. The
+// feed asks the bus about every event of a session-execution record (tag "session-execution")
+// and schedules that record's session. Scheduling a session with nothing to do costs one look at
+// it, so the events of this process's own writes are harmless.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "bus/event_bus.h"
+
+namespace cairn::sessions {
+
+// Called on the bus thread: must only queue (SessionWorker::Schedule does).
+using ScheduleSession = std::function<void(const std::string& owner_id, const std::string& session_id)>;
+
+// Follows `bus` from now on until the returned subscription is destroyed.
+std::unique_ptr<bus::Subscription> FollowSessionExecutions(bus::EventBus& bus, ScheduleSession schedule);
+
+}  // namespace cairn::sessions
