@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# bench/cluster/run.sh [BUILD_DIR] [--quick] — cairn on PostgreSQL with 1, 2 and 3 processes against
+# one process on SQLite (run by `make bench`; docs/deploy.md, docs/performance.md).
+#
+# Needs BUILD_DIR/src/app/cairn and BUILD_DIR/bench/tools/tool_roundtrip_bench, wrk, and PostgreSQL
+# 15 (scripts/install-deps test). For each setup, in the same run:
+#   sqlite-1   one process on SQLite (the baseline), --sync normal
+#   pg-N       N processes on one PostgreSQL database (a throwaway server in a temporary directory,
+#              synchronous_commit off to match --sync normal: both survive a process crash, not a
+#              power loss); the first is --role all, the others --role worker (standbys)
+# it measures
+#   creates    POST /breadcrumbs with 1 KiB contexts (wrk), the connections spread over the processes
+#   tools      tool round trips (tool_roundtrip_bench, echo), one bench per process at once
+# and prints each figure with its ratio to sqlite-1. Everything is bounded by timeouts and stopped
+# on exit; raw outputs go to BUILD_DIR/results/cluster-<stamp>/.
+#
+# Environment (all optional):
+#   CLUSTER_BENCH_SECONDS=10      seconds per measurement (--quick: 4)
+#   CLUSTER_BENCH_CONNECTIONS=64  wrk connections in all, split over the processes
+#   CLUSTER_BENCH_CALLERS=16      tool callers in all, split over the processes
+#   CLUSTER_BENCH_SIZES="1 2 3"   numbers of PostgreSQL processes
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=bench/args.sh
+source "$ROOT/bench/args.sh"
+parse_bench_args cluster 0 "$@"
+SECS=${CLUSTER_BENCH_SECONDS:-$( ((QUICK)) && echo 4 || echo 10)}
+CONNS=${CLUSTER_BENCH_CONNECTIONS:-64}
+CALLERS=${CLUSTER_BENCH_CALLERS:-16}
+SIZES=${CLUSTER_BENCH_SIZES:-"1 2 3"}
+CAIRN=$BUILD/src/app/cairn
+TOOLS=$BUILD/bench/tools/tool_roundtrip_bench
+need_commands " (run make deps-bench)" wrk curl awk timeout
+need_cairn "$CAIRN"
+[[ -x $TOOLS ]] || { echo "bench/cluster: $TOOLS not found; configure with -DCAIRN_BUILD_BENCH=ON" >&2; exit 2; }
+new_results
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+# shellcheck source=scripts/lib/postgres.sh
+source "$ROOT/scripts/lib/postgres.sh"
+
+WORK=$(mktemp -d /tmp/cairn-cluster-bench-XXXXXX)
+PIDS=()
+PORTS=()
+stop_all() {
+  for pid in "${PIDS[@]}"; do stop_pid "$pid" cairn; done
+  PIDS=()
+  PORTS=()
+}
+# shellcheck disable=SC2317  # invoked by the EXIT trap
+finish() {
+  local rc=$?
+  stop_all
+  pg_stop "$WORK"
+  rm -rf "$WORK"
+  exit "$rc"
+}
+trap finish EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+{
+  machine_info
+  echo "seconds=$SECS connections=$CONNS callers=$CALLERS sizes=$SIZES quick=$QUICK"
+} >"$RESULTS/machine.txt"
+show_machine
+
+# start_process NAME ARGS...: one cairn serve on a free port; appends to PIDS and PORTS.
+start_process() {
+  local name=$1
+  shift
+  mkdir -p "$WORK/$name"
+  "$CAIRN" serve --listen 127.0.0.1:0 --data-dir "$WORK/$name/data" --port-file "$WORK/$name/port" \
+    --log-level warn --builtin-tools=true --sync normal "$@" >"$RESULTS/$name.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 1 300); do
+    [[ -s $WORK/$name/port ]] && break
+    kill -0 "$pid" 2>/dev/null || { cat "$RESULTS/$name.log" >&2; die "$name exited at start-up"; }
+    sleep 0.1
+  done
+  [[ -s $WORK/$name/port ]] || die "$name wrote no port file within 30 s"
+  PIDS+=("$pid")
+  PORTS+=("$(grep -oE '[0-9]+' "$WORK/$name/port" | tail -n 1)")
+}
+
+# measure SETUP: creates/s (wrk on every process at once) and tool round trips/s (one bench per
+# process at once), summed over the processes, into $RESULTS/SETUP.*.txt; echoes "creates tools".
+measure() {
+  local setup=$1 n=${#PORTS[@]} i wrk_pids=() tool_pids=()
+  local conns=$(((CONNS + n - 1) / n)) callers=$(((CALLERS + n - 1) / n))
+  for i in "${!PORTS[@]}"; do
+    BENCH_RUN_ID="$setup-$i" timeout --kill-after=10 $((SECS + 60)) wrk -t1 -c"$conns" -d"${SECS}s" --timeout 10s \
+      -s "$ROOT/bench/wrk/post_breadcrumbs.lua" "http://127.0.0.1:${PORTS[$i]}/breadcrumbs" \
+      >"$RESULTS/$setup.creates.$i.txt" 2>&1 &
+    wrk_pids+=($!)
+  done
+  for pid in "${wrk_pids[@]}"; do wait "$pid" || log "wrk on $setup failed (see $RESULTS/$setup.creates.*.txt)"; done
+  for i in "${!PORTS[@]}"; do
+    timeout --kill-after=10 $((SECS * 2 + 90)) "$TOOLS" --port "${PORTS[$i]}" --levels "$callers" --seconds "$SECS" \
+      >"$RESULTS/$setup.tools.$i.txt" 2>"$RESULTS/$setup.tools.$i.stderr" &
+    tool_pids+=($!)
+  done
+  for pid in "${tool_pids[@]}"; do wait "$pid" || log "tool_roundtrip_bench on $setup failed"; done
+  local creates tools
+  creates=$(cat "$RESULTS/$setup".creates.*.txt | awk -F= '$1 == "bench_ok_per_sec" { s += $2 } END { printf "%.0f", s }')
+  tools=$(cat "$RESULTS/$setup".tools.*.txt |
+    awk '$1 == "RESULT" && $2 == "mode=roundtrip" { for (i = 3; i <= NF; i++) if ($i ~ /^rps=/) { sub(/^rps=/, "", $i); s += $i } }
+         END { printf "%.0f", s }')
+  log "$setup: $creates creates/s, $tools tool round trips/s"
+  echo "$creates $tools"
+}
+
+declare -A CREATES TOOLSPS
+log "sqlite-1"
+start_process sqlite
+read -r "CREATES[sqlite-1]" "TOOLSPS[sqlite-1]" < <(measure sqlite-1)
+stop_all
+
+log "PostgreSQL in $WORK"
+PG_OPTIONS="-c synchronous_commit=off -c shared_buffers=256MB" pg_start "$WORK"
+master_key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+for n in $SIZES; do
+  uri=$(pg_create_db "$WORK" "bench_$n")
+  for i in $(seq 1 "$n"); do
+    role=worker
+    ((i == 1)) && role=all
+    start_process "pg$n-$i" --store "$uri" --role "$role" --master-key "$master_key"
+  done
+  read -r "CREATES[pg-$n]" "TOOLSPS[pg-$n]" < <(measure "pg-$n")
+  stop_all
+done
+
+{
+  summary_head "cluster" "the load generators and PostgreSQL share the $(nproc) CPUs with the servers"
+  printf '%-9s | %10s %8s | %10s %8s\n' setup "creates/s" "x sqlite" "tools/s" "x sqlite"
+  for setup in sqlite-1 $(for n in $SIZES; do echo "pg-$n"; done); do
+    awk -v s="$setup" -v c="${CREATES[$setup]}" -v t="${TOOLSPS[$setup]}" -v c0="${CREATES[sqlite-1]}" \
+        -v t0="${TOOLSPS[sqlite-1]}" 'BEGIN { printf "%-9s | %10d %8.2f | %10d %8.2f\n", s, c, (c0 ? c / c0 : 0), t, (t0 ? t / t0 : 0) }'
+  done
+} | tee "$RESULTS/summary.txt"
