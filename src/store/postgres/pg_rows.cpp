@@ -47,23 +47,25 @@ Result<model::Breadcrumb> LoadRecord(PgConnection& conn, const std::string& owne
 
 Result<int64_t> InsertRecord(PgConnection& conn, const model::Breadcrumb& c, const std::string& context_json) {
   PgParams p;
+  const std::string tags = p.Add(TagsJson(c.tags));
+  // The record and its tags in one statement (one round trip on the writer's path).
   std::string sql =
-      "INSERT INTO breadcrumbs(id, owner_id, schema_name, title, description, tags, context, path, llm_hints, "
-      "version, checksum, visibility, sensitivity, expires_at, created_by, updated_by, trace_id, caused_by, depth, "
-      "created_at, updated_at, size_bytes, acl) VALUES (" +
+      "WITH b AS (INSERT INTO breadcrumbs(id, owner_id, schema_name, title, description, tags, context, path, "
+      "llm_hints, version, checksum, visibility, sensitivity, expires_at, created_by, updated_by, trace_id, caused_by, "
+      "depth, created_at, updated_at, size_bytes, acl) VALUES (" +
       p.Add(c.id) + "," + p.Add(c.owner_id) + "," + p.Add(c.schema_name) + "," + p.Add(c.title) + "," +
-      p.Add(c.description) + "," + p.Add(TagsJson(c.tags)) + "," + p.Add(context_json) + "," + p.Add(c.path) + "," +
+      p.Add(c.description) + "," + tags + "::text," + p.Add(context_json) + "," + p.Add(c.path) + "," +
       p.Add(HintsText(c.llm_hints)) + "," + p.Add(c.version) + "::bigint," + p.Add(c.checksum) + "," +
       p.Add(c.visibility) + "," + p.Add(c.sensitivity) + "," + p.Add(c.ttl_micros) + "::bigint," +
       p.Add(c.created_by) + "," + p.Add(c.updated_by) + "," + p.Add(c.trace.trace_id) + "," + p.Add(CausedBy(c)) +
       "," + p.Add(c.trace.depth) + "::bigint," + p.Add(c.created_at) + "::bigint," + p.Add(c.updated_at) +
-      "::bigint," + p.Add(c.size_bytes) + "::bigint," + p.Add(AclText(c.acl)) + ") RETURNING rid";
+      "::bigint," + p.Add(c.size_bytes) + "::bigint," + p.Add(AclText(c.acl)) + ") RETURNING rid), "
+      "t AS (INSERT INTO breadcrumb_tags(tag, rid) SELECT DISTINCT tag, b.rid FROM b, jsonb_array_elements_text(" +
+      tags + "::text::jsonb) tag ON CONFLICT DO NOTHING) SELECT rid FROM b";
   auto inserted = conn.Query(sql, p);
   if (!inserted.ok() && inserted.status().code() == StatusCode::kConflict) return PathTaken(c);
   CAIRN_RETURN_IF_ERROR(inserted.status());
-  int64_t rid = inserted->Row(0).Int(0);
-  CAIRN_RETURN_IF_ERROR(InsertTags(conn, rid, c.tags));
-  return rid;
+  return inserted->Row(0).Int(0);
 }
 
 Status UpdateRecord(PgConnection& conn, int64_t rid, const model::Breadcrumb& c,

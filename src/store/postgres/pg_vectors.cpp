@@ -1,6 +1,8 @@
 #include "store/postgres/pg_vectors.h"
 
 #include <charconv>
+#include <map>
+#include <utility>
 #include <string_view>
 
 #include "store/postgres/pg_query.h"
@@ -21,6 +23,21 @@ std::string RealsText(const std::vector<float>& values) {
     if (text.size() > 1) text += ',';
     auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
     text.append(buffer, ec == std::errc() ? end : buffer);
+  }
+  return text + "}";
+}
+
+// A text[] literal of `items` (each quoted, `"` and `\` escaped): many values in one parameter.
+std::string TextArrayLiteral(const std::vector<std::string>& items) {
+  std::string text = "{";
+  for (const std::string& item : items) {
+    if (text.size() > 1) text += ',';
+    text += '"';
+    for (char c : item) {
+      if (c == '"' || c == '\\') text += '\\';
+      text += c;
+    }
+    text += '"';
   }
   return text + "}";
 }
@@ -72,17 +89,33 @@ Status PgVectorStore::PutVectors(const std::string& model, const std::vector<Vec
                                  int64_t cursor_seq) {
   return db_->Write([&](PgConnection& conn) -> Status {
     const int64_t now = clock_.NowMicros();
-    for (const VectorWrite& w : writes) {
-      // Only for a record that still exists (it may have been deleted since it was read), and
+    if (!writes.empty()) {
+      // One statement for the batch (the writer's path is one transaction for the whole
+      // cluster). A key written twice keeps its newest version, as writing them in turn would.
+      std::map<std::pair<std::string, std::string>, const VectorWrite*> newest;
+      for (const VectorWrite& w : writes) {
+        auto [at, fresh] = newest.try_emplace({w.owner_id, w.breadcrumb_id}, &w);
+        if (!fresh && at->second->version < w.version) at->second = &w;
+      }
+      std::vector<std::string> ids, owners, versions, vectors;
+      for (const auto& [key, w] : newest) {
+        owners.push_back(key.first);
+        ids.push_back(key.second);
+        versions.push_back(std::to_string(w->version));
+        vectors.push_back(RealsText(w->values));
+      }
+      // Only for records that still exist (one may have been deleted since it was read), and
       // never over a vector of a newer version.
       PgParams p;
       CAIRN_RETURN_IF_ERROR(conn.Run(
           "INSERT INTO breadcrumb_vectors(rid, model, owner_id, version, vector, updated_at) SELECT b.rid, " +
-              p.Add(model) + "::text, b.owner_id, " + p.Add(w.version) + "::bigint, " + p.Add(RealsText(w.values)) +
-              "::real[], " + p.Add(now) + "::bigint FROM breadcrumbs b WHERE b.id = " + p.Add(w.breadcrumb_id) +
-              " AND b.owner_id = " + p.Add(w.owner_id) +
-              " ON CONFLICT (rid, model) DO UPDATE SET version = excluded.version, vector = excluded.vector, "
-              "updated_at = excluded.updated_at WHERE excluded.version >= breadcrumb_vectors.version",
+              p.Add(model) + "::text, b.owner_id, w.version, w.vector::real[], " + p.Add(now) +
+              "::bigint FROM unnest(" + p.Add(TextArrayLiteral(ids)) + "::text[], " + p.Add(TextArrayLiteral(owners)) +
+              "::text[], " + p.Add(TextArrayLiteral(versions)) + "::bigint[], " + p.Add(TextArrayLiteral(vectors)) +
+              "::text[]) AS w(id, owner_id, version, vector) JOIN breadcrumbs b ON b.id = w.id AND "
+              "b.owner_id = w.owner_id ON CONFLICT (rid, model) DO UPDATE SET version = excluded.version, "
+              "vector = excluded.vector, updated_at = excluded.updated_at "
+              "WHERE excluded.version >= breadcrumb_vectors.version",
           p));
     }
     for (const VectorKey& key : removals) {

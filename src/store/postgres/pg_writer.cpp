@@ -110,28 +110,32 @@ void PgWriter::CommitBatch(std::deque<Pending>& batch) {
   std::vector<Status> results;
   results.reserve(batch.size());
   Status aborted;  // set when the transaction itself failed (not one write)
-  for (auto& pending : batch) {
+  // One savepoint per write, one round trip each: a write that succeeded is released together
+  // with the next write's savepoint, a failed one leaves the savepoint where it was (rolled back
+  // to), and COMMIT releases the last.
+  bool savepoint_dirty = true;  // no savepoint yet, or one a successful write moved past
+  for (size_t i = 0; i < batch.size(); ++i) {
     if (!aborted.ok()) {
       results.push_back(aborted);
       continue;
     }
-    Status status = conn.Run("SAVEPOINT w");
+    if (savepoint_dirty) {
+      Status placed = conn.Exec(i == 0 ? "SAVEPOINT w" : "RELEASE SAVEPOINT w; SAVEPOINT w");
+      if (!placed.ok()) {
+        aborted = placed;
+        results.push_back(aborted);
+        continue;
+      }
+    }
     size_t staged_before = staged.size();
     int64_t seq_before = conn.last_seq();
-    if (status.ok()) {
-      status = pending.fn(conn);
-      if (!status.ok()) {
-        staged.resize(staged_before);  // its events rolled back with it
-        conn.last_seq() = seq_before;
-        Status undone = conn.Run("ROLLBACK TO SAVEPOINT w");
-        if (!undone.ok()) aborted = undone;
-      }
-      if (aborted.ok()) {
-        Status released = conn.Run("RELEASE SAVEPOINT w");
-        if (!released.ok()) aborted = released;
-      }
-    } else {
-      aborted = status;
+    Status status = batch[i].fn(conn);
+    savepoint_dirty = status.ok();
+    if (!status.ok()) {
+      staged.resize(staged_before);  // its events rolled back with it
+      conn.last_seq() = seq_before;
+      Status undone = conn.Run("ROLLBACK TO SAVEPOINT w");
+      if (!undone.ok()) aborted = undone;
     }
     results.push_back(std::move(status));
   }
