@@ -81,11 +81,18 @@ start_process() {
   PORTS+=("$(grep -oE '[0-9]+' "$WORK/$name/port" | tail -n 1)")
 }
 
-# measure SETUP: creates/s (wrk on every process at once) and tool round trips/s (one bench per
-# process at once), summed over the processes, into $RESULTS/SETUP.*.txt; echoes "creates tools".
+# measure SETUP: tool round trips/s (one bench per process at once), then creates/s (wrk on every
+# process at once; after the tools, so that the embedding of the creates is not measured with
+# them), summed over the processes, into $RESULTS/SETUP.*.txt; echoes "creates tools".
 measure() {
   local setup=$1 n=${#PORTS[@]} i wrk_pids=() tool_pids=()
   local conns=$(((CONNS + n - 1) / n)) callers=$(((CALLERS + n - 1) / n))
+  for i in "${!PORTS[@]}"; do
+    timeout --kill-after=10 $((SECS * 2 + 90)) "$TOOLS" --port "${PORTS[$i]}" --levels "$callers" --seconds "$SECS" \
+      >"$RESULTS/$setup.tools.$i.txt" 2>"$RESULTS/$setup.tools.$i.stderr" &
+    tool_pids+=($!)
+  done
+  for pid in "${tool_pids[@]}"; do wait "$pid" || log "tool_roundtrip_bench on $setup failed"; done
   for i in "${!PORTS[@]}"; do
     BENCH_RUN_ID="$setup-$i" timeout --kill-after=10 $((SECS + 60)) wrk -t1 -c"$conns" -d"${SECS}s" --timeout 10s \
       -s "$ROOT/bench/wrk/post_breadcrumbs.lua" "http://127.0.0.1:${PORTS[$i]}/breadcrumbs" \
@@ -93,12 +100,6 @@ measure() {
     wrk_pids+=($!)
   done
   for pid in "${wrk_pids[@]}"; do wait "$pid" || log "wrk on $setup failed (see $RESULTS/$setup.creates.*.txt)"; done
-  for i in "${!PORTS[@]}"; do
-    timeout --kill-after=10 $((SECS * 2 + 90)) "$TOOLS" --port "${PORTS[$i]}" --levels "$callers" --seconds "$SECS" \
-      >"$RESULTS/$setup.tools.$i.txt" 2>"$RESULTS/$setup.tools.$i.stderr" &
-    tool_pids+=($!)
-  done
-  for pid in "${tool_pids[@]}"; do wait "$pid" || log "tool_roundtrip_bench on $setup failed"; done
   local creates tools
   creates=$(cat "$RESULTS/$setup".creates.*.txt | awk -F= '$1 == "bench_ok_per_sec" { s += $2 } END { printf "%.0f", s }')
   tools=$(cat "$RESULTS/$setup".tools.*.txt |

@@ -1,6 +1,7 @@
 // PgStore's CursorStore and ClaimStore: consumer_cursors and executor_claims (migration 1).
 #include "store/postgres/pg_store.h"
 
+#include "base/log.h"
 #include "store/postgres/pg_rows.h"
 #include "store/record_rows.h"
 
@@ -22,6 +23,16 @@ Status PgStore::SaveCursor(const std::string& consumer, int64_t seq) {
   return db_->Write([&](PgConnection& conn) -> Status {
     return WriteCursor(conn, consumer, seq, clock_.NowMicros());
   });
+}
+
+void PgStore::SaveCursorSoon(const std::string& consumer, int64_t seq) {
+  // The writer runs its queue in order, so a write submitted after this one commits with it or
+  // after it.
+  db_->writer().Post(
+      [this, consumer, seq](PgConnection& conn) { return WriteCursor(conn, consumer, seq, clock_.NowMicros()); },
+      [consumer](const Status& status) {
+        if (!status.ok()) CAIRN_LOG_WARN("store: saving cursor {} failed: {}", consumer, status.message());
+      });
 }
 
 Status PgStore::DeleteCursor(const std::string& consumer) {

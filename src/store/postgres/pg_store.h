@@ -61,6 +61,7 @@ class PgStore final : public Store, public EventLog, public CursorStore, public 
   // CursorStore (pg_cursors.cpp)
   Result<std::optional<int64_t>> LoadCursor(const std::string& consumer) override;
   Status SaveCursor(const std::string& consumer, int64_t seq) override;
+  void SaveCursorSoon(const std::string& consumer, int64_t seq) override;
   Status DeleteCursor(const std::string& consumer) override;
 
   // ClaimStore (pg_cursors.cpp)

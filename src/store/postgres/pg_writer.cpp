@@ -25,19 +25,30 @@ PgWriter::PgWriter(std::unique_ptr<PgConnection> conn, Options options, MetricsR
 
 PgWriter::~PgWriter() { Close(); }
 
-Status PgWriter::Submit(WriteFn fn) {
-  auto promise = std::make_shared<std::promise<Status>>();
-  std::future<Status> result = promise->get_future();
+Status PgWriter::Enqueue(Pending pending) {
   {
     std::lock_guard lock(mu_);
     if (closing_) return Status::Unavailable("store is closed");
     if (queue_.size() >= options_.max_queue) {
       return Status::ResourceExhausted("write queue is full (" + std::to_string(options_.max_queue) + " pending)");
     }
-    queue_.push_back(Pending{std::move(fn), [promise](Status status) { promise->set_value(std::move(status)); }});
+    queue_.push_back(std::move(pending));
   }
   wake_.notify_one();
+  return Status::Ok();
+}
+
+Status PgWriter::Submit(WriteFn fn) {
+  auto promise = std::make_shared<std::promise<Status>>();
+  std::future<Status> result = promise->get_future();
+  CAIRN_RETURN_IF_ERROR(Enqueue(Pending{std::move(fn), [promise](Status status) { promise->set_value(std::move(status)); }}));
   return result.get();
+}
+
+void PgWriter::Post(WriteFn fn, std::function<void(Status)> done) {
+  if (!done) done = [](const Status&) {};
+  Status queued = Enqueue(Pending{std::move(fn), done});
+  if (!queued.ok()) done(std::move(queued));
 }
 
 void PgWriter::Close() {

@@ -46,6 +46,11 @@ class PgWriter {
   // and kUnavailable after Close() or while the database cannot be reached.
   Status Submit(WriteFn fn);
 
+  // Queues `fn` like Submit() without waiting: `done` (may be empty) is called on the writer
+  // thread with what Submit() would have returned, or at once on the caller's thread when the
+  // write is refused (full queue, closed). `fn` and `done` must not wait for other writes.
+  void Post(WriteFn fn, std::function<void(Status)> done);
+
   // Commits what is queued, then stops the thread. Later Submit()s fail with kUnavailable.
   void Close();
 
@@ -64,6 +69,8 @@ class PgWriter {
     WriteFn fn;
     std::function<void(Status)> done;
   };
+  // Queues `pending`, or returns why it cannot be (kResourceExhausted, kUnavailable).
+  Status Enqueue(Pending pending);
   void Run();
   void CommitBatch(std::deque<Pending>& batch);
   // Opens a new connection when the current one was lost.
