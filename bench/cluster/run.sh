@@ -19,6 +19,10 @@
 #   CLUSTER_BENCH_CONNECTIONS=64  wrk connections in all, split over the processes
 #   CLUSTER_BENCH_CALLERS=16      tool callers in all, split over the processes
 #   CLUSTER_BENCH_SIZES="1 2 3"   numbers of PostgreSQL processes
+#   CLUSTER_BENCH_SERVER_ARGS="--embedder none"  extra `cairn serve` flags for every setup; without
+#                                 embedding by default: the embedding of the records the creates
+#                                 leave behind would run under the next measurement (on PostgreSQL
+#                                 its vector writes take the cluster's writer path)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=bench/args.sh
@@ -28,6 +32,7 @@ SECS=${CLUSTER_BENCH_SECONDS:-$( ((QUICK)) && echo 4 || echo 10)}
 CONNS=${CLUSTER_BENCH_CONNECTIONS:-64}
 CALLERS=${CLUSTER_BENCH_CALLERS:-16}
 SIZES=${CLUSTER_BENCH_SIZES:-"1 2 3"}
+read -ra SERVER_ARGS <<<"${CLUSTER_BENCH_SERVER_ARGS---embedder none}"
 CAIRN=$BUILD/src/app/cairn
 TOOLS=$BUILD/bench/tools/tool_roundtrip_bench
 need_commands " (run make deps-bench)" wrk curl awk timeout
@@ -59,7 +64,7 @@ trap finish EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 {
   machine_info
-  echo "seconds=$SECS connections=$CONNS callers=$CALLERS sizes=$SIZES quick=$QUICK"
+  echo "seconds=$SECS connections=$CONNS callers=$CALLERS sizes=$SIZES quick=$QUICK server_args=${SERVER_ARGS[*]}"
 } >"$RESULTS/machine.txt"
 show_machine
 
@@ -69,7 +74,7 @@ start_process() {
   shift
   mkdir -p "$WORK/$name"
   "$CAIRN" serve --listen 127.0.0.1:0 --data-dir "$WORK/$name/data" --port-file "$WORK/$name/port" \
-    --log-level warn --builtin-tools=true --sync normal "$@" >"$RESULTS/$name.log" 2>&1 &
+    --log-level warn --builtin-tools=true --sync normal "${SERVER_ARGS[@]}" "$@" >"$RESULTS/$name.log" 2>&1 &
   local pid=$!
   for _ in $(seq 1 300); do
     [[ -s $WORK/$name/port ]] && break

@@ -25,8 +25,11 @@ Status RemoveWithEvent(PgConnection& conn, int64_t rid, const model::Breadcrumb&
 // the TTL sweep. Returns how many.
 Result<int64_t> RemoveExpired(PgConnection& conn, const std::string& where, PgParams& params, int64_t limit,
                               int64_t now) {
+  // No ORDER BY: with one, the planner walked the primary key filtering every row (a path
+  // reclaim at each create with a path, 4 ms at 30,000 records); without, it takes the
+  // (owner_id, path) or the expiry index.
   std::string sql = "SELECT " + BreadcrumbColumns() + " FROM breadcrumbs b WHERE b.expires_at IS NOT NULL AND " +
-                    where + " ORDER BY b.rid LIMIT " + std::to_string(limit) + " FOR UPDATE";
+                    where + " LIMIT " + std::to_string(limit) + " FOR UPDATE";
   CAIRN_ASSIGN_OR_RETURN(PgResult expired, conn.Query(sql, params));
   for (int i = 0; i < expired.rows(); ++i) {
     int64_t rid = 0;
