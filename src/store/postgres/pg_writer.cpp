@@ -1,7 +1,6 @@
 #include "store/postgres/pg_writer.h"
 
 #include <chrono>
-#include <future>
 
 #include "base/log.h"
 #include "base/thread_name.h"
@@ -10,7 +9,7 @@
 namespace cairn::store::postgres {
 
 PgWriter::PgWriter(std::unique_ptr<PgConnection> conn, Options options, MetricsRegistry* metrics)
-    : conn_(std::move(conn)), options_(std::move(options)) {
+    : conn_(std::move(conn)), options_(std::move(options)), queue_(options_.max_batch, options_.max_queue) {
   if (metrics) {
     batch_size_ = &metrics->GetHistogram("cairn_store_commit_batch_writes", "Writes committed per transaction", "",
                                          {1, 2, 4, 8, 16, 32, 64, 128, 256, 512});
@@ -19,67 +18,19 @@ PgWriter::PgWriter(std::unique_ptr<PgConnection> conn, Options options, MetricsR
   if (conn_) backend_pid_ = conn_->backend_pid();
   thread_ = std::thread([this] {
     NameThisThread("store-writer");
-    Run();
+    queue_.Drain([this](std::deque<Pending>& batch) { CommitBatch(batch); });
   });
 }
 
 PgWriter::~PgWriter() { Close(); }
 
-Status PgWriter::Enqueue(Pending pending) {
-  {
-    std::lock_guard lock(mu_);
-    if (closing_) return Status::Unavailable("store is closed");
-    if (queue_.size() >= options_.max_queue) {
-      return Status::ResourceExhausted("write queue is full (" + std::to_string(options_.max_queue) + " pending)");
-    }
-    queue_.push_back(std::move(pending));
-  }
-  wake_.notify_one();
-  return Status::Ok();
-}
+Status PgWriter::Submit(WriteFn fn) { return queue_.Submit(std::move(fn)); }
 
-Status PgWriter::Submit(WriteFn fn) {
-  auto promise = std::make_shared<std::promise<Status>>();
-  std::future<Status> result = promise->get_future();
-  CAIRN_RETURN_IF_ERROR(Enqueue(Pending{std::move(fn), [promise](Status status) { promise->set_value(std::move(status)); }}));
-  return result.get();
-}
-
-void PgWriter::Post(WriteFn fn, std::function<void(Status)> done) {
-  if (!done) done = [](const Status&) {};
-  Status queued = Enqueue(Pending{std::move(fn), done});
-  if (!queued.ok()) done(std::move(queued));
-}
+void PgWriter::Post(WriteFn fn, std::function<void(Status)> done) { queue_.Post(std::move(fn), std::move(done)); }
 
 void PgWriter::Close() {
-  {
-    std::lock_guard lock(mu_);
-    if (closing_ && !thread_.joinable()) return;
-    closing_ = true;
-  }
-  wake_.notify_one();
+  queue_.Close();
   if (thread_.joinable()) thread_.join();
-}
-
-void PgWriter::SetCommitListener(CommitListener listener) {
-  std::lock_guard lock(listener_mu_);
-  commit_listener_ = std::move(listener);
-}
-
-void PgWriter::Run() {
-  while (true) {
-    std::deque<Pending> batch;
-    {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, [this] { return closing_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // closing with nothing left
-      while (!queue_.empty() && batch.size() < options_.max_batch) {
-        batch.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-    }
-    CommitBatch(batch);
-  }
 }
 
 Status PgWriter::EnsureConnected() {
@@ -170,10 +121,7 @@ void PgWriter::CommitBatch(std::deque<Pending>& batch) {
   for (size_t i = 0; i < batch.size(); ++i) any_committed = any_committed || (commit.ok() && results[i].ok());
   std::vector<model::Event> committed;
   committed.swap(staged);
-  if (any_committed) {
-    std::lock_guard lock(listener_mu_);
-    if (commit_listener_) commit_listener_(std::move(committed));
-  }
+  if (any_committed) listener_.Call(std::move(committed));
   for (size_t i = 0; i < batch.size(); ++i) batch[i].done(commit.ok() || !results[i].ok() ? results[i] : commit);
 }
 

@@ -11,11 +11,9 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +21,7 @@
 #include "base/metrics.h"
 #include "base/status.h"
 #include "store/postgres/pg_connection.h"
+#include "store/write_queue.h"
 
 namespace cairn::store::postgres {
 
@@ -57,21 +56,15 @@ class PgWriter {
   // Runs `listener` on the writer thread after each commit in which at least one write succeeded,
   // with the events the batch appended, in seq order, before the batch's writers are told their
   // results. Returns only when no call of the previous listener is running.
-  using CommitListener = std::function<void(std::vector<model::Event>)>;
-  void SetCommitListener(CommitListener listener);
+  using CommitListener = CommitListenerSlot::Listener;
+  void SetCommitListener(CommitListener listener) { listener_.Set(std::move(listener)); }
 
   // The server process id of the writer's connection (0 before it connects): the notifications
   // of its commits (PgCommitNotifier) come from it.
   int backend_pid() const { return backend_pid_.load(); }
 
  private:
-  struct Pending {
-    WriteFn fn;
-    std::function<void(Status)> done;
-  };
-  // Queues `pending`, or returns why it cannot be (kResourceExhausted, kUnavailable).
-  Status Enqueue(Pending pending);
-  void Run();
+  using Pending = WriteQueue<WriteFn>::Pending;
   void CommitBatch(std::deque<Pending>& batch);
   // Opens a new connection when the current one was lost.
   Status EnsureConnected();
@@ -80,12 +73,8 @@ class PgWriter {
   Options options_;
   Histogram* batch_size_ = nullptr;
   Histogram* commit_seconds_ = nullptr;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<Pending> queue_;
-  bool closing_ = false;
-  std::mutex listener_mu_;
-  CommitListener commit_listener_;  // guarded by listener_mu_
+  WriteQueue<WriteFn> queue_;
+  CommitListenerSlot listener_;
   std::atomic<int> backend_pid_{0};
   std::thread thread_;
 };

@@ -6,12 +6,9 @@
 // fsync. Submit() returns only after the batch holding the write is durable (or failed).
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <future>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +16,7 @@
 #include "base/metrics.h"
 #include "base/status.h"
 #include "store/sqlite/connection.h"
+#include "store/write_queue.h"
 
 namespace cairn::store::sqlite {
 
@@ -59,17 +57,11 @@ class GroupCommitWriter {
   // batch's writers are told their results (an acknowledged write's events are published). Returns only
   // when no call of the previous listener is running, so whatever it captured may be destroyed
   // then. `listener` must not call SetCommitListener itself.
-  using CommitListener = std::function<void(std::vector<model::Event>)>;
-  void SetCommitListener(CommitListener listener);
+  using CommitListener = CommitListenerSlot::Listener;
+  void SetCommitListener(CommitListener listener) { listener_.Set(std::move(listener)); }
 
  private:
-  struct Pending {
-    WriteFn fn;
-    std::function<void(Status)> done;
-  };
-  // Queues `pending`, or returns why it cannot be (kResourceExhausted, kUnavailable).
-  Status Enqueue(Pending pending);
-  void Run();
+  using Pending = WriteQueue<WriteFn>::Pending;
   void CommitBatch(std::deque<Pending>& batch);
   Status BeforeCommit();  // options_.before_commit, when before_commit_when says so
 
@@ -77,14 +69,8 @@ class GroupCommitWriter {
   Options options_;
   Histogram* batch_size_ = nullptr;
   Histogram* commit_seconds_ = nullptr;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<Pending> queue_;
-  bool closing_ = false;
-  // Held while the listener runs (on the writer thread) and while it is replaced, so a listener
-  // is never called after SetCommitListener has replaced it; not mu_, so Submit()s do not wait.
-  std::mutex listener_mu_;
-  CommitListener commit_listener_;  // guarded by listener_mu_
+  WriteQueue<WriteFn> queue_;
+  CommitListenerSlot listener_;
   std::thread thread_;
 };
 
