@@ -83,8 +83,9 @@ $(BENCHDIR)/build.ninja: | deps-bench
 # agents against LangGraph JS, the sessions facade against the bare agent path, CEL evaluation
 # against cel-js, workflows against LangGraph JS, nested agents (an orchestrator and 8
 # sub-agents) against LangGraph JS, the dashboard's live tail against a bare SSE client, MCP
-# tool calls against the MCP SDK's own client, and search (the vector index against an exact
-# scan, full-text latency, writes with search on against off).
+# tool calls against the MCP SDK's own client, search (the vector index against an exact
+# scan, full-text latency, writes with search on against off), and 1, 2 and 3 processes on
+# PostgreSQL against one on SQLite.
 bench: deps-bench $(BENCHDIR)/build.ninja
 	cmake --build $(BENCHDIR) -j $(JOBS)
 	bench/run.sh $(BENCHDIR)
@@ -100,6 +101,7 @@ bench: deps-bench $(BENCHDIR)/build.ninja
 	bench/auth/run.sh $(BENCHDIR)
 	bench/mcp/run.sh $(BENCHDIR)
 	bench/search/run.sh $(BENCHDIR)
+	bench/cluster/run.sh $(BENCHDIR)
 
 clean:
 	rm -rf build

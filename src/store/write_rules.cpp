@@ -123,4 +123,64 @@ Status CheckExpectedVersion(int64_t current, std::optional<int64_t> expected) {
                                     std::to_string(*expected));
 }
 
+Result<CreateResult> ReplayedCreate(std::string_view stored_fingerprint, const PreparedWrite& prepared,
+                                    const std::string& earlier_id,
+                                    const std::function<Result<model::Breadcrumb>()>& load_earlier) {
+  if (stored_fingerprint != prepared.fingerprint) {
+    return Status::Conflict("Idempotency-Key was already used with a different request");
+  }
+  auto earlier = load_earlier();
+  if (!earlier.ok()) {
+    return Status::Conflict("Idempotency-Key was used for breadcrumb " + earlier_id + ", which no longer exists");
+  }
+  return CreateResult{std::move(earlier).value(), true};
+}
+
+namespace {
+std::string BatchPrefix(size_t index) { return "write " + std::to_string(index) + " of the batch: "; }
+}  // namespace
+
+Result<std::vector<PreparedWrite>> PrepareBatch(const std::vector<WriteOp>& ops) {
+  if (ops.empty()) return Status::InvalidArgument("a batch needs at least one write");
+  std::vector<PreparedWrite> prepared;
+  prepared.reserve(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const WriteOp& op = ops[i];
+    Result<PreparedWrite> one = op.kind == WriteOp::Kind::kCreate   ? PreparedWrite::ForCreate(op.draft, op.idempotency_key)
+                                : op.kind == WriteOp::Kind::kUpdate ? PreparedWrite::ForUpdate(op.patch)
+                                                                    : Result<PreparedWrite>(PreparedWrite{});
+    if (!one.ok()) return one.status().Prefixed(BatchPrefix(i));
+    prepared.push_back(std::move(one).value());
+  }
+  return prepared;
+}
+
+Status RunBatch(const std::vector<WriteOp>& ops, const std::vector<PreparedWrite>& prepared, const WriteOpSteps& steps,
+                std::vector<WriteOutcome>* outcomes) {
+  outcomes->clear();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const WriteOp& op = ops[i];
+    Result<WriteOutcome> done = [&]() -> Result<WriteOutcome> {
+      switch (op.kind) {
+        case WriteOp::Kind::kCreate: {
+          CAIRN_ASSIGN_OR_RETURN(CreateResult created, steps.create(op, prepared[i]));
+          return WriteOutcome{std::move(created.breadcrumb), created.replayed};
+        }
+        case WriteOp::Kind::kUpdate: {
+          CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb updated, steps.update(op, prepared[i]));
+          return WriteOutcome{std::move(updated), false};
+        }
+        case WriteOp::Kind::kDelete: {
+          CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb deleted, steps.remove(op));
+          return WriteOutcome{std::move(deleted), false};
+        }
+      }
+      return Status::Internal("unknown write kind");
+    }();
+    if (!done.ok()) return done.status().Prefixed(BatchPrefix(i));
+    outcomes->push_back(std::move(done).value());
+  }
+  return Status::Ok();
+}
+
 }  // namespace cairn::store

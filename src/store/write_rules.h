@@ -10,8 +10,13 @@
 
 #include <boost/json/value.hpp>
 
+#include <functional>
+#include <string_view>
+#include <vector>
+
 #include "base/status.h"
 #include "model/breadcrumb.h"
+#include "store/store.h"
 
 namespace cairn::store {
 
@@ -48,6 +53,29 @@ Status CheckWriteAccess(const model::WriteContext& ctx, const model::Breadcrumb&
 
 // kFailedPrecondition when If-Match named another version than `current`.
 Status CheckExpectedVersion(int64_t current, std::optional<int64_t> expected);
+
+// A create whose idempotency key was used before: the request's fingerprint must be the one stored
+// with the key (else kConflict), and `load_earlier` must find the record that use made (else
+// kConflict: it no longer exists). Returns that record, replayed.
+Result<CreateResult> ReplayedCreate(std::string_view stored_fingerprint, const PreparedWrite& prepared,
+                                    const std::string& earlier_id,
+                                    const std::function<Result<model::Breadcrumb>()>& load_earlier);
+
+// Store::Apply, around the backend's transaction: every op prepared before the write is queued
+// (kInvalidArgument for an empty batch; an op's error prefixed "write <i> of the batch: ").
+Result<std::vector<PreparedWrite>> PrepareBatch(const std::vector<WriteOp>& ops);
+
+// The body of one op, run by the backend inside its write transaction.
+struct WriteOpSteps {
+  std::function<Result<CreateResult>(const WriteOp&, const PreparedWrite&)> create;
+  std::function<Result<model::Breadcrumb>(const WriteOp&, const PreparedWrite&)> update;
+  std::function<Result<model::Breadcrumb>(const WriteOp&)> remove;
+};
+
+// Runs `ops` in order through `steps`, one outcome each into `*outcomes` (cleared first): the first
+// failure ends it, prefixed "write <i> of the batch: ".
+Status RunBatch(const std::vector<WriteOp>& ops, const std::vector<PreparedWrite>& prepared, const WriteOpSteps& steps,
+                std::vector<WriteOutcome>* outcomes);
 
 // The actor of the TTL sweep's deletions.
 inline constexpr const char* kTtlActor = "system:ttl";

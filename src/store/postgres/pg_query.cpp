@@ -3,7 +3,7 @@
 #include <boost/json/serialize.hpp>
 #include <functional>
 
-#include "store/record_rows.h"
+#include "store/list_query.h"
 
 namespace cairn::store::postgres {
 namespace json = boost::json;
@@ -126,41 +126,12 @@ Result<PgQuery> BuildPgListQuery(const std::string& columns, const std::string& 
                                  const model::BreadcrumbQuery& query, int64_t now_micros) {
   PgQuery out;
   PgParams& p = out.params;
-  std::string where = "b.owner_id = " + p.Add(owner_id) + " AND (b.expires_at IS NULL OR b.expires_at > " +
-                      p.Add(now_micros) + "::bigint)";
-  if (query.schema_name) where += " AND b.schema_name = " + p.Add(*query.schema_name);
-  // With a tag, the scan is driven by that tag's rows in rid order (the (tag, rid) primary key).
-  const bool tag_driven = !query.all_tags.empty() && !query.path;
-  std::string from = "breadcrumbs b";
-  std::string order_rid = "b.rid";
-  for (size_t i = 0; i < query.all_tags.size(); ++i) {
-    if (i == 0 && tag_driven) {
-      from = "breadcrumb_tags t JOIN breadcrumbs b ON b.rid = t.rid";
-      order_rid = "t.rid";
-      where += " AND t.tag = " + p.Add(query.all_tags[i]);
-      continue;
-    }
-    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag = " + p.Add(query.all_tags[i]) + ")";
-  }
-  if (!query.any_tags.empty()) {
-    std::string list;
-    for (const auto& tag : query.any_tags) list += (list.empty() ? "" : ",") + p.Add(tag);
-    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag IN (" + list + "))";
-  }
-  if (query.path) where += " AND b.path = " + p.Add(*query.path);
-  if (query.path_prefix) where += PathPrefixSql(*query.path_prefix, p);
-  for (const auto& rule : query.context_match) where += " AND " + RuleSql(rule, p);
-  if (query.reader) where += PgReadScopeSql(*query.reader, p);
-  if (query.exclude_secret) where += " AND b.sensitivity <> 'secret'";
-  if (query.created_by) where += " AND b.created_by = " + p.Add(*query.created_by);
-  bool newest_first = query.order == model::SortOrder::kNewestFirst;
-  if (query.cursor) {
-    auto rid = DecodeCursor(*query.cursor);
-    if (!rid) return Status(StatusCode::kInvalidArgument, "cursor: is not one this server issued", "cursor");
-    where += " AND " + order_rid + (newest_first ? " < " : " > ") + p.Add(*rid) + "::bigint";
-  }
-  out.sql = "SELECT " + columns + " FROM " + from + " WHERE " + where + " ORDER BY " + order_rid + " " +
-            (newest_first ? "DESC" : "ASC") + " LIMIT " + p.Add(static_cast<int64_t>(query.limit + 1)) + "::bigint";
+  ListQueryDialect dialect;
+  dialect.text = [&p](const std::string& value) { return p.Add(value); };
+  dialect.integer = [&p](int64_t value) { return p.Add(value) + "::bigint"; };
+  dialect.rule = [&p](const model::ContextRule& rule) { return RuleSql(rule, p); };
+  dialect.read_scope = [&p](const model::AccessScope& reader) { return PgReadScopeSql(reader, p); };
+  CAIRN_ASSIGN_OR_RETURN(out.sql, BuildListSql(columns, owner_id, query, now_micros, dialect));
   return out;
 }
 

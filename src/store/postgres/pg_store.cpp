@@ -91,17 +91,9 @@ Result<CreateResult> PgStore::CreateIn(PgConnection& conn, const model::WriteCon
                                                      "owner_id = " + params.Add(ctx.owner_id) + " AND key = " +
                                                      params.Add(idempotency_key), params));
     if (seen.rows() > 0) {
-      if (seen.Row(0).Text(0) != prepared.fingerprint) {
-        return Status::Conflict("Idempotency-Key was already used with a different request");
-      }
       std::string id(seen.Row(0).Text(1));
-      auto earlier = LoadRecord(conn, ctx.owner_id, id, now, nullptr);
-      if (!earlier.ok()) {
-        return Status::Conflict("Idempotency-Key was used for breadcrumb " + id + ", which no longer exists");
-      }
-      result.breadcrumb = std::move(earlier).value();
-      result.replayed = true;
-      return result;
+      return ReplayedCreate(seen.Row(0).Text(0), prepared, id,
+                            [&] { return LoadRecord(conn, ctx.owner_id, id, now, nullptr); });
     }
   }
   result.breadcrumb = NewRecord(ctx, draft, prepared, ids_.Next(), now);
@@ -191,46 +183,19 @@ Status PgStore::Delete(const model::WriteContext& ctx, const std::string& id, st
 }
 
 Result<std::vector<WriteOutcome>> PgStore::Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) {
-  if (ops.empty()) return Status::InvalidArgument("a batch needs at least one write");
-  std::vector<PreparedWrite> prepared;
-  prepared.reserve(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const WriteOp& op = ops[i];
-    Result<PreparedWrite> one = op.kind == WriteOp::Kind::kCreate   ? PreparedWrite::ForCreate(op.draft, op.idempotency_key)
-                                : op.kind == WriteOp::Kind::kUpdate ? PreparedWrite::ForUpdate(op.patch)
-                                                                    : Result<PreparedWrite>(PreparedWrite{});
-    if (!one.ok()) return one.status().Prefixed("write " + std::to_string(i) + " of the batch: ");
-    prepared.push_back(std::move(one).value());
-  }
+  CAIRN_ASSIGN_OR_RETURN(std::vector<PreparedWrite> prepared, PrepareBatch(ops));
   std::vector<WriteOutcome> outcomes;
   CAIRN_RETURN_IF_ERROR(db_->Write([&](PgConnection& conn) -> Status {
-    outcomes.clear();
     int64_t now = clock_.NowMicros();
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const WriteOp& op = ops[i];
-      Result<WriteOutcome> done = [&]() -> Result<WriteOutcome> {
-        switch (op.kind) {
-          case WriteOp::Kind::kCreate: {
-            CAIRN_ASSIGN_OR_RETURN(CreateResult created,
-                                   CreateIn(conn, ctx, op.draft, op.idempotency_key, prepared[i], now));
-            return WriteOutcome{std::move(created.breadcrumb), created.replayed};
-          }
-          case WriteOp::Kind::kUpdate: {
-            CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb updated,
-                                   UpdateIn(conn, ctx, op.id, op.patch, op.expected_version, prepared[i], now));
-            return WriteOutcome{std::move(updated), false};
-          }
-          case WriteOp::Kind::kDelete: {
-            CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb deleted, DeleteIn(conn, ctx, op.id, op.expected_version, now));
-            return WriteOutcome{std::move(deleted), false};
-          }
-        }
-        return Status::Internal("unknown write kind");
-      }();
-      if (!done.ok()) return done.status().Prefixed("write " + std::to_string(i) + " of the batch: ");
-      outcomes.push_back(std::move(done).value());
-    }
-    return Status::Ok();
+    WriteOpSteps steps;
+    steps.create = [&](const WriteOp& op, const PreparedWrite& p) {
+      return CreateIn(conn, ctx, op.draft, op.idempotency_key, p, now);
+    };
+    steps.update = [&](const WriteOp& op, const PreparedWrite& p) {
+      return UpdateIn(conn, ctx, op.id, op.patch, op.expected_version, p, now);
+    };
+    steps.remove = [&](const WriteOp& op) { return DeleteIn(conn, ctx, op.id, op.expected_version, now); };
+    return RunBatch(ops, prepared, steps, &outcomes);
   }));
   return outcomes;
 }

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "store/list_query.h"
 #include "store/sqlite/record_filters.h"
 
 namespace cairn::store::sqlite {
@@ -126,46 +127,12 @@ Result<BuiltQuery> BuildListQuery(const std::string& columns, const std::string&
                                   const model::BreadcrumbQuery& query, int64_t now_micros) {
   BuiltQuery out;
   Binder b{out.binds};
-  std::string where = "b.owner_id = " + b.Param(owner_id) + " AND (b.expires_at IS NULL OR b.expires_at > " +
-                      b.Param(now_micros) + ")";
-  if (query.schema_name) where += " AND b.schema_name = " + b.Param(*query.schema_name);
-  // With a tag, the scan is driven by that tag's rows in rid order (the (tag, rid) primary key),
-  // so a page costs about its size instead of reading and sorting every record with the tag.
-  const bool tag_driven = !query.all_tags.empty() && !query.path;
-  std::string from = "breadcrumbs b";
-  std::string order_rid = "b.rid";
-  for (size_t i = 0; i < query.all_tags.size(); ++i) {
-    if (i == 0 && tag_driven) {
-      from = "breadcrumb_tags t JOIN breadcrumbs b ON b.rid = t.rid";
-      order_rid = "t.rid";
-      where += " AND t.tag = " + b.Param(query.all_tags[i]);
-      continue;
-    }
-    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag = " + b.Param(query.all_tags[i]) + ")";
-  }
-  if (!query.any_tags.empty()) {
-    std::string list;
-    for (const auto& tag : query.any_tags) list += (list.empty() ? "" : ",") + b.Param(tag);
-    where += " AND b.rid IN (SELECT rid FROM breadcrumb_tags WHERE tag IN (" + list + "))";
-  }
-  if (query.path) where += " AND b.path = " + b.Param(*query.path);
-  if (query.path_prefix) {
-    // Whole segments: the prefix itself, or anything under "prefix/" ('0' sorts right after '/').
-    where += " AND (b.path = " + b.Param(*query.path_prefix) + " OR (b.path >= " + b.Param(*query.path_prefix + "/") +
-             " AND b.path < " + b.Param(*query.path_prefix + "0") + "))";
-  }
-  for (const auto& rule : query.context_match) where += " AND " + RuleSql(rule, b);
-  if (query.reader) where += ReadScopeSql(*query.reader, out.binds);
-  if (query.exclude_secret) where += " AND b.sensitivity <> 'secret'";
-  if (query.created_by) where += " AND b.created_by = " + b.Param(*query.created_by);
-  bool newest_first = query.order == model::SortOrder::kNewestFirst;
-  if (query.cursor) {
-    auto rid = DecodeCursor(*query.cursor);
-    if (!rid) return Status(StatusCode::kInvalidArgument, "cursor: is not one this server issued", "cursor");
-    where += " AND " + order_rid + (newest_first ? " < " : " > ") + b.Param(*rid);
-  }
-  out.sql = "SELECT " + columns + " FROM " + from + " WHERE " + where + " ORDER BY " + order_rid + " " +
-            (newest_first ? "DESC" : "ASC") + " LIMIT " + b.Param(static_cast<int64_t>(query.limit + 1));
+  ListQueryDialect dialect;
+  dialect.text = [&b](const std::string& value) { return b.Param(value); };
+  dialect.integer = [&b](int64_t value) { return b.Param(value); };
+  dialect.rule = [&b](const model::ContextRule& rule) { return RuleSql(rule, b); };
+  dialect.read_scope = [&out](const model::AccessScope& reader) { return ReadScopeSql(reader, out.binds); };
+  CAIRN_ASSIGN_OR_RETURN(out.sql, BuildListSql(columns, owner_id, query, now_micros, dialect));
   return out;
 }
 

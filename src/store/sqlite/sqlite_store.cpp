@@ -183,18 +183,10 @@ Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteC
     seen->Bind(1, std::string_view(ctx.owner_id)).Bind(2, std::string_view(idempotency_key));
     CAIRN_ASSIGN_OR_RETURN(bool found, seen->Step());
     if (found) {
-      if (seen->Text(0) != fingerprint) {
-        return Status::Conflict("Idempotency-Key was already used with a different request");
-      }
+      std::string stored(seen->Text(0));
       std::string id(seen->Text(1));
       seen.reset();
-      auto earlier = LoadBreadcrumb(conn, ctx.owner_id, id, now, nullptr);
-      if (!earlier.ok()) {
-        return Status::Conflict("Idempotency-Key was used for breadcrumb " + id + ", which no longer exists");
-      }
-      result.breadcrumb = std::move(earlier).value();
-      result.replayed = true;
-      return result;
+      return ReplayedCreate(stored, prepared, id, [&] { return LoadBreadcrumb(conn, ctx.owner_id, id, now, nullptr); });
     }
   }
   result.breadcrumb = NewRecord(ctx, draft, prepared, ids_.Next(), now);
@@ -292,52 +284,19 @@ Status SqliteStore::Delete(const model::WriteContext& ctx, const std::string& id
 }
 
 Result<std::vector<WriteOutcome>> SqliteStore::Apply(const model::WriteContext& ctx, const std::vector<WriteOp>& ops) {
-  if (ops.empty()) return Status::InvalidArgument("a batch needs at least one write");
+  CAIRN_ASSIGN_OR_RETURN(std::vector<Prepared> prepared, PrepareBatch(ops));
   std::vector<WriteOutcome> outcomes;
-  std::vector<Prepared> prepared;
-  prepared.reserve(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const WriteOp& op = ops[i];
-    Result<Prepared> one = op.kind == WriteOp::Kind::kCreate   ? PreparedWrite::ForCreate(op.draft, op.idempotency_key)
-                           : op.kind == WriteOp::Kind::kUpdate ? PreparedWrite::ForUpdate(op.patch)
-                                                               : Result<Prepared>(Prepared{});
-    if (!one.ok()) {
-      return one.status().Prefixed("write " + std::to_string(i) + " of the batch: ");
-    }
-    prepared.push_back(std::move(one).value());
-  }
   CAIRN_RETURN_IF_ERROR(Write([&](Connection& conn, int64_t* record_delta) -> Status {
-    outcomes.clear();
     int64_t now = clock_.NowMicros();
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const WriteOp& op = ops[i];
-      Result<WriteOutcome> done = [&]() -> Result<WriteOutcome> {
-        switch (op.kind) {
-          case WriteOp::Kind::kCreate: {
-            CAIRN_ASSIGN_OR_RETURN(CreateResult created, CreateIn(conn, ctx, op.draft, op.idempotency_key, prepared[i], now,
-                                                                             record_delta));
-            return WriteOutcome{std::move(created.breadcrumb), created.replayed};
-          }
-          case WriteOp::Kind::kUpdate: {
-            CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb updated,
-                                   UpdateIn(conn, ctx, op.id, op.patch, op.expected_version, prepared[i], now,
-                                            record_delta));
-            return WriteOutcome{std::move(updated), false};
-          }
-          case WriteOp::Kind::kDelete: {
-            CAIRN_ASSIGN_OR_RETURN(model::Breadcrumb deleted, DeleteIn(conn, ctx, op.id, op.expected_version, now, record_delta));
-            return WriteOutcome{std::move(deleted), false};
-          }
-        }
-        return Status::Internal("unknown write kind");
-      }();
-      if (!done.ok()) {
-        const Status& failed = done.status();
-        return failed.Prefixed("write " + std::to_string(i) + " of the batch: ");
-      }
-      outcomes.push_back(std::move(done).value());
-    }
-    return Status::Ok();
+    WriteOpSteps steps;
+    steps.create = [&](const WriteOp& op, const Prepared& p) {
+      return CreateIn(conn, ctx, op.draft, op.idempotency_key, p, now, record_delta);
+    };
+    steps.update = [&](const WriteOp& op, const Prepared& p) {
+      return UpdateIn(conn, ctx, op.id, op.patch, op.expected_version, p, now, record_delta);
+    };
+    steps.remove = [&](const WriteOp& op) { return DeleteIn(conn, ctx, op.id, op.expected_version, now, record_delta); };
+    return RunBatch(ops, prepared, steps, &outcomes);
   }));
   return outcomes;
 }
