@@ -498,8 +498,8 @@ int RunServe(const std::vector<std::string>& args) {
         CAIRN_LOG_ERROR("lost the lease on the background work: stopping at once so that no two processes do it");
         std::_Exit(75);
       });
-      if (held.code() == StatusCode::kUnavailable && !background_lease->held()) return;  // shutting down
-      Status started = held.ok() ? start_background() : held;
+      if (!held.ok()) return;  // shutting down before this process got the lease
+      Status started = start_background();
       if (started.ok()) {
         CAIRN_LOG_INFO("this process does the background work (executors, sessions, webhook delivery, the sweep)");
         return;

@@ -28,10 +28,10 @@ Status PgLease::Acquire(std::function<void()> on_lost) {
   bool waiting_logged = false;
   while (true) {
     Result<bool> locked = TryLock();
-    if (!locked.ok() && !conn_) return locked.status();  // never connected: a setting is wrong
     if (locked.ok() && *locked) break;
-    if (!locked.ok()) CAIRN_LOG_WARN("lease: {}; trying again", locked.status().message());
-    if (!waiting_logged) {
+    if (!locked.ok()) {
+      CAIRN_LOG_WARN("lease: {}; trying again", locked.status().message());
+    } else if (!waiting_logged) {
       CAIRN_LOG_INFO("lease: another process does the background work; waiting to take over");
       waiting_logged = true;
     }

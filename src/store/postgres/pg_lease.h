@@ -35,9 +35,9 @@ class PgLease {
   explicit PgLease(Options options);
   ~PgLease();  // Stop()s; the lease is released with the connection
 
-  // Blocks until this process holds the lease (kOk), Stop() was called (kUnavailable), or the
-  // first connection cannot be made (its error). Then watches the connection on a thread of its
-  // own and calls `on_lost` once if it breaks. Call once.
+  // Blocks until this process holds the lease (kOk) or Stop() was called (kUnavailable); a
+  // database it cannot reach meanwhile is tried again each `retry`, with a warning. Then watches
+  // the connection on a thread of its own and calls `on_lost` once if it breaks. Call once.
   Status Acquire(std::function<void()> on_lost);
   // Ends a wait in Acquire and the watching; releases the lease. Idempotent.
   void Stop();
