@@ -168,7 +168,7 @@ bool Selected(const Record& r, const model::BreadcrumbQuery& q, std::optional<in
 
 std::vector<int64_t> Expected(const std::vector<Record>& records, const model::BreadcrumbQuery& q) {
   std::optional<int64_t> cursor;
-  if (q.cursor) cursor = cairn::store::sqlite::DecodeCursor(*q.cursor);
+  if (q.cursor) cursor = cairn::store::DecodeCursor(*q.cursor);
   std::vector<int64_t> rids;
   for (const Record& r : records) {
     if (Selected(r, q, cursor)) rids.push_back(r.rid);
@@ -255,7 +255,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   auto built = cairn::store::sqlite::BuildListQuery("b.rid", kOwner, *query, kNow);
   if (!built.ok()) {
-    FUZZ_CHECK(query->cursor && !cairn::store::sqlite::DecodeCursor(*query->cursor), built.status().ToString());
+    FUZZ_CHECK(query->cursor && !cairn::store::DecodeCursor(*query->cursor), built.status().ToString());
     return 0;
   }
   CheckSql(*built);
