@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <random>
 #include <thread>
@@ -270,6 +271,21 @@ int RunServe(const std::vector<std::string>& args) {
   // The tenants, their keys and secrets (auth's records), before anything that uses a secret.
   auto auth = MakeAuth(settings, listen->host, *store, clock);
   if (!auth.ok()) return Fail(auth.status());
+  // With a shared store, keys and tenants another process creates or revokes reach this one's
+  // registry through their events (from here on; docs/deploy.md).
+  std::unique_ptr<bus::Subscription> auth_feed;
+  if (backend->shared) {
+    bus::InterestKeys auth_schemas;
+    auth_schemas.every_event = false;
+    auth_schemas.schemas = {std::string(auth::kTenantSchema), std::string(auth::kKeySchema)};
+    auth_feed = event_bus->SubscribeWhen(
+        [] {},
+        [&keys = *auth->keys](const model::Event& event) {
+          keys.Apply(event);
+          return false;  // nothing to read afterwards: no wake-up
+        },
+        std::numeric_limits<int64_t>::max(), std::move(auth_schemas));
+  }
   // Secret references (process tools' env, http tools' and webhooks' headers, webhooks' signing
   // secrets, LLM keys) are read through this at each use (docs/secrets.md).
   model::SecretResolver resolve_secret = [&auth](const std::string& tenant, const std::string& name) {
@@ -521,6 +537,7 @@ int RunServe(const std::vector<std::string>& args) {
   if (background_lease) background_lease->Stop();  // ends a wait for it
   if (background_starter.joinable()) background_starter.join();
   session_feed.reset();
+  auth_feed.reset();
   sweeper.Stop();
   session_worker.Stop();  // runs in flight stay running; they continue after the next start
   agents.Stop();

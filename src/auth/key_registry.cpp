@@ -88,29 +88,65 @@ Status KeyRegistry::Load() {
   }
   for (const auto& crumb : keys) {
     if (!crumb.context.is_object()) continue;
-    const auto& o = crumb.context.as_object();
-    if (o.contains("revoked_at")) continue;
-    KeyEntry entry;
-    entry.info.key_id = StringMember(o, "key_id");
-    entry.info.tenant = StringMember(o, "tenant");
-    entry.info.principal = StringMember(o, "principal");
-    entry.info.created_at = crumb.created_at;
-    entry.info.created_by = crumb.created_by;
-    entry.info.last4 = StringMember(o, "last4");
-    if (const auto* roles = o.if_contains("roles"); roles && roles->is_array()) {
-      for (const auto& name : roles->as_array()) {
-        if (auto role = name.is_string() ? ParseRole(std::string_view(name.as_string())) : std::nullopt) {
-          entry.info.roles.push_back(*role);
-        }
-      }
-    }
-    entry.sha256 = StringMember(o, "sha256");
-    entry.record_id = crumb.id;
-    if (entry.sha256.empty() || entry.info.tenant.empty() || entry.info.key_id.empty()) continue;
-    key_by_hash_[entry.sha256] = entry.info.key_id;
-    keys_[entry.info.key_id] = std::move(entry);
+    auto entry = KeyEntryOf(crumb.context.as_object(), crumb.id, crumb.created_at, crumb.created_by);
+    if (!entry) continue;
+    key_by_hash_[entry->sha256] = entry->info.key_id;
+    keys_[entry->info.key_id] = std::move(*entry);
   }
   return Status::Ok();
+}
+
+std::optional<KeyRegistry::KeyEntry> KeyRegistry::KeyEntryOf(const json::object& o, const std::string& record_id,
+                                                            int64_t created_at, const std::string& created_by) {
+  if (o.contains("revoked_at")) return std::nullopt;
+  KeyEntry entry;
+  entry.info.key_id = StringMember(o, "key_id");
+  entry.info.tenant = StringMember(o, "tenant");
+  entry.info.principal = StringMember(o, "principal");
+  entry.info.created_at = created_at;
+  entry.info.created_by = created_by;
+  entry.info.last4 = StringMember(o, "last4");
+  if (const auto* roles = o.if_contains("roles"); roles && roles->is_array()) {
+    for (const auto& name : roles->as_array()) {
+      if (auto role = name.is_string() ? ParseRole(std::string_view(name.as_string())) : std::nullopt) {
+        entry.info.roles.push_back(*role);
+      }
+    }
+  }
+  entry.sha256 = StringMember(o, "sha256");
+  entry.record_id = record_id;
+  if (entry.sha256.empty() || entry.info.tenant.empty() || entry.info.key_id.empty()) return std::nullopt;
+  return entry;
+}
+
+void KeyRegistry::Apply(const model::Event& event) {
+  if (event.owner_id != kSystemOwner || !event.schema_name) return;
+  const json::object* context = event.context.if_object();
+  std::unique_lock lock(mu_);
+  if (*event.schema_name == kTenantSchema) {
+    if (event.type == "breadcrumb.deleted" || context == nullptr) return;
+    model::Breadcrumb record;
+    record.context = *context;
+    TenantInfo info = TenantOf(record);
+    if (info.id.empty()) return;
+    auto known = tenants_.find(info.id);
+    info.created_at = known != tenants_.end() ? known->second.created_at : event.at;
+    tenants_[info.id] = std::move(info);
+    return;
+  }
+  if (*event.schema_name != kKeySchema) return;
+  // Whatever the event, the record's key is dropped first; a live key is put back from it.
+  for (auto it = keys_.begin(); it != keys_.end(); ++it) {
+    if (it->second.record_id != event.breadcrumb_id) continue;
+    key_by_hash_.erase(it->second.sha256);
+    keys_.erase(it);
+    break;
+  }
+  if (event.type == "breadcrumb.deleted" || context == nullptr) return;
+  auto entry = KeyEntryOf(*context, event.breadcrumb_id, event.at, event.created_by);
+  if (!entry) return;
+  key_by_hash_[entry->sha256] = entry->info.key_id;
+  keys_[entry->info.key_id] = std::move(*entry);
 }
 
 Status KeyRegistry::SetBootstrapKey(const std::string& key) {

@@ -17,8 +17,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/json/object.hpp>
+
 #include "auth/principal.h"
 #include "base/status.h"
+#include "model/event.h"
 #include "model/reserved.h"
 #include "store/store.h"
 
@@ -104,6 +107,15 @@ class KeyRegistry {
   // Whether `key_id` names a key that is not revoked.
   bool KeyIsLive(const std::string& key_id) const;
 
+  // Applies the event of an auth record another process of a cluster wrote (a shared store,
+  // docs/deploy.md), so every process knows what any of them changed: a key created authenticates
+  // here too, a key revoked or deleted no more, a tenant created or changed is known. Events of
+  // this process's own writes change nothing (it applied them when it wrote). OnTenantCreated does
+  // not run: the tenant's built-ins are installed by the process that does the background work,
+  // at its next start when it did not create the tenant. Other events are ignored. Cheap: safe on
+  // the bus thread.
+  void Apply(const model::Event& event);
+
  private:
   struct KeyEntry {
     KeyInfo info;
@@ -111,6 +123,9 @@ class KeyRegistry {
     std::string record_id;
   };
   Principal PrincipalOf(const KeyInfo& info) const;
+  // The live key a key record holds (nullopt: revoked, or not a key record of this version).
+  static std::optional<KeyEntry> KeyEntryOf(const boost::json::object& context, const std::string& record_id,
+                                            int64_t created_at, const std::string& created_by);
 
   store::Store& store_;
   mutable std::shared_mutex mu_;

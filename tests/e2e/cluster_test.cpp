@@ -183,6 +183,38 @@ TEST_F(e2e_cluster, ASessionTalkedToThroughAnApiProcessRunsOnTheWorker) {
   EXPECT_EQ(answer->content, "the worker heard: ping");
 }
 
+TEST_F(e2e_cluster, AKeyMadeOrRevokedThroughOneProcessIsKnownToTheOthers) {
+  const std::string bootstrap = "bootstrap-admin-key-0123456789abcdef";
+  std::vector<std::string> auth_args = {"--auth=on", "--bootstrap-admin-key", bootstrap, "--jwt-secret",
+                                        "jwt-secret-for-tests-0123456789abcdef"};
+  ServerProcess& first = Process("all", auth_args);
+  ServerProcess& second = Process("api", auth_args);
+  HttpClient one(first.port());
+  HttpClient two(second.port());
+  const Headers admin{{"Authorization", "Bearer " + bootstrap}};
+  Response made = one.Post("/tenants/default/keys", R"({"principal":"carol","roles":["user"]})", admin);
+  ASSERT_EQ(made.status, 201) << made.Describe();
+  std::string key = StringAt(made.Json().as_object(), "key");
+  std::string key_id = StringAt(made.Json().as_object(), "key_id");
+  const Headers carol{{"Authorization", "Bearer " + key}};
+  // The key's event reaches the other process: a stream through it, opened after the key was made,
+  // starts once the key authenticates there, and a write through the key tells when it has.
+  SseClient probe(second.url() + "/events/stream?tag=probe", {{"Authorization", "Bearer " + bootstrap}});
+  probe.Start();
+  ASSERT_TRUE(probe.WaitForOpen(10s)) << probe.Describe();
+  ASSERT_EQ(one.Post("/breadcrumbs", R"({"title":"probe","tags":["probe"]})", carol).status, 201);
+  ASSERT_TRUE(probe.WaitForEvents(1, 10s)) << probe.Describe();
+  Response read = two.Get("/breadcrumbs?tag=probe", carol);
+  EXPECT_EQ(read.status, 200) << read.Describe();
+
+  Response revoked = one.Delete("/tenants/default/keys/" + key_id, admin);
+  ASSERT_TRUE(revoked.status == 200 || revoked.status == 204) << revoked.Describe();
+  ASSERT_EQ(one.Post("/breadcrumbs", R"({"title":"after","tags":["probe"]})", admin).status, 201);
+  ASSERT_TRUE(probe.WaitForEvents(2, 10s)) << probe.Describe();  // the revocation came before it
+  Response refused = two.Get("/breadcrumbs?tag=probe", carol);
+  EXPECT_EQ(refused.status, 401) << refused.Describe();
+}
+
 TEST_F(e2e_cluster, BadStoreAndRoleSettingsAreRefusedAtStart) {
   auto exit_of = [](std::vector<std::string> args) {
     ServerProcess process(std::move(args));
