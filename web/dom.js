@@ -90,14 +90,21 @@ export function pagedTable(headers, cells, caption, fetchPage) {
   const more = h('div');
   let cursor = null;
   let rows = [];
+  let latest = 0; // the newest load: an older one answering late (the list before a search) is dropped
   async function load(append) {
+    const mine = ++latest;
+    // The caption of what was asked, not of what the form says when the answer comes.
+    const label = typeof caption === 'function' ? caption() : caption;
     try {
       const data = await fetchPage(append ? cursor : '');
+      if (mine !== latest) return;
       rows = append ? rows.concat(data.items || []) : (data.items || []);
       cursor = data.next_cursor;
-      clear(list, table(headers, rows, cells, typeof caption === 'function' ? caption() : caption));
+      clear(list, table(headers, rows, cells, label));
       clear(more, cursor ? h('button', { type: 'button', class: 'secondary', onclick: () => load(true) }, 'More') : null);
-    } catch (e) { clear(list, errorBox(e)); }
+    } catch (e) {
+      if (mine === latest) clear(list, errorBox(e));
+    }
   }
   return { node: h('div', {}, list, more), load };
 }
