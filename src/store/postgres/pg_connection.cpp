@@ -111,11 +111,25 @@ Status PgConnection::Exec(const std::string& sql) {
   return PgError(conn_, result.raw(), "PostgreSQL");
 }
 
+namespace {
+
+// libpq's text format cannot carry a NUL byte: refused rather than stored cut.
+Status RefuseNul(const PgParams& params) {
+  if (!params.nul_value()) return Status::Ok();
+  return Status::InvalidArgument("text with a NUL character cannot be stored (value " +
+                                 std::to_string(*params.nul_value() + 1) + " of the statement)");
+}
+
+}  // namespace
+
+Result<PgResult> PgConnection::Checked(PgResult result) const {
+  ExecStatusType status = PQresultStatus(result.raw());
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
+  return PgError(conn_, result.raw(), "PostgreSQL");
+}
+
 Result<PgResult> PgConnection::Query(const std::string& sql, const PgParams& params) {
-  if (params.nul_value()) {
-    return Status::InvalidArgument("text with a NUL character cannot be stored (value " +
-                                   std::to_string(*params.nul_value() + 1) + " of the statement)");
-  }
+  CAIRN_RETURN_IF_ERROR(RefuseNul(params));
   auto found = prepared_.find(sql);
   if (found == prepared_.end()) {
     std::string name = "s" + std::to_string(prepared_.size() + 1);
@@ -125,21 +139,14 @@ Result<PgResult> PgConnection::Query(const std::string& sql, const PgParams& par
   }
   PgResult result(PQexecPrepared(conn_, found->second.c_str(), static_cast<int>(params.size()), params.data(), nullptr,
                                  nullptr, 0));
-  ExecStatusType status = PQresultStatus(result.raw());
-  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
-  return PgError(conn_, result.raw(), "PostgreSQL");
+  return Checked(std::move(result));
 }
 
 Result<PgResult> PgConnection::QueryOnce(const std::string& sql, const PgParams& params) {
-  if (params.nul_value()) {
-    return Status::InvalidArgument("text with a NUL character cannot be stored (value " +
-                                   std::to_string(*params.nul_value() + 1) + " of the statement)");
-  }
+  CAIRN_RETURN_IF_ERROR(RefuseNul(params));
   PgResult result(PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, params.data(), nullptr,
                                nullptr, 0));
-  ExecStatusType status = PQresultStatus(result.raw());
-  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return result;
-  return PgError(conn_, result.raw(), "PostgreSQL");
+  return Checked(std::move(result));
 }
 
 Status PgConnection::Run(const std::string& sql, const PgParams& params) { return Query(sql, params).status(); }

@@ -110,6 +110,8 @@ class PgConnection {
 
  private:
   explicit PgConnection(PGconn* conn) : conn_(conn) {}
+  // `result` when its statement succeeded, else the statement's error.
+  Result<PgResult> Checked(PgResult result) const;
   PGconn* conn_;
   std::unordered_map<std::string, std::string> prepared_;  // sql -> statement name
   std::vector<model::Event> staged_events_;
