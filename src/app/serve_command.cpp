@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "app/auth_setup.h"
+#include "app/bus_setup.h"
 #include "app/llm_setup.h"
 #include "app/serve_settings.h"
 #include "base/clock.h"
@@ -208,6 +209,10 @@ int RunServe(const std::vector<std::string>& args) {
     std::cerr << "cairn serve: " << keys.message() << "\n";
     return 2;
   }
+  if (Status bus_choice = CheckBusSettings(settings); !bus_choice.ok()) {
+    std::cerr << "cairn serve: " << bus_choice.message() << "\n";
+    return 2;
+  }
   std::optional<exec::RunAs> tool_user;  // process tools drop to it (docs/executors.md)
   if (const std::string& name = settings.GetString("tool_user"); !name.empty()) {
     auto resolved = exec::ResolveToolUser(name);
@@ -256,7 +261,10 @@ int RunServe(const std::vector<std::string>& args) {
   std::unique_ptr<store::Store> store = std::make_unique<exec::ReservedSchemaStore>(
       std::move(records),
       exec::ReservedSchemaOptions{LimitsFrom(settings), settings.GetInt("executor_max_depth"), outbound_policy});
-  auto started_bus = bus::LocalEventBus::Start(event_log, static_cast<size_t>(settings.GetInt("bus_window_events")),
+  // The bus's events: the store's commits, or the cluster's NATS stream in front of the store's log.
+  auto bus_source = OpenBusSource(settings, event_log, metrics);
+  if (!bus_source.ok()) return Fail(bus_source.status());
+  auto started_bus = bus::LocalEventBus::Start((*bus_source)->log(), static_cast<size_t>(settings.GetInt("bus_window_events")),
                                                &metrics);
   if (!started_bus.ok()) return Fail(started_bus.status());
   std::unique_ptr<bus::LocalEventBus> event_bus = std::move(started_bus).value();
@@ -504,8 +512,8 @@ int RunServe(const std::vector<std::string>& args) {
   if (!settings.GetString("port_file").empty()) {
     if (Status written = WritePortFile(settings.GetString("port_file"), *port); !written.ok()) return Fail(written);
   }
-  CAIRN_LOG_INFO("cairn {} listening on {}:{} (role {}, data in {}, files in {})", kVersion, listen->host, *port, role,
-                 backend->description, settings.GetString("data_dir"));
+  CAIRN_LOG_INFO("cairn {} listening on {}:{} (role {}, data in {}, events {}, files in {})", kVersion, listen->host,
+                 *port, role, backend->description, (*bus_source)->description(), settings.GetString("data_dir"));
   std::thread background_starter;
   if (background_lease) {
     background_starter = std::thread([&] {
@@ -549,6 +557,7 @@ int RunServe(const std::vector<std::string>& args) {
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
   if (embedding_models) embedding_models->Stop();  // likewise; then the indexes are saved
   event_bus->Stop();  // no wake-ups into the stopped server's streams
+  (*bus_source)->Stop();  // the relay reads the store: before it closes
   store->Close();
   CAIRN_LOG_INFO("cairn stopped");
   return 0;

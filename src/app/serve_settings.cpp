@@ -12,6 +12,8 @@ std::vector<SettingSpec> ServeSettingSpecs() {
       {"data_dir", K::kString, "./cairn-data", "Directory of the embedded database (created if missing); with a PostgreSQL store, of this process's own files (keys, vector indexes)."},
       {"store", K::kString, "sqlite", "Where records and events live: sqlite (embedded, in data_dir) or a PostgreSQL URI (postgresql://user:password@host:5432/db) shared by several cairn processes (docs/deploy.md)."},
       {"role", K::kString, "all", "What this process does: all (the API and the background work: executors, sessions, webhook delivery, the sweep), api (the API only), or worker (the background work, and the API). With a PostgreSQL store one process at a time does the background work; the others wait to take over (docs/deploy.md)."},
+      {"bus", K::kString, "local", "How events reach every process: local (this process's store tells its bus) or a NATS URL (nats://host:4222) whose JetStream carries them to every process of a cluster sharing a PostgreSQL store (docs/deploy.md)."},
+      {"nats_stream", K::kString, "cairn_events", "The JetStream stream of a NATS bus (subject <stream>.events); clusters sharing one NATS server need a stream each."},
       {"port_file", K::kString, "", "If set, the bound port is written to this file (atomically) once listening."},
       {"log_level", K::kString, "info", "Log level: trace, debug, info, warn, error or off."},
       {"io_threads", K::kInt, "0", "HTTP I/O threads; 0 uses one per hardware thread.", 0, 256},

@@ -1,6 +1,6 @@
 // EventBus: committed events, in seq order, to every subscriber in the process (SSE streams,
 // webhook deliverers, executor consumers, agents awaiting tool answers). The interface is what a
-// NATS JetStream backend would also implement; subscribers never see the store.
+// NATS JetStream feed also drives (bus/nats: LocalEventBus over the stream); subscribers never see the store.
 //
 // The bus is pull-based: subscribers keep their own cursor (the last seq they have seen), are
 // woken when new events commit, and Read() what follows their cursor. Recent events are served

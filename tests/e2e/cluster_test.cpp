@@ -4,7 +4,9 @@
 // through any process are read through every other, every stream sees every event in seq order
 // and resumes on another process, tool requests written through every process are answered
 // exactly once, and when the process doing the background work dies (kill -9) a standby takes it
-// over without answering anything twice.
+// over without answering anything twice. With `--bus nats://…` (a throwaway nats-server,
+// support/nats_server.h) events reach the processes through NATS JetStream, and survive its restart.
+#include <map>
 #include <set>
 
 #include "agent_support.h"
@@ -12,6 +14,7 @@
 #include "llm_servers.h"
 #include "session_support.h"
 #include "sse_client.h"
+#include "support/nats_server.h"
 #include "support/postgres_server.h"
 #include "tool_support.h"
 
@@ -37,6 +40,7 @@ class e2e_cluster : public ::testing::Test {
   // A process of the cluster with `role` (all, api, worker), started.
   ServerProcess& Process(const std::string& role, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--store", uri_, "--role", role, "--master-key", kMasterKey};
+    if (nats_) args.insert(args.end(), {"--bus", nats_->url()});
     args.insert(args.end(), extra.begin(), extra.end());
     processes_.push_back(std::make_unique<ServerProcess>(args));
     ServerProcess& process = *processes_.back();
@@ -51,7 +55,15 @@ class e2e_cluster : public ::testing::Test {
     return r.status == 201 ? r.Json().as_object() : json::object{};
   }
 
+  // Starts the test's nats-server; Process() then passes --bus with it.
+  void UseNats() {
+    auto nats = test_support::NatsServer::Start();
+    ASSERT_TRUE(nats.ok()) << nats.status().ToString();
+    nats_ = std::move(nats).value();
+  }
+
   std::string uri_;
+  std::unique_ptr<test_support::NatsServer> nats_;
   std::vector<std::unique_ptr<ServerProcess>> processes_;
 };
 
@@ -215,6 +227,103 @@ TEST_F(e2e_cluster, AKeyMadeOrRevokedThroughOneProcessIsKnownToTheOthers) {
   EXPECT_EQ(refused.status, 401) << refused.Describe();
 }
 
+// The number of tool.response.v1 events among `frames` answering each request_id.
+std::map<std::string, int> AnswersByRequest(const std::vector<SseFrame>& frames) {
+  std::map<std::string, int> answers;
+  for (const SseFrame& frame : EventsOf(frames)) ++answers[StringAt(ContextOf(frame.Json().as_object()), "request_id")];
+  return answers;
+}
+
+TEST_F(e2e_cluster, AThousandToolRequestsThroughThreeProcessesOnNatsAreAnsweredExactlyOnceAcrossAKillNine) {
+  UseNats();
+  ASSERT_FALSE(HasFatalFailure());
+  ServerProcess& worker = Process("all", {"--sync", "normal"});
+  ServerProcess& api = Process("api");
+  ServerProcess& standby = Process("worker", {"--log-level", "info"});
+  ToolClient through_worker(worker);
+  ToolClient through_api(api);
+  ToolClient through_standby(standby);
+  through_api.DefineTool({{"name", "echo1"}, {"runtime", "builtin"}, {"builtin", "echo"}});
+  // Every answer, as the API process's bus (fed by NATS) sees it.
+  SseClient answers(api.url() + "/events/stream?schema_name=tool.response.v1&since=0");
+  answers.Start();
+  ASSERT_TRUE(answers.WaitForOpen(10s)) << answers.Describe();
+
+  constexpr int kRequests = 1000;
+  std::set<std::string> requests;
+  ToolClient* clients[] = {&through_worker, &through_api, &through_standby};
+  for (int i = 0; i < kRequests / 2; ++i) requests.insert(clients[i % 3]->Request("echo1", json::object{{"i", i}}));
+  ASSERT_TRUE(answers.WaitForEvents(kRequests / 4, 60s)) << answers.Describe();
+  worker.Kill9();  // in the middle of the runs: the standby takes over what it left
+  for (int i = kRequests / 2; i < kRequests; ++i) {
+    requests.insert(clients[1 + i % 2]->Request("echo1", json::object{{"i", i}}));
+  }
+  ASSERT_EQ(requests.size(), static_cast<size_t>(kRequests));
+  ASSERT_TRUE(answers.WaitForEvents(kRequests, 120s)) << answers.Describe() << standby.LogTail();
+  // A fence: anything a run would still write for the requests above is written before this is
+  // answered (one executor, triggers in seq order).
+  std::string fence = through_standby.Request("echo1", json::object{{"fence", true}});
+  ASSERT_TRUE(answers.WaitFor(
+      [&](const std::vector<SseFrame>& frames) { return AnswersByRequest(frames).count(fence) > 0; }, 60s))
+      << answers.Describe();
+  std::map<std::string, int> answered = AnswersByRequest(answers.Frames());
+  for (const std::string& id : requests) EXPECT_EQ(answered[id], 1) << id;
+  EXPECT_EQ(answered.size(), requests.size() + 1) << "answers to requests nobody made";
+  EXPECT_NE(standby.LogTail(1 << 20).find("does the background work"), std::string::npos) << standby.LogTail();
+  // The events came through the stream: the API process received them from NATS.
+  HttpClient http(api.port());
+  EXPECT_GE(MetricValue(http.Get("/metrics").body, "cairn_nats_feed_received_total"), kRequests);
+}
+
+TEST_F(e2e_cluster, EventsReachEveryProcessThroughNatsAcrossARestartOfNats) {
+  UseNats();
+  ASSERT_FALSE(HasFatalFailure());
+  ServerProcess& a = Process("all");
+  ServerProcess& b = Process("api");
+  ServerProcess& c = Process("api");
+  SseClient stream(c.url() + "/events/stream?tag=fan&since=0");
+  stream.Start();
+  ASSERT_TRUE(stream.WaitForOpen(10s)) << stream.Describe();
+  ServerProcess* writers[] = {&a, &b, &c};
+  std::set<std::string> written;
+  auto write = [&](int from, int to) {
+    for (int i = from; i < to; ++i) {
+      json::object record = Created(*writers[i % 3], json::object{{"title", "w" + std::to_string(i)}, {"tags", {"fan"}}});
+      written.insert(StringAt(record, "id"));
+    }
+  };
+  write(0, 30);
+  ASSERT_TRUE(stream.WaitForEvents(30, 20s)) << stream.Describe();
+  ASSERT_TRUE(nats_->Restart().ok()) << nats_->Log();
+  write(30, 60);  // while the processes reconnect
+  ASSERT_TRUE(stream.WaitForEvents(60, 30s)) << stream.Describe() << nats_->Log();
+  write(60, 90);  // after: through the stream again
+  ASSERT_TRUE(stream.WaitForEvents(90, 30s)) << stream.Describe();
+  std::vector<int64_t> seqs = SeqsOf(stream.Frames());
+  for (size_t i = 1; i < seqs.size(); ++i) EXPECT_EQ(seqs[i], seqs[i - 1] + 1) << "a gap or a repeat at " << i;
+  std::set<std::string> seen;
+  for (const SseFrame& frame : stream.Events()) seen.insert(StringAt(frame.Json().as_object(), "breadcrumb_id"));
+  EXPECT_EQ(seen, written);
+  // One process relayed; every process's bus received events from the stream.
+  double relayed = 0;
+  for (ServerProcess* process : writers) {
+    std::string metrics = HttpClient(process->port()).Get("/metrics").body;
+    relayed += MetricValue(metrics, "cairn_nats_relay_published_total");
+    EXPECT_GT(MetricValue(metrics, "cairn_nats_feed_received_total"), 0) << metrics;
+  }
+  EXPECT_GE(relayed, 90);
+
+  // A client moved to another process resumes where it was.
+  std::string last_id = *stream.Events()[44].id;
+  stream.Stop();
+  SseClient moved(b.url() + "/events/stream?tag=fan", {{"Last-Event-ID", last_id}});
+  moved.Start();
+  ASSERT_TRUE(moved.WaitForEvents(45, 20s)) << moved.Describe();
+  std::vector<int64_t> rest = SeqsOf(moved.Frames());
+  EXPECT_EQ(rest.front(), seqs[44] + 1);
+  EXPECT_EQ(rest.back(), seqs.back());
+}
+
 TEST_F(e2e_cluster, BadStoreAndRoleSettingsAreRefusedAtStart) {
   auto exit_of = [](std::vector<std::string> args) {
     ServerProcess process(std::move(args));
@@ -234,6 +343,20 @@ TEST_F(e2e_cluster, BadStoreAndRoleSettingsAreRefusedAtStart) {
       exit_of({"--store", "postgresql:///nowhere?host=/nonexistent&port=1", "--master-key", kMasterKey});
   EXPECT_NE(unreachable, 0);
   EXPECT_NE(unreachable_log.find("PostgreSQL"), std::string::npos) << unreachable_log;
+  // A NATS bus joins processes sharing a PostgreSQL store; other buses are unknown.
+  auto [lonely, lonely_log] = exit_of({"--bus", "nats://127.0.0.1:4222"});
+  EXPECT_EQ(lonely, 2);
+  EXPECT_NE(lonely_log.find("bus"), std::string::npos) << lonely_log;
+  auto [kafka, kafka_log] = exit_of({"--store", uri_, "--master-key", kMasterKey, "--bus", "kafka://broker:9092"});
+  EXPECT_EQ(kafka, 2);
+  EXPECT_NE(kafka_log.find("bus"), std::string::npos) << kafka_log;
+  auto [stream, stream_log] =
+      exit_of({"--store", uri_, "--master-key", kMasterKey, "--bus", "nats://127.0.0.1:4222", "--nats-stream", "a.b"});
+  EXPECT_EQ(stream, 2);
+  EXPECT_NE(stream_log.find("nats_stream"), std::string::npos) << stream_log;
+  auto [no_nats, no_nats_log] = exit_of({"--store", uri_, "--master-key", kMasterKey, "--bus", "nats://127.0.0.1:1"});
+  EXPECT_NE(no_nats, 0);
+  EXPECT_NE(no_nats_log.find("NATS"), std::string::npos) << no_nats_log;
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ Status PgLease::Acquire(std::function<void()> on_lost) {
     if (!locked.ok()) {
       CAIRN_LOG_WARN("lease: {}; trying again", locked.status().message());
     } else if (!waiting_logged) {
-      CAIRN_LOG_INFO("lease: another process does the background work; waiting to take over");
+      CAIRN_LOG_INFO("lease: another process does {}; waiting to take over", options_.purpose);
       waiting_logged = true;
     }
     if (!Pause(options_.retry)) return Status::Unavailable("stopped while waiting for the lease");
@@ -49,13 +49,15 @@ void PgLease::Watch(std::function<void()> on_lost) {
   while (Pause(options_.check)) {
     if (conn_->Run("SELECT 1").ok() && conn_->healthy()) continue;
     held_ = false;
-    CAIRN_LOG_ERROR("lease: the connection that holds the lease broke; another process may take over");
+    CAIRN_LOG_ERROR("lease: the connection that holds the lease on {} broke; another process may take over",
+                    options_.purpose);
     if (on_lost) on_lost();
     return;
   }
 }
 
 void PgLease::Stop() {
+  std::lock_guard stopping(stop_mu_);
   {
     std::lock_guard lock(mu_);
     stopping_ = true;

@@ -31,6 +31,7 @@ class PgLease {
     int64_t key = 0;  // the advisory lock's key: one lease per key and database
     std::chrono::milliseconds retry{1000};  // how often a waiting process tries again
     std::chrono::milliseconds check{1000};  // how often the holder checks its connection
+    std::string purpose = "the background work";  // what the lease guards, for the log
   };
   explicit PgLease(Options options);
   ~PgLease();  // Stop()s; the lease is released with the connection
@@ -39,7 +40,8 @@ class PgLease {
   // database it cannot reach meanwhile is tried again each `retry`, with a warning. Then watches
   // the connection on a thread of its own and calls `on_lost` once if it breaks. Call once.
   Status Acquire(std::function<void()> on_lost);
-  // Ends a wait in Acquire and the watching; releases the lease. Idempotent.
+  // Ends a wait in Acquire and the watching; releases the lease. Idempotent; may be called from
+  // several threads at once.
   void Stop();
   bool held() const { return held_.load(); }
 
@@ -52,6 +54,7 @@ class PgLease {
   Options options_;
   std::unique_ptr<PgConnection> conn_;
   std::atomic<bool> held_{false};
+  std::mutex stop_mu_;  // one Stop at a time
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

@@ -1,0 +1,37 @@
+# scripts/lib/nats.sh — a throwaway nats-server with JetStream in a directory, for
+# scripts/local-cluster and bench/cluster/run.sh (the tests have their own, tests/support/nats_server.h).
+# Source it;
+#   nats_start DIR PORT   starts `nats-server -js` on 127.0.0.1:PORT, its storage in DIR/nats and its
+#                         log in DIR/nats.log, as `nobody` when run as root; returns once it is ready
+#                         and sets NATS_URL
+#   nats_stop             stops it
+# shellcheck shell=bash
+
+NATS_PID=""
+
+nats_start() {
+  local dir=$1 port=$2
+  command -v nats-server >/dev/null || { echo "nats-server is not installed (scripts/install-deps test)" >&2; return 2; }
+  local as=()
+  if [[ $(id -u) -eq 0 ]]; then
+    as=(runuser -u nobody --)
+    mkdir -p "$dir/nats" && chown nobody "$dir/nats"
+  fi
+  "${as[@]}" nats-server -a 127.0.0.1 -p "$port" -js -sd "$dir/nats" > "$dir/nats.log" 2>&1 &
+  NATS_PID=$!
+  for _ in $(seq 1 100); do  # at most 10 s
+    grep -q "Server is ready" "$dir/nats.log" 2>/dev/null && { NATS_URL="nats://127.0.0.1:$port"; return 0; }
+    kill -0 "$NATS_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "nats-server did not start; its log:" >&2
+  cat "$dir/nats.log" >&2
+  return 1
+}
+
+nats_stop() {
+  [[ -n $NATS_PID ]] || return 0
+  kill "$NATS_PID" 2>/dev/null || true
+  wait "$NATS_PID" 2>/dev/null || true
+  NATS_PID=""
+}

@@ -1,0 +1,147 @@
+#include "bus/nats/nats_relay.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "base/thread_name.h"
+#include "bus/nats/event_wire.h"
+
+namespace cairn::bus::nats {
+namespace {
+
+constexpr size_t kReadBatch = 256;
+// The room a message's headers and subject take beside its body.
+constexpr int64_t kEnvelopeMargin = 1024;
+// A relay finding the stream further behind the log than this starts at the log's end: the readers
+// catch up from the database, which is cheaper than replaying a long outage through NATS.
+constexpr int64_t kMaxReplay = 100'000;
+constexpr auto kRetryPause = std::chrono::seconds(1);
+
+}  // namespace
+
+NatsRelay::NatsRelay(store::EventLog& log, NatsStreamClient& stream, MetricsRegistry* metrics)
+    : log_(log), stream_(stream) {
+  if (metrics) {
+    published_total_ = &metrics->GetCounter("cairn_nats_relay_published_total",
+                                            "Events this process published to the NATS stream (as its relay)");
+    metrics->AddGauge("cairn_nats_relay_published_seq", "The newest event seq this process's relay published (0: not relaying)",
+                      [this] { return static_cast<double>(published_.load()); });
+  }
+}
+
+NatsRelay::~NatsRelay() { Stop(); }
+
+void NatsRelay::Start() {
+  thread_ = std::thread([this] {
+    NameThisThread("nats-relay");
+    Run();
+  });
+}
+
+void NatsRelay::Notify() {
+  {
+    std::lock_guard lock(mu_);
+    dirty_ = true;
+  }
+  cv_.notify_one();
+}
+
+void NatsRelay::SetActive(bool active) {
+  {
+    std::lock_guard lock(mu_);
+    if (active && !active_) ++activations_;
+    active_ = active;
+    dirty_ = true;
+  }
+  cv_.notify_one();
+}
+
+void NatsRelay::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool NatsRelay::WaitPublished(int64_t seq, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return published_cv_.wait_for(lock, timeout, [&] { return published_.load() >= seq; });
+}
+
+void NatsRelay::Run() {
+  // published_ is known (from the stream) for this activation; another process may have relayed
+  // between two activations of this one, so each asks the stream again.
+  uint64_t resumed_for = 0;
+  bool failing = false;
+  while (true) {
+    uint64_t activation = 0;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || (dirty_ && active_); });
+      if (stopping_) return;
+      dirty_ = false;
+      activation = activations_;
+    }
+    Status done = resumed_for == activation ? Status::Ok() : Resume();
+    if (done.ok()) {
+      resumed_for = activation;
+      done = PublishBacklog();
+    }
+    if (done.ok()) {
+      if (failing) CAIRN_LOG_INFO("bus: the relay publishes to NATS again (up to event {})", published_.load());
+      failing = false;
+      continue;
+    }
+    if (!failing) CAIRN_LOG_WARN("{}; the relay tries again each second", done.message());
+    failing = true;
+    resumed_for = 0;  // the stream may have been made again meanwhile: ask it again
+    std::unique_lock lock(mu_);
+    dirty_ = true;
+    cv_.wait_for(lock, kRetryPause, [this] { return stopping_; });
+  }
+}
+
+Status NatsRelay::Resume() {
+  CAIRN_RETURN_IF_ERROR(stream_.EnsureStream());
+  CAIRN_ASSIGN_OR_RETURN(int64_t in_stream, stream_.LastPublishedSeq());
+  CAIRN_ASSIGN_OR_RETURN(store::EventLogBounds bounds, log_.Bounds());
+  int64_t start = in_stream;
+  if (in_stream > bounds.last_seq) {
+    CAIRN_LOG_WARN("bus: the NATS stream holds event {} but the database only {}: is the stream shared with another "
+                   "database? Relaying from the database's newest event",
+                   in_stream, bounds.last_seq);
+    start = bounds.last_seq;
+  } else if (bounds.last_seq - in_stream > kMaxReplay) {
+    start = bounds.last_seq;  // readers catch up from the database
+  }
+  published_ = start;
+  CAIRN_LOG_INFO("bus: this process relays the event log to NATS, after event {}", start);
+  return Status::Ok();
+}
+
+Status NatsRelay::PublishBacklog() {
+  const int64_t max_body = std::max<int64_t>(stream_.MaxPayload() - kEnvelopeMargin, 0);
+  while (true) {
+    CAIRN_ASSIGN_OR_RETURN(std::vector<model::Event> events, log_.ReadEvents(published_.load(), kReadBatch));
+    for (const model::Event& event : events) {
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_ || !active_) return Status::Ok();
+      }
+      std::string body = EncodeStreamEvent(event);
+      if (static_cast<int64_t>(body.size()) > max_body) body = EncodeStreamMarker(event.seq);
+      CAIRN_RETURN_IF_ERROR(stream_.Publish(event.seq, body));
+      {
+        std::lock_guard lock(mu_);
+        published_ = event.seq;
+      }
+      published_cv_.notify_all();
+      if (published_total_) published_total_->Increment();
+    }
+    if (events.size() < kReadBatch) return Status::Ok();
+  }
+}
+
+}  // namespace cairn::bus::nats
