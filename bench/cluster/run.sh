@@ -7,7 +7,9 @@
 #   sqlite-1   one process on SQLite (the baseline), --sync normal
 #   pg-N       N processes on one PostgreSQL database (a throwaway server in a temporary directory,
 #              synchronous_commit off to match --sync normal: both survive a process crash, not a
-#              power loss); the first is --role all, the others --role worker (standbys)
+#              power loss); the first is --role all, the others --role worker (standbys); events
+#              reach the processes through PostgreSQL (--bus local)
+#   nats-N     the same with --bus nats:// (a throwaway nats-server -js): events through JetStream
 # it measures
 #   creates    POST /breadcrumbs with 1 KiB contexts (wrk), the connections spread over the processes
 #   tools      tool round trips (tool_roundtrip_bench, echo), one bench per process at once
@@ -19,6 +21,7 @@
 #   CLUSTER_BENCH_CONNECTIONS=64  wrk connections in all, split over the processes
 #   CLUSTER_BENCH_CALLERS=16      tool callers in all, split over the processes
 #   CLUSTER_BENCH_SIZES="1 2 3"   numbers of PostgreSQL processes
+#   CLUSTER_BENCH_BUSES="local nats"  the buses of the PostgreSQL setups (pg-N, nats-N)
 #   CLUSTER_BENCH_SERVER_ARGS="--embedder none"  extra `cairn serve` flags for every setup; without
 #                                 embedding by default: the embedding of the records the creates
 #                                 leave behind would run under the next measurement (on PostgreSQL
@@ -32,6 +35,7 @@ SECS=${CLUSTER_BENCH_SECONDS:-$( ((QUICK)) && echo 4 || echo 10)}
 CONNS=${CLUSTER_BENCH_CONNECTIONS:-64}
 CALLERS=${CLUSTER_BENCH_CALLERS:-16}
 SIZES=${CLUSTER_BENCH_SIZES:-"1 2 3"}
+BUSES=${CLUSTER_BENCH_BUSES:-"local nats"}
 read -ra SERVER_ARGS <<<"${CLUSTER_BENCH_SERVER_ARGS---embedder none}"
 CAIRN=$BUILD/src/app/cairn
 TOOLS=$BUILD/bench/tools/tool_roundtrip_bench
@@ -43,6 +47,8 @@ new_results
 source "$ROOT/bench/lib.sh"
 # shellcheck source=scripts/lib/postgres.sh
 source "$ROOT/scripts/lib/postgres.sh"
+# shellcheck source=scripts/lib/nats.sh
+source "$ROOT/scripts/lib/nats.sh"
 
 WORK=$(mktemp -d /tmp/cairn-cluster-bench-XXXXXX)
 PIDS=()
@@ -56,6 +62,7 @@ stop_all() {
 finish() {
   local rc=$?
   stop_all
+  nats_stop
   pg_stop "$WORK"
   rm -rf "$WORK"
   exit "$rc"
@@ -64,7 +71,7 @@ trap finish EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 {
   machine_info
-  echo "seconds=$SECS connections=$CONNS callers=$CALLERS sizes=$SIZES quick=$QUICK server_args=${SERVER_ARGS[*]}"
+  echo "seconds=$SECS connections=$CONNS callers=$CALLERS sizes=$SIZES buses=$BUSES quick=$QUICK server_args=${SERVER_ARGS[*]}"
 } >"$RESULTS/machine.txt"
 show_machine
 
@@ -123,21 +130,37 @@ stop_all
 log "PostgreSQL in $WORK"
 PG_OPTIONS="-c synchronous_commit=off -c shared_buffers=256MB" pg_start "$WORK"
 master_key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-for n in $SIZES; do
-  uri=$(pg_create_db "$WORK" "bench_$n")
-  for i in $(seq 1 "$n"); do
-    role=worker
-    ((i == 1)) && role=all
-    start_process "pg$n-$i" --store "$uri" --role "$role" --master-key "$master_key"
+SETUPS=()
+for bus in $BUSES; do
+  prefix=pg
+  bus_url=local
+  if [[ $bus == nats ]]; then
+    prefix=nats
+    if [[ -z $NATS_PID ]]; then
+      nats_start "$WORK" 0
+      log "nats-server at $NATS_URL"
+    fi
+    bus_url=$NATS_URL
+  fi
+  for n in $SIZES; do
+    setup=$prefix-$n
+    uri=$(pg_create_db "$WORK" "bench_${prefix}_$n")
+    for i in $(seq 1 "$n"); do
+      role=worker
+      ((i == 1)) && role=all
+      start_process "$setup-$i" --store "$uri" --bus "$bus_url" --nats-stream "bench_${prefix}_$n" --role "$role" \
+        --master-key "$master_key"
+    done
+    read -r "CREATES[$setup]" "TOOLSPS[$setup]" < <(measure "$setup")
+    SETUPS+=("$setup")
+    stop_all
   done
-  read -r "CREATES[pg-$n]" "TOOLSPS[pg-$n]" < <(measure "pg-$n")
-  stop_all
 done
 
 {
   summary_head "cluster" "the load generators and PostgreSQL share the $(nproc) CPUs with the servers"
   printf '%-9s | %10s %8s | %10s %8s\n' setup "creates/s" "x sqlite" "tools/s" "x sqlite"
-  for setup in sqlite-1 $(for n in $SIZES; do echo "pg-$n"; done); do
+  for setup in sqlite-1 "${SETUPS[@]}"; do
     awk -v s="$setup" -v c="${CREATES[$setup]}" -v t="${TOOLSPS[$setup]}" -v c0="${CREATES[sqlite-1]}" \
         -v t0="${TOOLSPS[sqlite-1]}" 'BEGIN { printf "%-9s | %10d %8.2f | %10d %8.2f\n", s, c, (c0 ? c / c0 : 0), t, (t0 ? t / t0 : 0) }'
   done

@@ -1,7 +1,7 @@
 # scripts/lib/nats.sh — a throwaway nats-server with JetStream in a directory, for
 # scripts/local-cluster and bench/cluster/run.sh (the tests have their own, tests/support/nats_server.h).
 # Source it;
-#   nats_start DIR PORT   starts `nats-server -js` on 127.0.0.1:PORT, its storage in DIR/nats and its
+#   nats_start DIR PORT   starts `nats-server -js` on 127.0.0.1:PORT (0: a free one), its storage in DIR/nats and its
 #                         log in DIR/nats.log, as `nobody` when run as root; returns once it is ready
 #                         and sets NATS_URL
 #   nats_stop             stops it
@@ -17,10 +17,16 @@ nats_start() {
     as=(runuser -u nobody --)
     mkdir -p "$dir/nats" && chown nobody "$dir/nats"
   fi
-  "${as[@]}" nats-server -a 127.0.0.1 -p "$port" -js -sd "$dir/nats" > "$dir/nats.log" 2>&1 &
+  local port_arg=$port
+  ((port == 0)) && port_arg=-1  # nats-server's "any free port"
+  "${as[@]}" nats-server -a 127.0.0.1 -p "$port_arg" -js -sd "$dir/nats" > "$dir/nats.log" 2>&1 &
   NATS_PID=$!
   for _ in $(seq 1 100); do  # at most 10 s
-    grep -q "Server is ready" "$dir/nats.log" 2>/dev/null && { NATS_URL="nats://127.0.0.1:$port"; return 0; }
+    if grep -q "Server is ready" "$dir/nats.log" 2>/dev/null; then
+      port=$(grep -oE 'Listening for client connections on [0-9.]+:[0-9]+' "$dir/nats.log" | grep -oE '[0-9]+$')
+      NATS_URL="nats://127.0.0.1:$port"
+      return 0
+    fi
     kill -0 "$NATS_PID" 2>/dev/null || break
     sleep 0.1
   done

@@ -334,8 +334,6 @@ int RunServe(const std::vector<std::string>& args) {
   CAIRN_LOG_INFO("{}", (*providers)->Describe());  // "LLM providers: ..., default: ..."
   CAIRN_LOG_INFO("webhooks, http tools and http_request may reach public addresses and {} (--allow-private-network)",
                  outbound_policy->Describe());
-  // The tenants (auth's records): each one's definitions run and its sessions resume.
-  const std::vector<std::string> tenants = auth->keys->TenantIds();
   if (auth->enabled) access_keys = auth->keys.get();
   const bool run_executors = background && settings.GetBool("run_executors");
   std::atomic<bool> background_started{false};  // the sweep runs where the background work does
@@ -406,14 +404,17 @@ int RunServe(const std::vector<std::string>& args) {
       runtime.Stop();  // the session worker, declared later, has stopped already
     }
   } stop_executors_first{executor_host, runtime};
-  // The built-in definitions are written by the process that does the background work.
+  // At start, the process that does the background work writes the built-ins of every tenant lacking them.
   bool builtin_tools = background && settings.GetBool("builtin_tools");
   bool default_agent = background && settings.GetBool("default_agent");
-  // A tenant created while the server runs gets the built-ins at once (its definitions are
-  // followed like any other); one created before a crash gets them at the next start.
-  auth->keys->OnTenantCreated([&tools, &agents, builtin_tools, default_agent](const std::string& tenant) {
-    if (builtin_tools) CAIRN_RETURN_IF_ERROR(tools.InstallBuiltins(tenant));
-    if (default_agent) CAIRN_RETURN_IF_ERROR(agents.InstallDefaultAgent(tenant));
+  // A tenant created while the server runs gets the built-ins at once, from the process that
+  // creates it, whatever its role: the tenant's first request may come at once, through any
+  // process, and the background work follows the definitions like any other. (Two processes
+  // installing at once is harmless: the definitions' paths are unique.) One created before a
+  // crash gets them at the next start of the background work.
+  auth->keys->OnTenantCreated([&tools, &agents, &settings](const std::string& tenant) {
+    if (settings.GetBool("builtin_tools")) CAIRN_RETURN_IF_ERROR(tools.InstallBuiltins(tenant));
+    if (settings.GetBool("default_agent")) CAIRN_RETURN_IF_ERROR(agents.InstallDefaultAgent(tenant));
     return Status::Ok();
   });
   // Sessions: the facade the routes call and the worker that runs their executions.
@@ -437,6 +438,9 @@ int RunServe(const std::vector<std::string>& args) {
       CAIRN_ASSIGN_OR_RETURN(int64_t migrated, exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant));
       if (migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", migrated);
     }
+    // The tenants (auth's records) as they are now (a standby taking over knows those created
+    // meanwhile): each one's definitions run and its sessions resume.
+    const std::vector<std::string> tenants = auth->keys->TenantIds();
     CAIRN_RETURN_IF_ERROR(tools.Start(run_executors, builtin_tools, tenants));
     CAIRN_RETURN_IF_ERROR(agents.Start(run_executors, default_agent, tenants));
     CAIRN_RETURN_IF_ERROR(workflows.Start(run_executors, tenants));

@@ -227,6 +227,32 @@ TEST_F(e2e_cluster, AKeyMadeOrRevokedThroughOneProcessIsKnownToTheOthers) {
   EXPECT_EQ(refused.status, 401) << refused.Describe();
 }
 
+TEST_F(e2e_cluster, ATenantCreatedThroughAnApiProcessGetsItsBuiltinsFromTheWorker) {
+  const std::string bootstrap = "bootstrap-admin-key-0123456789abcdef";
+  std::vector<std::string> args = {"--auth=on", "--bootstrap-admin-key", bootstrap, "--jwt-secret",
+                                   "jwt-secret-for-tests-0123456789abcdef", "--builtin-tools=true"};
+  Process("all", args);
+  ServerProcess& api = Process("api", args);
+  HttpClient http(api.port());
+  const Headers admin{{"Authorization", "Bearer " + bootstrap}};
+  ASSERT_EQ(http.Post("/tenants", R"({"id":"initech","name":"Initech"})", admin).status, 201);
+  Response made = http.Post("/tenants/initech/keys", R"({"principal":"peter","roles":["admin"]})", admin);
+  ASSERT_EQ(made.status, 201) << made.Describe();
+  const Headers peter{{"Authorization", "Bearer " + StringAt(made.Json().as_object(), "key")}};
+  SseClient answers(api.url() + "/events/stream?schema_name=tool.response.v1&since=0", peter);
+  answers.Start();
+  ASSERT_TRUE(answers.WaitForOpen(10s)) << answers.Describe();
+  // The built-in echo of the new tenant is installed and run by the worker, not at its next start.
+  Response request = http.Post("/breadcrumbs", R"({"title":"call echo","schema_name":"tool.request.v1",)"
+                                               R"("context":{"tool":"echo","input":{"said":"hello"}}})",
+                               peter);
+  ASSERT_EQ(request.status, 201) << request.Describe();
+  ASSERT_TRUE(answers.WaitForEvents(1, 30s)) << answers.Describe();
+  json::object answer = answers.Events().front().Json().as_object();
+  EXPECT_EQ(StatusOf(answer), "success") << JsonText(answer);
+  EXPECT_EQ(StringAt(ContextOf(answer), "request_id"), StringAt(request.Json().as_object(), "id"));
+}
+
 // The number of tool.response.v1 events among `frames` answering each request_id.
 std::map<std::string, int> AnswersByRequest(const std::vector<SseFrame>& frames) {
   std::map<std::string, int> answers;
