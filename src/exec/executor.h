@@ -35,6 +35,10 @@ struct ExecutorSpec {
   // Whether runs are claimed and recorded as agent.execution.v1 breadcrumbs. Off only for
   // system responders whose response write is itself idempotent (the unknown-tool answerer).
   bool record_executions = true;
+  // A system executor that takes the triggers of every tenant, not only `owner_id`'s, each run
+  // reading and writing in its trigger's tenant (the unknown-tool answerer). Only with
+  // record_executions off: claims and execution records belong to one tenant.
+  bool every_tenant = false;
   // Runs that wait for other executors' answers (agents waiting for tool responses) go to a pool
   // of their own, so they can never take every worker from the executors they wait for.
   bool waits_on_executors = false;

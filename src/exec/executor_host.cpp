@@ -150,6 +150,12 @@ std::string AnsweredRequest(const model::Event& event) {
 }
 
 // Whether an answer to `request_id` is stored already.
+// The tenant a run of `spec` on `event` belongs to: the executor's own, or the trigger's for one
+// that serves every tenant.
+const std::string& TenantOf(const ExecutorSpec& spec, const model::Event& event) {
+  return spec.every_tenant ? event.owner_id : spec.owner_id;
+}
+
 Result<bool> AnswerStored(store::Store& store, const std::string& owner_id, const std::string& request_id) {
   for (std::string_view schema : {model::kToolResponseSchema, model::kAgentResponseSchema}) {
     model::BreadcrumbQuery query;
@@ -464,7 +470,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   bool Consider(const bus::EventPtr& event, bool live) {
     std::shared_ptr<const Loaded> current = loaded();
     const ExecutorSpec& spec = current->spec;
-    if (event->owner_id != spec.owner_id || event->created_by == spec.actor) return true;
+    if (event->owner_id != TenantOf(spec, *event) || event->created_by == spec.actor) return true;
     bool triggered = false;
     for (const auto& sub : spec.subscriptions) triggered = triggered || model::TriggerMatches(sub, *event);
     if (!triggered || !current->executor->Accepts(*event)) return true;
@@ -636,7 +642,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     std::atomic<bool> cancelled{false};
     ExecutionRecord record = RunningRecord(spec, event, times);
     RunRegistry::Registration registration =
-        shared_->runtime.runs().Add(spec.owner_id, ExecutionContext(record), event.breadcrumb_id, &cancelled);
+        shared_->runtime.runs().Add(TenantOf(spec, event), ExecutionContext(record), event.breadcrumb_id, &cancelled);
     JobGroup::Watch stop_watch = shared_->jobs.WatchCancel(&cancelled);
     json::object context;
     json::value mapped_input;
@@ -663,7 +669,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         request.input = &mapped_input;
         record.input = BoundedCopy(mapped_input);  // what the run was given
       }
-      context = AssembleContext(shared_->store, spec.owner_id, event, trigger, spec.subscriptions,
+      context = AssembleContext(shared_->store, TenantOf(spec, event), event, trigger, spec.subscriptions,
                                 shared_->options.searcher,
                                 ContextAccess{TriggerReader(shared_->options.reader_for, event), spec.allow_secret_context});
       context_dropped = ApplyContextBudget(context, spec.subscriptions, spec.context_budget_tokens);
@@ -703,7 +709,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   bool WriteResult(const Loaded& loaded, const model::Event& event, const RunTimes& times, RunResult result,
                    const RunRequest& request, const ExecutionRecord& running) {
     const ExecutorSpec& spec = loaded.spec;
-    model::WriteContext ctx{spec.owner_id, spec.actor, true};
+    model::WriteContext ctx{TenantOf(spec, event), spec.actor, true};
     std::vector<store::WriteOp> ops;
     bool paused = result.paused && spec.record_executions && !result.cancelled && !result.failed;
     if (result.respond && !paused) {
@@ -721,7 +727,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     if (written.ok()) {
       if (spec.record_executions) NoteReleasable(event.seq, TriggerKey(event));
       LabeledCounters* by_tenant = result.failed ? shared_->failed.get() : shared_->completed.get();
-      if (by_tenant) by_tenant->For(spec.owner_id).Increment();
+      if (by_tenant) by_tenant->For(TenantOf(spec, event)).Increment();
       return false;
     }
     CAIRN_LOG_ERROR("executor {}: writing the result for {} failed: {}", spec.actor, event.breadcrumb_id,

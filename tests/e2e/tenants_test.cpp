@@ -9,6 +9,7 @@
 #include "e2e_support.h"
 #include "sse_client.h"
 #include "support/loopback_http_server.h"
+#include "tool_support.h"
 
 namespace cairn::e2e {
 namespace {
@@ -102,7 +103,8 @@ TEST_F(e2e_tenants, RoutesShowATenantNothingOfAnother) {
 }
 
 // A tool defined in one tenant answers that tenant's requests and never another's (docs/auth.md:
-// executors follow the tenant of their definition while the server runs).
+// executors follow the tenant of their definition while the server runs), and a request for a tool
+// its tenant does not have is answered in that tenant as unknown, whenever the tenant was created.
 TEST_F(e2e_tenants, ATenantsToolAnswersOnlyThatTenant) {
   auto token_of = [&](const Headers& as) {
     return StringAt(ObjectOf(client().Post("/auth/token", JsonText(json::object{{"key", as[0].second.substr(7)}}))), "token");
@@ -126,13 +128,19 @@ TEST_F(e2e_tenants, ATenantsToolAnswersOnlyThatTenant) {
                              as),
                     "id");
   };
-  request(globex_, 1);  // first: had acme's executor taken it, its answer would come first
+  std::string globex_request = request(globex_, 1);  // first: had acme's executor taken it, its answer would come first
   std::string acme_request = request(acme_, 2);
   ASSERT_TRUE(acme_stream->WaitForEvents(1, 30s)) << acme_stream->Describe();
   auto answer = acme_stream->Events()[0].Json().as_object();
   EXPECT_EQ(StringAt(answer, "type"), "breadcrumb.created");
   EXPECT_NE(JsonText(answer).find(acme_request), std::string::npos) << JsonText(answer);
-  EXPECT_EQ(globex_stream->Events().size(), 0u) << globex_stream->Describe();
+  // globex has no tool of that name: its request is answered in globex, as unknown.
+  ASSERT_TRUE(globex_stream->WaitForEvents(1, 30s)) << globex_stream->Describe();
+  auto unknown = globex_stream->Events()[0].Json().as_object();
+  EXPECT_EQ(ErrorCodeOf(unknown), "unknown_tool") << JsonText(unknown);
+  EXPECT_EQ(StringAt(ContextOf(unknown), "request_id"), globex_request) << JsonText(unknown);
+  EXPECT_EQ(StringAt(unknown, "owner_id"), "globex") << JsonText(unknown);
+  EXPECT_EQ(acme_stream->Events().size(), 1u) << acme_stream->Describe();
 }
 
 TEST_F(e2e_tenants, TokensCarryTheirTenant) {

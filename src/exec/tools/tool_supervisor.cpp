@@ -110,6 +110,7 @@ ExecutorSpec ResponderSpec() {
   spec.concurrency = 8;
   spec.timeout = std::chrono::milliseconds(10000);
   spec.record_executions = false;
+  spec.every_tenant = true;  // a request for an unknown tool is answered in every tenant
   return spec;
 }
 
