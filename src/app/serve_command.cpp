@@ -449,8 +449,12 @@ int RunServe(const std::vector<std::string>& args) {
       // Before the worker's recovery scan: a session written through another process after the
       // scan is fed in by its events.
       session_feed = sessions::FollowSessionExecutions(
-          *event_bus, [&session_worker](const std::string& owner, const std::string& session) {
+          *event_bus,
+          [&session_worker](const std::string& owner, const std::string& session) {
             session_worker.Schedule(owner, session);
+          },
+          [&session_worker](const std::string& owner, const std::string& execution) {
+            session_worker.CancelSoon(owner, execution);
           });
     }
     if (run_executors) CAIRN_RETURN_IF_ERROR(session_worker.Start(tenants));

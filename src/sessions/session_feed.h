@@ -3,8 +3,10 @@
 // (SetNotify); with a store shared by several processes, a message posted or an answer given
 // through another process reaches the process that runs sessions only through the event log. The
 // feed asks the bus about every event of a session-execution record (tag "session-execution")
-// and schedules that record's session. Scheduling a session with nothing to do costs one look at
-// it, so the events of this process's own writes are harmless.
+// and schedules that record's session; an execution cancelled through another process (its
+// record now says `cancelled`) is also cancelled here, where it may be running. Scheduling a
+// session with nothing to do costs one look at it, and cancelling a run that is not here or has
+// ended does nothing, so the events of this process's own writes are harmless.
 #pragma once
 
 #include <functional>
@@ -18,7 +20,11 @@ namespace cairn::sessions {
 // Called on the bus thread: must only queue (SessionWorker::Schedule does).
 using ScheduleSession = std::function<void(const std::string& owner_id, const std::string& session_id)>;
 
+// Called on the bus thread: must only signal (SessionWorker::CancelSoon queues the cancel).
+using CancelExecution = std::function<void(const std::string& owner_id, const std::string& execution_id)>;
+
 // Follows `bus` from now on until the returned subscription is destroyed.
-std::unique_ptr<bus::Subscription> FollowSessionExecutions(bus::EventBus& bus, ScheduleSession schedule);
+std::unique_ptr<bus::Subscription> FollowSessionExecutions(bus::EventBus& bus, ScheduleSession schedule,
+                                                           CancelExecution cancel);
 
 }  // namespace cairn::sessions

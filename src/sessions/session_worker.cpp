@@ -109,6 +109,11 @@ bool SessionWorker::Cancel(const std::string& owner_id, const std::string& execu
   return here;
 }
 
+void SessionWorker::CancelSoon(const std::string& owner_id, const std::string& execution_id) {
+  if (!started_) return;
+  jobs_.Submit(runtime_.pool(), [this, owner_id, execution_id] { Cancel(owner_id, execution_id); });
+}
+
 void SessionWorker::RunSession(const std::string& owner_id, const std::string& session_id) {
   std::string last_run;
   while (true) {

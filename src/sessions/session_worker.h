@@ -50,6 +50,9 @@ class SessionWorker {
   // Stops a running execution and its descendants (it ends cancelled). False when it does not
   // run here.
   bool Cancel(const std::string& owner_id, const std::string& execution_id);
+  // Cancel, from a thread that must only signal (the bus's): it runs as a short job on the
+  // runtime's pool. Ignored before Start() (no run of this process can be running then).
+  void CancelSoon(const std::string& owner_id, const std::string& execution_id);
   // No execution starts after this; the ones running are cancelled and record nothing (they go
   // on after the next start). Returns when none runs. Idempotent.
   void Stop();

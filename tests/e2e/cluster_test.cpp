@@ -6,6 +6,9 @@
 // exactly once, and when the process doing the background work dies (kill -9) a standby takes it
 // over without answering anything twice. With `--bus nats://…` (a throwaway nats-server,
 // support/nats_server.h) events reach the processes through NATS JetStream, and survive its restart.
+#include <sys/stat.h>
+
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -193,6 +196,55 @@ TEST_F(e2e_cluster, ASessionTalkedToThroughAnApiProcessRunsOnTheWorker) {
   auto answer = stream.Await([&](const SessionEvent& e) { return e.execution_id == execution && e.role == "assistant"; });
   ASSERT_TRUE(answer.has_value()) << stream.Describe();
   EXPECT_EQ(answer->content, "the worker heard: ping");
+}
+
+TEST_F(e2e_cluster, ASessionRunCancelledThroughAnApiProcessStopsOnTheWorker) {
+  FixtureLlm llm(json::object{{"rules", json::array{Rule(Match({{"last_role", "user"}}), ToolCallsReply({{"hang", json::object{}}})),
+                                                    Rule(Match({{"last_role", "tool"}}), Text("woke up"))}}});
+  ASSERT_TRUE(llm.Start()) << llm.error();
+  std::vector<std::string> llm_args = {"--llm-base-url", llm.base_url(), "--llm-model", "fixture-model"};
+  ServerProcess& worker = Process("all", llm_args);
+  ServerProcess& api = Process("api", llm_args);
+  // A process tool (run by the worker) that notes it started, then hangs far longer than the test.
+  std::string marker = worker.root_dir() + "/hang.started";
+  std::string script = worker.root_dir() + "/hang.sh";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\n: > " << marker << "\nexec sleep 30\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  ToolClient tools(api);
+  tools.DefineTool({{"name", "hang"}, {"runtime", "process"}, {"command", json::array{json::value(script)}},
+                    {"env", json::array{"PATH"}}, {"cwd", worker.root_dir()}, {"timeout_ms", 60000}});
+  HttpClient http(api.port());
+  ASSERT_EQ(http.Post("/breadcrumbs", json::serialize(json::object{
+                                          {"schema_name", "agent.def.v1"}, {"title", "napper"},
+                                          {"context", {{"agent_id", "napper"}, {"tools", json::array{"hang"}}}}}))
+                .status,
+            201);
+  Response session = http.Post("/sessions", R"({"agent_id":"napper"})");
+  ASSERT_EQ(session.status, 201) << session.Describe();
+  std::string sid = StringAt(session.Json().as_object(), "id");
+  SessionStream stream(api, sid);
+  ASSERT_TRUE(stream.Open()) << stream.Describe();
+  Response posted = http.Post("/sessions/" + sid + "/messages", R"({"content":"hang around"})");
+  ASSERT_EQ(posted.status, 202) << posted.Describe();
+  std::string execution = StringAt(posted.Json().as_object(), "execution_id");
+  ASSERT_TRUE(WaitForFile(marker, 30s)) << "the tool never started" << worker.LogTail();
+
+  auto started = std::chrono::steady_clock::now();
+  Response cancelled = http.Post("/executions/" + execution + "/cancel", "");
+  ASSERT_EQ(cancelled.status, 200) << cancelled.Describe();
+  auto end = stream.AwaitEnd(execution);
+  ASSERT_TRUE(end) << stream.Describe();
+  EXPECT_EQ(end->event_type, "execution.cancelled");
+  // The run on the worker stopped too: its tool's run ends cancelled (its process killed), long
+  // before its 30 s sleep, and the model is not asked again.
+  json::object record = tools.AwaitEvent("agent.execution.v1", [&](const json::object& e) {
+    return StringAt(ContextOf(e), "parent_execution_id") == execution;
+  });
+  EXPECT_EQ(StringAt(ContextOf(record), "status"), "cancelled") << JsonText(record);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
 }
 
 TEST_F(e2e_cluster, AKeyMadeOrRevokedThroughOneProcessIsKnownToTheOthers) {
