@@ -37,6 +37,10 @@ Status PgLease::Acquire(std::function<void()> on_lost) {
     }
     if (!Pause(options_.retry)) return Status::Unavailable("stopped while waiting for the lease");
   }
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return Status::Unavailable("stopped while taking the lease");  // Stop releases it
+  }
   held_ = true;
   watcher_ = std::thread([this, on_lost = std::move(on_lost)] {
     NameThisThread("lease");
@@ -56,13 +60,16 @@ void PgLease::Watch(std::function<void()> on_lost) {
   }
 }
 
-void PgLease::Stop() {
-  std::lock_guard stopping(stop_mu_);
+void PgLease::RequestStop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
   stop_cv_.notify_all();
+}
+
+void PgLease::Stop() {
+  RequestStop();
   if (watcher_.joinable()) watcher_.join();
   conn_.reset();  // closing the connection releases the lock
   held_ = false;

@@ -40,8 +40,11 @@ class PgLease {
   // database it cannot reach meanwhile is tried again each `retry`, with a warning. Then watches
   // the connection on a thread of its own and calls `on_lost` once if it breaks. Call once.
   Status Acquire(std::function<void()> on_lost);
-  // Ends a wait in Acquire and the watching; releases the lease. Idempotent; may be called from
-  // several threads at once.
+  // Ends a wait in Acquire (which then returns kUnavailable) and the watching, without touching
+  // the connection: safe from any thread, also while Acquire runs.
+  void RequestStop();
+  // RequestStop, then waits for the watcher and releases the lease (closes the connection).
+  // Idempotent; call it from the thread that called Acquire, or once Acquire has returned.
   void Stop();
   bool held() const { return held_.load(); }
 
@@ -54,7 +57,6 @@ class PgLease {
   Options options_;
   std::unique_ptr<PgConnection> conn_;
   std::atomic<bool> held_{false};
-  std::mutex stop_mu_;  // one Stop at a time
   std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
