@@ -17,6 +17,10 @@ namespace {
 
 // The advisory lock key of the relay's lease ("cairn-rl" in ASCII).
 constexpr int64_t kRelayLeaseKey = 0x636169726e2d726c;
+// A relay that could not publish for this long hands the lease over (its process may be cut off
+// from NATS while others are not) and waits this long before it asks for the lease again.
+constexpr auto kRelayGiveUpAfter = std::chrono::seconds(5);
+constexpr auto kRelayPauseAfterGivingUp = std::chrono::seconds(10);
 
 bool IsNatsUrl(const std::string& value) { return value.starts_with("nats://"); }
 
@@ -40,7 +44,7 @@ class NatsSource final : public BusSource {
       : store_log_(store_log),
         client_(std::move(client)),
         feed_(store_log, *client_, &metrics),
-        relay_(store_log, *client_, &metrics),
+        relay_(store_log, *client_, &metrics, RelayOptions()),
         store_uri_(std::move(store_uri)),
         description_(std::move(description)) {}
   ~NatsSource() override { Stop(); }
@@ -48,8 +52,12 @@ class NatsSource final : public BusSource {
   Status Start() {
     CAIRN_RETURN_IF_ERROR(feed_.Start());
     // Every commit of the cluster (this process's writer, other processes through the store's
-    // notifications) wakes the relay, which reads the log only while it is the one relaying.
-    store_log_.SetCommittedEventsListener([this](std::vector<model::Event>, bool) { relay_.Notify(); });
+    // notifications) wakes the relay, which reads the log only while it is the one relaying, and
+    // the feed, which sends the bus to the log only while NATS cannot be reached.
+    store_log_.SetCommittedEventsListener([this](std::vector<model::Event>, bool) {
+      relay_.Notify();
+      feed_.StoreCommitted();
+    });
     relay_.Start();
     leader_ = std::thread([this] {
       NameThisThread("relay-lease");
@@ -70,14 +78,27 @@ class NatsSource final : public BusSource {
       lease = lease_;
     }
     cv_.notify_all();
-    if (lease) lease->Stop();  // ends a wait for it
+    if (lease) lease->RequestStop();  // ends a wait for it
     if (leader_.joinable()) leader_.join();
     relay_.Stop();
     store_log_.SetCommittedEventsListener(nullptr);
+    feed_.Stop();
   }
 
  private:
-  // Takes the relay's lease, relays while it holds it, and takes it again when it was lost.
+  bus::nats::NatsRelay::Options RelayOptions() {
+    bus::nats::NatsRelay::Options options;
+    options.give_up_after = kRelayGiveUpAfter;
+    options.on_stuck = [this] {
+      std::lock_guard lock(mu_);
+      stuck_ = true;
+      cv_.notify_all();
+    };
+    return options;
+  }
+
+  // Takes the relay's lease, relays while it holds it, and takes it again when it was lost (or,
+  // after a pause, when it handed it over for being unable to publish).
   void Lead() {
     while (true) {
       store::postgres::PgLease::Options options;
@@ -99,13 +120,20 @@ class NatsSource final : public BusSource {
         return;  // stopped while waiting
       }
       relay_.SetActive(true);
+      bool stuck = false;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return stopping_ || lost_; });
+        cv_.wait(lock, [this] { return stopping_ || lost_ || stuck_; });
+        stuck = stuck_;
+        stuck_ = false;
         lease_.reset();
       }
       relay_.SetActive(false);
-      lease->Stop();
+      lease->Stop();  // the lease goes with its connection: another process may take it now
+      if (stuck) {
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, kRelayPauseAfterGivingUp, [this] { return stopping_; });
+      }
     }
   }
 
@@ -118,7 +146,8 @@ class NatsSource final : public BusSource {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  bool lost_ = false;
+  bool lost_ = false;   // the lease's connection broke
+  bool stuck_ = false;  // the relay could not publish for kRelayGiveUpAfter
   std::shared_ptr<store::postgres::PgLease> lease_;  // the one being taken or held
   std::thread leader_;
 };
@@ -152,8 +181,7 @@ Result<std::unique_ptr<BusSource>> OpenBusSource(const Settings& settings, store
   // The stream keeps events as long as the log does; a reader further behind reads the log anyway.
   options.max_age = std::chrono::milliseconds(settings.GetInt("event_retention_ms"));
   CAIRN_ASSIGN_OR_RETURN(auto client, bus::nats::NatsStreamClient::Connect(options));
-  std::string host = options.url.substr(options.url.find('@') == std::string::npos ? 7 : options.url.find('@') + 1);
-  std::string description = "NATS JetStream at " + host + ", stream " + options.stream;  // never a password
+  std::string description = "NATS JetStream at " + bus::nats::NatsUrlForLog(options.url) + ", stream " + options.stream;
   auto source = std::make_unique<NatsSource>(store_log, std::move(client), settings.GetString("store"), description,
                                              metrics);
   CAIRN_RETURN_IF_ERROR(source->Start());

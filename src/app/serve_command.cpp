@@ -550,8 +550,9 @@ int RunServe(const std::vector<std::string>& args) {
     if (!pruned.ok()) CAIRN_LOG_WARN("event pruning failed: {}", pruned.status().message());
   });
   server.Run();
-  if (background_lease) background_lease->Stop();  // ends a wait for it
+  if (background_lease) background_lease->RequestStop();  // ends a wait for it
   if (background_starter.joinable()) background_starter.join();
+  if (background_lease) background_lease->Stop();
   session_feed.reset();
   auth_feed.reset();
   sweeper.Stop();

@@ -1,6 +1,7 @@
 #include "support/nats_server.h"
 
 #include <chrono>
+#include <filesystem>
 #include <regex>
 
 namespace cairn::test_support {
@@ -43,13 +44,26 @@ Status NatsServer::Launch(int port) {
   return Status::Ok();
 }
 
-Status NatsServer::Restart() {
-  if (process_) {
-    process_->Kill(15);
-    if (process_->Wait(20s) < 0) return Status::Internal("nats-server did not stop: " + process_->err());
-    earlier_log_ += process_->err();
+Status NatsServer::Stop() {
+  if (!process_) return Status::Ok();
+  process_->Kill(15);
+  if (process_->Wait(20s) < 0) return Status::Internal("nats-server did not stop: " + process_->err());
+  earlier_log_ += process_->err();
+  process_.reset();
+  return Status::Ok();
+}
+
+Status NatsServer::StartAgain(bool lose_storage) {
+  if (lose_storage) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_.Join("jetstream"), ignored);
   }
   return Launch(port_);
+}
+
+Status NatsServer::Restart(bool lose_storage) {
+  CAIRN_RETURN_IF_ERROR(Stop());
+  return StartAgain(lose_storage);
 }
 
 std::string NatsServer::Log() const { return earlier_log_ + (process_ ? process_->err() : std::string()); }

@@ -26,9 +26,13 @@ class NatsServer {
 
   std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
-  // Stops the server (SIGTERM, waiting for it to exit) and starts it again on the same port and
-  // storage. Connections are broken meanwhile; the stream and its messages are kept.
-  Status Restart();
+  // Stops the server (SIGTERM, waiting for it to exit) and starts it again on the same port.
+  // Connections are broken meanwhile; the stream and its messages are kept, unless
+  // `lose_storage`: then the server comes back without them (a server whose disk was lost).
+  Status Restart(bool lose_storage = false);
+  // The two halves of Restart: NATS unreachable between them.
+  Status Stop();
+  Status StartAgain(bool lose_storage = false);
   // The server's log so far (for failure messages).
   std::string Log() const;
 

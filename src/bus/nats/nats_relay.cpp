@@ -19,12 +19,12 @@ constexpr auto kRetryPause = std::chrono::seconds(1);
 
 }  // namespace
 
-NatsRelay::NatsRelay(store::EventLog& log, NatsStreamClient& stream, MetricsRegistry* metrics)
-    : log_(log), stream_(stream) {
+NatsRelay::NatsRelay(store::EventLog& log, NatsStreamClient& stream, MetricsRegistry* metrics, Options options)
+    : log_(log), stream_(stream), options_(std::move(options)) {
   if (metrics) {
     published_total_ = &metrics->GetCounter("cairn_nats_relay_published_total",
                                             "Events this process published to the NATS stream (as its relay)");
-    metrics->AddGauge("cairn_nats_relay_published_seq", "The newest event seq this process's relay published (0: not relaying)",
+    metrics->AddGauge("cairn_nats_relay_published_seq", "The newest event seq this process's relay published (while it relays)",
                       [this] { return static_cast<double>(published_.load()); });
   }
 }
@@ -75,6 +75,9 @@ void NatsRelay::Run() {
   // between two activations of this one, so each asks the stream again.
   uint64_t resumed_for = 0;
   bool failing = false;
+  uint64_t told_stuck_for = 0;  // the activation whose being stuck was told
+  uint64_t failing_for = 0;     // the activation whose publishing fails since failing_since
+  std::chrono::steady_clock::time_point failing_since;
   while (true) {
     uint64_t activation = 0;
     {
@@ -84,6 +87,7 @@ void NatsRelay::Run() {
       dirty_ = false;
       activation = activations_;
     }
+    if (failing_for != activation) failing = false;  // a new activation starts afresh
     Status done = resumed_for == activation ? Status::Ok() : Resume();
     if (done.ok()) {
       resumed_for = activation;
@@ -94,8 +98,19 @@ void NatsRelay::Run() {
       failing = false;
       continue;
     }
-    if (!failing) CAIRN_LOG_WARN("{}; the relay tries again each second", done.message());
+    if (!failing) {
+      CAIRN_LOG_WARN("{}; the relay tries again each second", done.message());
+      failing_since = std::chrono::steady_clock::now();
+    }
     failing = true;
+    failing_for = activation;
+    if (options_.on_stuck && told_stuck_for != activation &&
+        std::chrono::steady_clock::now() - failing_since >= options_.give_up_after) {
+      CAIRN_LOG_WARN("bus: the relay could not publish for {} ms; handing the relay to another process",
+                     options_.give_up_after.count());
+      told_stuck_for = activation;
+      options_.on_stuck();
+    }
     resumed_for = 0;  // the stream may have been made again meanwhile: ask it again
     std::unique_lock lock(mu_);
     dirty_ = true;
@@ -116,6 +131,10 @@ Status NatsRelay::Resume() {
   } else if (bounds.last_seq - in_stream > kMaxReplay) {
     start = bounds.last_seq;  // readers catch up from the database
   }
+  if (start != in_stream) {
+    // Readers would otherwise learn of the skipped events only with the next one published.
+    CAIRN_RETURN_IF_ERROR(stream_.Publish("m" + std::to_string(start), EncodeStreamMarker(start > 0 ? start : 1)));
+  }
   published_ = start;
   CAIRN_LOG_INFO("bus: this process relays the event log to NATS, after event {}", start);
   return Status::Ok();
@@ -132,13 +151,13 @@ Status NatsRelay::PublishBacklog() {
       }
       std::string body = EncodeStreamEvent(event);
       if (static_cast<int64_t>(body.size()) > max_body) body = EncodeStreamMarker(event.seq);
-      CAIRN_RETURN_IF_ERROR(stream_.Publish(event.seq, body));
+      CAIRN_RETURN_IF_ERROR(stream_.Publish(std::to_string(event.seq), body));
+      if (published_total_) published_total_->Increment();  // before WaitPublished can return
       {
         std::lock_guard lock(mu_);
         published_ = event.seq;
       }
       published_cv_.notify_all();
-      if (published_total_) published_total_->Increment();
     }
     if (events.size() < kReadBatch) return Status::Ok();
   }

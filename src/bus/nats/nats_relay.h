@@ -8,13 +8,18 @@
 //
 // Every process's feed reads the stream (nats_event_feed.h); a reader that finds a seq missing
 // reads the gap from the log, so a stream that lost messages or started late costs a read of the
-// database, never an event.
+// database, never an event. A relay that skips events (it found the stream far behind the log, or
+// ahead of it) publishes a marker, so that readers read the log at once.
+//
+// A relay whose publishing has failed for `give_up_after` calls `on_stuck` (once per activation):
+// the app then hands the lease to a process that may reach NATS.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -25,10 +30,16 @@
 
 namespace cairn::bus::nats {
 
+struct NatsRelayOptions {
+  std::chrono::milliseconds give_up_after{5000};
+  std::function<void()> on_stuck;  // on the relay's thread; must only signal
+};
+
 class NatsRelay {
  public:
+  using Options = NatsRelayOptions;
   // `log` and `stream` must outlive the relay. `metrics` may be null.
-  NatsRelay(store::EventLog& log, NatsStreamClient& stream, MetricsRegistry* metrics);
+  NatsRelay(store::EventLog& log, NatsStreamClient& stream, MetricsRegistry* metrics, Options options = {});
   ~NatsRelay();  // Stop()s
 
   // Starts the relay's thread; it publishes only while active.
@@ -46,13 +57,14 @@ class NatsRelay {
 
  private:
   void Run();
-  // Sets published_ from the stream (after the newest message in it) and the log.
+  // Sets published_ from the stream (after the newest message in it) and the log; marks a skip.
   Status Resume();
   // Publishes what the log holds after published_, while active and not stopping.
   Status PublishBacklog();
 
   store::EventLog& log_;
   NatsStreamClient& stream_;
+  Options options_;
   std::atomic<int64_t> published_{0};
   Counter* published_total_ = nullptr;
 

@@ -31,6 +31,7 @@ class NatsRelayTest : public ::testing::Test {
     if (bus_) bus_->Stop();
     if (store_) store_->SetCommittedEventsListener(nullptr);
     relays_.clear();
+    if (feed_) feed_->Stop();
   }
 
   // A client kept by the fixture (it outlives the feed and the bus on it); null on failure.
@@ -48,16 +49,20 @@ class NatsRelayTest : public ::testing::Test {
 
   // A started relay (kept by the fixture) publishing through `client`, woken by the store's
   // commits as the app wires it, and active.
-  NatsRelay& Relay(NatsStreamClient& client, MetricsRegistry* metrics) {
-    relays_.push_back(std::make_unique<NatsRelay>(*store_, client, metrics));
+  NatsRelay& Relay(NatsStreamClient& client, MetricsRegistry* metrics, NatsRelay::Options options = {}) {
+    relays_.push_back(std::make_unique<NatsRelay>(*store_, client, metrics, std::move(options)));
     NatsRelay* relay = relays_.back().get();
-    store_->SetCommittedEventsListener([relay](std::vector<model::Event>, bool) { relay->Notify(); });
+    store_->SetCommittedEventsListener([this, relay](std::vector<model::Event>, bool) {
+      relay->Notify();
+      if (feed_) feed_->StoreCommitted();
+    });
     relay->Start();
     relay->SetActive(true);
     return *relay;
   }
 
-  // A bus fed by the stream through `client` (a reader process's half).
+  // A bus fed by the stream through `client` (a reader process's half). Before Relay(), whose
+  // store listener also tells the feed.
   void StartReader(NatsStreamClient& client) {
     feed_ = std::make_unique<NatsEventFeed>(*store_, client, &metrics_);
     ASSERT_TRUE(feed_->Start().ok());
@@ -103,8 +108,8 @@ TEST_F(NatsRelayTest, TheBusReceivesEveryEventThroughTheStreamAsTheLogHoldsIt) {
   auto relaying = Connect();
   auto reading = Connect();
   ASSERT_TRUE(relaying && reading);
-  NatsRelay& relay = Relay(*relaying, &metrics_);
   StartReader(*reading);
+  NatsRelay& relay = Relay(*relaying, &metrics_);
 
   Write(100);
   ASSERT_TRUE(BusReaches(100)) << bus_->LastSeq();
@@ -156,15 +161,17 @@ TEST_F(NatsRelayTest, ARestartOfTheNatsServerLosesNoEvent) {
   auto relaying = Connect();
   auto reading = Connect();
   ASSERT_TRUE(relaying && reading);
-  Relay(*relaying, &metrics_);
   StartReader(*reading);
+  Relay(*relaying, &metrics_);
   Write(40);
   ASSERT_TRUE(BusReaches(40)) << bus_->LastSeq();
 
+  uint64_t subscriptions = feed_->subscriptions();
   ASSERT_TRUE(nats_->Restart().ok()) << nats_->Log();
-  Write(40);  // while the clients reconnect
+  Write(40);  // while the clients reconnect: the bus reads them from the log
   ASSERT_TRUE(BusReaches(80)) << bus_->LastSeq() << "\n" << nats_->Log();
-  // The stream itself works again: later events arrive as its messages.
+  // Subscribed again, events arrive as the stream's messages.
+  ASSERT_TRUE(feed_->WaitForSubscription(subscriptions, 30s)) << nats_->Log();
   uint64_t received = Count("cairn_nats_feed_received_total");
   Write(20);
   ASSERT_TRUE(BusReaches(100)) << bus_->LastSeq();
@@ -175,13 +182,83 @@ TEST_F(NatsRelayTest, ARestartOfTheNatsServerLosesNoEvent) {
   for (size_t i = 0; i < events->size(); ++i) EXPECT_EQ((*events)[i]->seq, static_cast<int64_t>(i) + 1);
 }
 
+TEST_F(NatsRelayTest, WhileNatsIsAwayTheBusReadsTheDatabase) {
+  auto relaying = Connect();
+  auto reading = Connect();
+  ASSERT_TRUE(relaying && reading);
+  StartReader(*reading);
+  Relay(*relaying, &metrics_);
+  Write(10);
+  ASSERT_TRUE(BusReaches(10)) << bus_->LastSeq();
+
+  uint64_t subscriptions = feed_->subscriptions();
+  ASSERT_TRUE(nats_->Stop().ok());
+  Write(10);  // nothing can be published: the store's notifications send the bus to the log
+  ASSERT_TRUE(BusReaches(20)) << bus_->LastSeq();
+  ASSERT_TRUE(nats_->StartAgain().ok()) << nats_->Log();
+  // Back on the stream: whatever came while the subscription was being made again was read from
+  // the log, and later events arrive as messages.
+  ASSERT_TRUE(feed_->WaitForSubscription(subscriptions, 30s)) << nats_->Log();
+  uint64_t received = Count("cairn_nats_feed_received_total");
+  Write(10);
+  ASSERT_TRUE(BusReaches(30)) << bus_->LastSeq();
+  EXPECT_GE(Count("cairn_nats_feed_received_total"), received + 10) << nats_->Log();
+  auto events = bus_->Read(0, 10000);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), static_cast<size_t>(written_));
+  for (size_t i = 0; i < events->size(); ++i) EXPECT_EQ((*events)[i]->seq, static_cast<int64_t>(i) + 1);
+}
+
+TEST_F(NatsRelayTest, AServerThatLostItsStreamGetsItBackAndCarriesEventsAgain) {
+  auto relaying = Connect();
+  auto reading = Connect();
+  ASSERT_TRUE(relaying && reading);
+  StartReader(*reading);
+  Relay(*relaying, &metrics_);
+  Write(20);
+  ASSERT_TRUE(BusReaches(20)) << bus_->LastSeq();
+
+  uint64_t subscriptions = feed_->subscriptions();
+  ASSERT_TRUE(nats_->Restart(/*lose_storage=*/true).ok()) << nats_->Log();
+  Write(10);  // the relay makes the stream again; the reader subscribes to the new one
+  ASSERT_TRUE(BusReaches(30)) << bus_->LastSeq() << nats_->Log();
+  ASSERT_TRUE(feed_->WaitForSubscription(subscriptions, 30s)) << nats_->Log();
+  uint64_t received = Count("cairn_nats_feed_received_total");
+  Write(10);
+  ASSERT_TRUE(BusReaches(40)) << bus_->LastSeq();
+  EXPECT_GE(Count("cairn_nats_feed_received_total"), received + 10) << nats_->Log();
+  auto newest = relaying->LastPublishedSeq();
+  ASSERT_TRUE(newest.ok()) << newest.status().ToString();
+  EXPECT_EQ(*newest, written_);
+}
+
+TEST_F(NatsRelayTest, ARelayThatCannotPublishSaysSoAfterItsGraceTime) {
+  auto relaying = Connect();
+  ASSERT_TRUE(relaying);
+  std::mutex mu;
+  std::condition_variable stuck_cv;
+  bool stuck = false;
+  NatsRelay::Options options;
+  options.give_up_after = 300ms;
+  options.on_stuck = [&] {
+    std::lock_guard lock(mu);
+    stuck = true;
+    stuck_cv.notify_all();
+  };
+  Relay(*relaying, nullptr, options);
+  ASSERT_TRUE(nats_->Stop().ok());
+  Write(1);
+  std::unique_lock lock(mu);
+  EXPECT_TRUE(stuck_cv.wait_for(lock, 20s, [&] { return stuck; }));
+}
+
 TEST_F(NatsRelayTest, AMessageThatIsNotAnEventSendsTheBusToTheLog) {
   auto reading = Connect();
   ASSERT_TRUE(reading);
   StartReader(*reading);
   Write(3);  // no relay: nothing reaches the stream
   uint64_t reads = Count("cairn_nats_feed_log_reads_total");
-  ASSERT_TRUE(reading->Publish(1'000'000, "not an event").ok());
+  ASSERT_TRUE(reading->Publish("1000000", "not an event").ok());
   ASSERT_TRUE(BusReaches(3)) << bus_->LastSeq();
   EXPECT_EQ(Count("cairn_nats_feed_log_reads_total"), reads + 1);
   EXPECT_EQ(Count("cairn_nats_feed_received_total"), 0u);
