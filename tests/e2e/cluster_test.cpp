@@ -65,6 +65,32 @@ class e2e_cluster : public ::testing::Test {
     nats_ = std::move(nats).value();
   }
 
+  // A session of a new agent (`agent`: its agent.def.v1 context) made through `process`, its
+  // stream open, and `content` posted to it. Empty ids (and a test failure) when a step failed.
+  struct SessionRun {
+    std::string session_id;
+    std::string execution_id;
+    std::unique_ptr<SessionStream> stream;
+  };
+  static SessionRun PostToNewSession(ServerProcess& process, const json::object& agent, const std::string& content) {
+    SessionRun run;
+    HttpClient http(process.port());
+    Response defined = http.Post("/breadcrumbs", json::serialize(json::object{
+                                                     {"schema_name", "agent.def.v1"}, {"title", "agent"}, {"context", agent}}));
+    EXPECT_EQ(defined.status, 201) << defined.Describe();
+    Response session = http.Post("/sessions", json::serialize(json::object{{"agent_id", agent.at("agent_id")}}));
+    EXPECT_EQ(session.status, 201) << session.Describe();
+    if (session.status != 201) return run;
+    run.session_id = StringAt(session.Json().as_object(), "id");
+    run.stream = std::make_unique<SessionStream>(process, run.session_id);
+    EXPECT_TRUE(run.stream->Open()) << run.stream->Describe();
+    Response posted = http.Post("/sessions/" + run.session_id + "/messages",
+                                json::serialize(json::object{{"content", content}}));
+    EXPECT_EQ(posted.status, 202) << posted.Describe();
+    if (posted.status == 202) run.execution_id = StringAt(posted.Json().as_object(), "execution_id");
+    return run;
+  }
+
   std::string uri_;
   std::unique_ptr<test_support::NatsServer> nats_;
   std::vector<std::unique_ptr<ServerProcess>> processes_;
@@ -177,20 +203,10 @@ TEST_F(e2e_cluster, ASessionTalkedToThroughAnApiProcessRunsOnTheWorker) {
   std::vector<std::string> llm_args = {"--llm-base-url", llm.base_url(), "--llm-model", "fixture-model"};
   ServerProcess& worker = Process("all", llm_args);
   ServerProcess& api = Process("api", llm_args);
-  HttpClient http(api.port());
-  ASSERT_EQ(http.Post("/breadcrumbs", json::serialize(json::object{
-                                          {"schema_name", "agent.def.v1"}, {"title", "agent"},
-                                          {"context", {{"agent_id", "helper"}, {"system_prompt", "Be brief."}}}}))
-                .status,
-            201);
-  Response session = http.Post("/sessions", R"({"agent_id":"helper"})");
-  ASSERT_EQ(session.status, 201) << session.Describe();
-  std::string sid = StringAt(session.Json().as_object(), "id");
-  SessionStream stream(api, sid);
-  ASSERT_TRUE(stream.Open()) << stream.Describe();
-  Response posted = http.Post("/sessions/" + sid + "/messages", R"({"content":"ping"})");
-  ASSERT_EQ(posted.status, 202) << posted.Describe();
-  std::string execution = StringAt(posted.Json().as_object(), "execution_id");
+  SessionRun run = PostToNewSession(api, json::object{{"agent_id", "helper"}, {"system_prompt", "Be brief."}}, "ping");
+  ASSERT_FALSE(run.execution_id.empty());
+  SessionStream& stream = *run.stream;
+  const std::string& execution = run.execution_id;
   auto done = stream.AwaitType("execution.completed", execution);
   ASSERT_TRUE(done.has_value()) << stream.Describe() << worker.LogTail();
   auto answer = stream.Await([&](const SessionEvent& e) { return e.execution_id == execution && e.role == "assistant"; });
@@ -216,20 +232,11 @@ TEST_F(e2e_cluster, ASessionRunCancelledThroughAnApiProcessStopsOnTheWorker) {
   ToolClient tools(api);
   tools.DefineTool({{"name", "hang"}, {"runtime", "process"}, {"command", json::array{json::value(script)}},
                     {"env", json::array{"PATH"}}, {"cwd", worker.root_dir()}, {"timeout_ms", 60000}});
+  SessionRun run = PostToNewSession(api, json::object{{"agent_id", "napper"}, {"tools", json::array{"hang"}}}, "hang around");
+  ASSERT_FALSE(run.execution_id.empty());
+  SessionStream& stream = *run.stream;
+  const std::string& execution = run.execution_id;
   HttpClient http(api.port());
-  ASSERT_EQ(http.Post("/breadcrumbs", json::serialize(json::object{
-                                          {"schema_name", "agent.def.v1"}, {"title", "napper"},
-                                          {"context", {{"agent_id", "napper"}, {"tools", json::array{"hang"}}}}}))
-                .status,
-            201);
-  Response session = http.Post("/sessions", R"({"agent_id":"napper"})");
-  ASSERT_EQ(session.status, 201) << session.Describe();
-  std::string sid = StringAt(session.Json().as_object(), "id");
-  SessionStream stream(api, sid);
-  ASSERT_TRUE(stream.Open()) << stream.Describe();
-  Response posted = http.Post("/sessions/" + sid + "/messages", R"({"content":"hang around"})");
-  ASSERT_EQ(posted.status, 202) << posted.Describe();
-  std::string execution = StringAt(posted.Json().as_object(), "execution_id");
   ASSERT_TRUE(WaitForFile(marker, 30s)) << "the tool never started" << worker.LogTail();
 
   auto started = std::chrono::steady_clock::now();

@@ -73,6 +73,19 @@ class NatsRelayTest : public ::testing::Test {
     });
   }
 
+  // One process relaying and another reading (StartReader), `count` events written and seen by
+  // the bus; the relay (null, with a failure, when a client could not connect).
+  NatsRelay* RelayAndReader(int count) {
+    NatsStreamClient* relaying = Connect();
+    NatsStreamClient* reading = Connect();
+    if (!relaying || !reading) return nullptr;
+    StartReader(*reading);
+    NatsRelay* relay = &Relay(*relaying, &metrics_);
+    Write(count);
+    EXPECT_TRUE(BusReaches(count)) << bus_->LastSeq();
+    return relay;
+  }
+
   void Write(int count) {
     for (int i = 0; i < count; ++i) {
       model::BreadcrumbDraft draft;
@@ -158,13 +171,7 @@ TEST_F(NatsRelayTest, ARelayTakingOverContinuesAfterTheStreamsNewestMessage) {
 }
 
 TEST_F(NatsRelayTest, ARestartOfTheNatsServerLosesNoEvent) {
-  auto relaying = Connect();
-  auto reading = Connect();
-  ASSERT_TRUE(relaying && reading);
-  StartReader(*reading);
-  Relay(*relaying, &metrics_);
-  Write(40);
-  ASSERT_TRUE(BusReaches(40)) << bus_->LastSeq();
+  ASSERT_TRUE(RelayAndReader(40));
 
   uint64_t subscriptions = feed_->subscriptions();
   ASSERT_TRUE(nats_->Restart().ok()) << nats_->Log();
@@ -183,13 +190,7 @@ TEST_F(NatsRelayTest, ARestartOfTheNatsServerLosesNoEvent) {
 }
 
 TEST_F(NatsRelayTest, WhileNatsIsAwayTheBusReadsTheDatabase) {
-  auto relaying = Connect();
-  auto reading = Connect();
-  ASSERT_TRUE(relaying && reading);
-  StartReader(*reading);
-  Relay(*relaying, &metrics_);
-  Write(10);
-  ASSERT_TRUE(BusReaches(10)) << bus_->LastSeq();
+  ASSERT_TRUE(RelayAndReader(10));
 
   uint64_t subscriptions = feed_->subscriptions();
   ASSERT_TRUE(nats_->Stop().ok());
@@ -210,13 +211,7 @@ TEST_F(NatsRelayTest, WhileNatsIsAwayTheBusReadsTheDatabase) {
 }
 
 TEST_F(NatsRelayTest, AServerThatLostItsStreamGetsItBackAndCarriesEventsAgain) {
-  auto relaying = Connect();
-  auto reading = Connect();
-  ASSERT_TRUE(relaying && reading);
-  StartReader(*reading);
-  Relay(*relaying, &metrics_);
-  Write(20);
-  ASSERT_TRUE(BusReaches(20)) << bus_->LastSeq();
+  ASSERT_TRUE(RelayAndReader(20));
 
   uint64_t subscriptions = feed_->subscriptions();
   ASSERT_TRUE(nats_->Restart(/*lose_storage=*/true).ok()) << nats_->Log();
@@ -227,7 +222,7 @@ TEST_F(NatsRelayTest, AServerThatLostItsStreamGetsItBackAndCarriesEventsAgain) {
   Write(10);
   ASSERT_TRUE(BusReaches(40)) << bus_->LastSeq();
   EXPECT_GE(Count("cairn_nats_feed_received_total"), received + 10) << nats_->Log();
-  auto newest = relaying->LastPublishedSeq();
+  auto newest = clients_.back()->LastPublishedSeq();
   ASSERT_TRUE(newest.ok()) << newest.status().ToString();
   EXPECT_EQ(*newest, written_);
 }
