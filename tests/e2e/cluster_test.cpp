@@ -65,6 +65,30 @@ class e2e_cluster : public ::testing::Test {
     nats_ = std::move(nats).value();
   }
 
+  // The processes of the tool tests: `all` (the worker), `api`, and a `worker` standby (its log
+  // at info: it says when it takes over), a tool client on each, and the tool echo1 (built-in echo).
+  struct ToolCluster {
+    ServerProcess* worker = nullptr;
+    ServerProcess* api = nullptr;
+    ServerProcess* standby = nullptr;
+    std::unique_ptr<ToolClient> through_worker, through_api, through_standby;
+    ToolClient* clients[3] = {};
+  };
+  ToolCluster StartToolCluster() {
+    ToolCluster cluster;
+    cluster.worker = &Process("all", {"--sync", "normal"});
+    cluster.api = &Process("api");
+    cluster.standby = &Process("worker", {"--log-level", "info"});
+    cluster.through_worker = std::make_unique<ToolClient>(*cluster.worker);
+    cluster.through_api = std::make_unique<ToolClient>(*cluster.api);
+    cluster.through_standby = std::make_unique<ToolClient>(*cluster.standby);
+    cluster.through_api->DefineTool({{"name", "echo1"}, {"runtime", "builtin"}, {"builtin", "echo"}});
+    cluster.clients[0] = cluster.through_worker.get();
+    cluster.clients[1] = cluster.through_api.get();
+    cluster.clients[2] = cluster.through_standby.get();
+    return cluster;
+  }
+
   // A session of a new agent (`agent`: its agent.def.v1 context) made through `process`, its
   // stream open, and `content` posted to it. Empty ids (and a test failure) when a step failed.
   struct SessionRun {
@@ -162,15 +186,12 @@ TEST_F(e2e_cluster, WritesThroughEveryProcessReachAStreamOnAnyInSeqOrder) {
 }
 
 TEST_F(e2e_cluster, ToolRequestsThroughEveryProcessAreAnsweredExactlyOnceAcrossAKillNine) {
-  ServerProcess& worker = Process("all", {"--sync", "normal"});
-  ServerProcess& api = Process("api");
-  // Waits for the lease, serving the API meanwhile (info: the log says when it takes over).
-  ServerProcess& standby = Process("worker", {"--log-level", "info"});
-  ToolClient through_worker(worker);
-  ToolClient through_api(api);
-  ToolClient through_standby(standby);
-  through_api.DefineTool({{"name", "echo1"}, {"runtime", "builtin"}, {"builtin", "echo"}});
-  ToolClient* clients[] = {&through_worker, &through_api, &through_standby};
+  ToolCluster cluster = StartToolCluster();  // the standby waits for the lease, serving the API
+  ServerProcess& worker = *cluster.worker;
+  ServerProcess& standby = *cluster.standby;
+  ToolClient& through_api = *cluster.through_api;
+  ToolClient& through_standby = *cluster.through_standby;
+  ToolClient** clients = cluster.clients;
   std::vector<std::string> before;
   for (int i = 0; i < 60; ++i) before.push_back(clients[i % 3]->Request("echo1", json::object{{"i", i}}));
   // Answers come from the worker: the standby runs nothing while the worker holds the lease.
@@ -322,13 +343,12 @@ std::map<std::string, int> AnswersByRequest(const std::vector<SseFrame>& frames)
 TEST_F(e2e_cluster, AThousandToolRequestsThroughThreeProcessesOnNatsAreAnsweredExactlyOnceAcrossAKillNine) {
   UseNats();
   ASSERT_FALSE(HasFatalFailure());
-  ServerProcess& worker = Process("all", {"--sync", "normal"});
-  ServerProcess& api = Process("api");
-  ServerProcess& standby = Process("worker", {"--log-level", "info"});
-  ToolClient through_worker(worker);
-  ToolClient through_api(api);
-  ToolClient through_standby(standby);
-  through_api.DefineTool({{"name", "echo1"}, {"runtime", "builtin"}, {"builtin", "echo"}});
+  ToolCluster cluster = StartToolCluster();
+  ServerProcess& worker = *cluster.worker;
+  ServerProcess& api = *cluster.api;
+  ServerProcess& standby = *cluster.standby;
+  ToolClient& through_standby = *cluster.through_standby;
+  ToolClient** clients = cluster.clients;
   // Every answer, as the API process's bus (fed by NATS) sees it.
   SseClient answers(api.url() + "/events/stream?schema_name=tool.response.v1&since=0");
   answers.Start();
@@ -336,7 +356,6 @@ TEST_F(e2e_cluster, AThousandToolRequestsThroughThreeProcessesOnNatsAreAnsweredE
 
   constexpr int kRequests = 1000;
   std::set<std::string> requests;
-  ToolClient* clients[] = {&through_worker, &through_api, &through_standby};
   for (int i = 0; i < kRequests / 2; ++i) requests.insert(clients[i % 3]->Request("echo1", json::object{{"i", i}}));
   ASSERT_TRUE(answers.WaitForEvents(kRequests / 4, 60s)) << answers.Describe();
   worker.Kill9();  // in the middle of the runs: the standby takes over what it left
