@@ -64,6 +64,11 @@ struct NatsStreamClient::Callbacks {
     }
     natsMsg_Destroy(msg);
   }
+  static void PublishFailed(jsCtx*, jsPubAckErr* failure, void* closure) {
+    auto* self = static_cast<NatsStreamClient*>(closure);
+    self->publish_failures_.fetch_add(1);
+    CAIRN_LOG_DEBUG("bus: NATS did not store a message: {}", failure->ErrText ? failure->ErrText : natsStatus_GetText(failure->Err));
+  }
   static void SubscriptionComplete(void* closure) {
     auto* self = static_cast<NatsStreamClient*>(closure);
     std::lock_guard lock(self->done_mu_);
@@ -125,6 +130,8 @@ Result<std::unique_ptr<NatsStreamClient>> NatsStreamClient::Connect(NatsStreamOp
   jsOptions js_options;
   jsOptions_Init(&js_options);
   js_options.Wait = o.timeout.count();
+  js_options.PublishAsync.ErrHandler = &Callbacks::PublishFailed;
+  js_options.PublishAsync.ErrHandlerClosure = client.get();
   s = natsConnection_JetStream(&client->js_, client->conn_, &js_options);
   if (s != NATS_OK) return Failed("bus: NATS at " + NatsUrlForLog(o.url) + " has no JetStream (start nats-server with -js)", s);
   CAIRN_RETURN_IF_ERROR(client->EnsureStream());
@@ -189,6 +196,37 @@ Status NatsStreamClient::Publish(const std::string& msg_id, std::string_view bod
   natsStatus s = js_Publish(&ack, js_, subject_.c_str(), body.data(), static_cast<int>(body.size()), &pub, &jerr);
   if (ack != nullptr) jsPubAck_Destroy(ack);
   if (s != NATS_OK) return Failed("bus: cannot publish message " + msg_id + " to NATS", s, jerr);
+  return Status::Ok();
+}
+
+Status NatsStreamClient::PublishBatch(const std::vector<Outgoing>& messages) {
+  publish_failures_ = 0;
+  natsStatus s = NATS_OK;
+  size_t sent = 0;
+  for (; sent < messages.size() && s == NATS_OK; ++sent) {
+    jsPubOptions pub;
+    jsPubOptions_Init(&pub);
+    pub.MsgId = messages[sent].msg_id.c_str();  // copied into the message's headers
+    pub.MaxWait = options_.timeout.count();
+    s = js_PublishAsync(js_, subject_.c_str(), messages[sent].body.data(), static_cast<int>(messages[sent].body.size()),
+                        &pub);
+  }
+  jsPubOptions wait;
+  jsPubOptions_Init(&wait);
+  wait.MaxWait = options_.timeout.count();
+  natsStatus completed = js_PublishAsyncComplete(js_, &wait);
+  if (completed != NATS_OK) {
+    // Drops what is still unacknowledged: the caller asks the stream where it stands, and a
+    // message sent again later is dropped as a duplicate if it did arrive.
+    natsMsgList pending;
+    if (js_PublishAsyncGetPendingList(&pending, js_) == NATS_OK) natsMsgList_Destroy(&pending);
+  }
+  if (s != NATS_OK) return Failed("bus: cannot publish to NATS (message " + std::to_string(sent) + " of a batch)", s);
+  if (completed != NATS_OK) return Failed("bus: NATS did not acknowledge a batch of " + std::to_string(messages.size()), completed);
+  if (int64_t failed = publish_failures_.load(); failed > 0) {
+    return Status(StatusCode::kUnavailable, "bus: NATS did not store " + std::to_string(failed) + " of a batch of " +
+                                                std::to_string(messages.size()) + " messages");
+  }
   return Status::Ok();
 }
 

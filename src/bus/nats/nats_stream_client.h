@@ -12,6 +12,7 @@
 // may have passed by meanwhile. Its functions run on NATS's threads and must only signal.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -66,6 +68,16 @@ class NatsStreamClient {
   // report it a duplicate). kUnavailable when NATS cannot be reached or did not answer in time.
   Status Publish(const std::string& msg_id, std::string_view body);
 
+  // Publishes `messages` in order without waiting for each acknowledgement, then waits for all of
+  // them. Ok when the stream stored (or dropped as duplicates) every one; kUnavailable otherwise,
+  // when some of them, not necessarily the last ones, may be missing from the stream. Call from
+  // one thread at a time.
+  struct Outgoing {
+    std::string msg_id;
+    std::string body;
+  };
+  Status PublishBatch(const std::vector<Outgoing>& messages);
+
   // The seq the newest message in the stream was published for (its message id: an event's seq,
   // or "m<seq>" for a relay's marker); 0 when the stream is empty or the id is neither.
   Result<int64_t> LastPublishedSeq();
@@ -109,6 +121,8 @@ class NatsStreamClient {
 
   std::mutex listener_mu_;
   Listener listener_;
+
+  std::atomic<int64_t> publish_failures_{0};  // acknowledgements PublishBatch is told failed
 
   std::mutex done_mu_;  // what NATS says has finished
   std::condition_variable done_cv_;
