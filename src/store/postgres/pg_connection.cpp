@@ -87,7 +87,14 @@ Status PgError(const PGconn* conn, const PGresult* result, std::string_view what
 }
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri, int64_t statement_timeout_ms) {
-  PGconn* conn = PQconnectdb(uri.c_str());
+  // Bounds on a server that stops answering (a host gone from the network sends no reset): the
+  // connect gives up after 10 s, and an established connection is found dead within about 30 s
+  // (keepalives; unacknowledged data), so a lease holder learns it lost its lease in seconds, not
+  // after the kernel's 15 minutes. The URI's own values come after these, so they win.
+  const char* keywords[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+                            "keepalives_count", "tcp_user_timeout", "dbname", nullptr};
+  const char* values[] = {"10", "1", "10", "5", "3", "30000", uri.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (PQstatus(conn) != CONNECTION_OK) {
     Status status = Status::Unavailable("PostgreSQL: cannot connect: " + std::string(PQerrorMessage(conn)));
     PQfinish(conn);
