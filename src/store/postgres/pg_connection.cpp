@@ -87,10 +87,12 @@ Status PgError(const PGconn* conn, const PGresult* result, std::string_view what
 }
 
 Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri, int64_t statement_timeout_ms) {
-  // Bounds on a server that stops answering (a host gone from the network sends no reset): the
+  // Bounds on a peer that stops answering (a host gone from the network sends no reset): the
   // connect gives up after 10 s, and an established connection is found dead within about 30 s
   // (keepalives; unacknowledged data), so a lease holder learns it lost its lease in seconds, not
-  // after the kernel's 15 minutes. The URI's own values come after these, so they win.
+  // after the kernel's 15 minutes. The URI's own values come after these, so they win. The same
+  // bounds are set on the server's side of the session (below): the server then releases a cut-off
+  // holder's lease in about as long, so a standby takes over in a partition too.
   const char* keywords[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
                             "keepalives_count", "tcp_user_timeout", "dbname", nullptr};
   const char* values[] = {"10", "1", "10", "5", "3", "30000", uri.c_str(), nullptr};
@@ -102,7 +104,9 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri,
   }
   std::unique_ptr<PgConnection> connection(new PgConnection(conn));
   std::string setup = "SET TIME ZONE 'UTC'; SET client_min_messages = warning; "
-                      "SET default_transaction_isolation = 'read committed'";
+                      "SET default_transaction_isolation = 'read committed'; "
+                      "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; "
+                      "SET tcp_user_timeout = 30000";
   if (statement_timeout_ms > 0) setup += "; SET statement_timeout = " + std::to_string(statement_timeout_ms);
   CAIRN_RETURN_IF_ERROR(connection->Exec(setup));
   return connection;
