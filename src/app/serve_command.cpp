@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <mutex>
 #include <thread>
 
 #include "app/auth_setup.h"
@@ -213,6 +214,11 @@ int RunServe(const std::vector<std::string>& args) {
     std::cerr << "cairn serve: " << bus_choice.message() << "\n";
     return 2;
   }
+  auto work_parts = WorkParts(settings);
+  if (!work_parts.ok()) {
+    std::cerr << "cairn serve: " << work_parts.status().message() << "\n";
+    return 2;
+  }
   std::optional<exec::RunAs> tool_user;  // process tools drop to it (docs/executors.md)
   if (const std::string& name = settings.GetString("tool_user"); !name.empty()) {
     auto resolved = exec::ResolveToolUser(name);
@@ -336,7 +342,7 @@ int RunServe(const std::vector<std::string>& args) {
                  outbound_policy->Describe());
   if (auth->enabled) access_keys = auth->keys.get();
   const bool run_executors = background && settings.GetBool("run_executors");
-  std::atomic<bool> background_started{false};  // the sweep runs where the background work does
+  std::atomic<bool> sweeping{false};  // the sweep runs where webhook delivery does (--work)
   // Search: full text always; vectors with an embedder, computed after the writes by the worker.
   // Models: the configured one, and the previous one while it catches up (docs/search.md).
   auto vector_search = StartVectorSearch(settings, (*providers)->providers(), SplitList(settings.GetString("embed_schemas")),
@@ -430,22 +436,29 @@ int RunServe(const std::vector<std::string>& args) {
   });
   exec::ExecutionIndex execution_index(*store, executor_host.runs());
   std::unique_ptr<bus::Subscription> session_feed;  // sessions written through other processes
-  // The background work (docs/deploy.md): webhook delivery, executors, session workers.
-  auto start_background = [&]() -> Status {
-    if (background) {
-      CAIRN_RETURN_IF_ERROR(deliverer.Start());
-      // Execution records written before executions had one shape move to it before anything runs.
-      CAIRN_ASSIGN_OR_RETURN(int64_t migrated, exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant));
-      if (migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", migrated);
-    }
-    // The tenants (auth's records) as they are now (a standby taking over knows those created
-    // meanwhile): each one's definitions run and its sessions resume.
+  // The background work (docs/deploy.md), in parts (--work) that start on their own: with a
+  // shared store each under a lease of its own, so different processes may do different parts.
+  auto migrate_executions = [&]() -> Status {
+    // Execution records written before executions had one shape move to it before anything runs.
+    CAIRN_ASSIGN_OR_RETURN(int64_t migrated, exec::MigrateExecutionRecords(*store, cursor_store, model::kDefaultTenant));
+    if (migrated > 0) CAIRN_LOG_INFO("moved {} execution records to the current shape (docs/executions.md)", migrated);
+    return Status::Ok();
+  };
+  // The tenants (auth's records) are read as a part starts (a standby taking over knows those
+  // created meanwhile): each one's definitions run and its sessions resume.
+  auto start_executors = [&]() -> Status {
+    if (background) CAIRN_RETURN_IF_ERROR(migrate_executions());
     const std::vector<std::string> tenants = auth->keys->TenantIds();
     CAIRN_RETURN_IF_ERROR(tools.Start(run_executors, builtin_tools, tenants));
     CAIRN_RETURN_IF_ERROR(agents.Start(run_executors, default_agent, tenants));
     CAIRN_RETURN_IF_ERROR(workflows.Start(run_executors, tenants));
     if (mcp_manager) CAIRN_RETURN_IF_ERROR(mcp_manager->Start(tenants));
-    if (run_executors && backend->shared) {
+    return Status::Ok();
+  };
+  auto start_sessions = [&]() -> Status {
+    if (!run_executors) return Status::Ok();
+    CAIRN_RETURN_IF_ERROR(migrate_executions());
+    if (backend->shared) {
       // Before the worker's recovery scan: a session written through another process after the
       // scan is fed in by its events.
       session_feed = sessions::FollowSessionExecutions(
@@ -457,15 +470,29 @@ int RunServe(const std::vector<std::string>& args) {
             session_worker.CancelSoon(owner, execution);
           });
     }
-    if (run_executors) CAIRN_RETURN_IF_ERROR(session_worker.Start(tenants));
-    background_started = background;
+    return session_worker.Start(auth->keys->TenantIds());
+  };
+  auto start_webhooks = [&]() -> Status {
+    CAIRN_RETURN_IF_ERROR(deliverer.Start());
+    sweeping = true;
     return Status::Ok();
   };
-  // With a shared store one process at a time does the background work: it starts once this
-  // process holds the store's lease, meanwhile the API is served (below, after listening).
-  std::unique_ptr<store::postgres::PgLease> background_lease = background ? MakeBackgroundLease(settings) : nullptr;
-  if (!background_lease) {
-    if (Status started = start_background(); !started.ok()) return Fail(started);
+  auto start_part = [&](const std::string& part) -> Status {
+    if (part == "executors") return start_executors();
+    if (part == "sessions") return start_sessions();
+    return start_webhooks();
+  };
+  // With a shared store each part starts once this process holds its lease; meanwhile the API is
+  // served (below, after listening). An API process only follows the definitions.
+  std::vector<std::pair<std::string, std::unique_ptr<store::postgres::PgLease>>> work_leases;
+  if (!background) {
+    if (Status started = start_executors(); !started.ok()) return Fail(started);
+  } else if (!backend->shared) {
+    for (const std::string& part : *work_parts) {
+      if (Status started = start_part(part); !started.ok()) return Fail(started);
+    }
+  } else {
+    for (const std::string& part : *work_parts) work_leases.emplace_back(part, MakeWorkLease(settings, part));
   }
 
   server::Router router;
@@ -522,37 +549,40 @@ int RunServe(const std::vector<std::string>& args) {
   }
   CAIRN_LOG_INFO("cairn {} listening on {}:{} (role {}, data in {}, events {}, files in {})", kVersion, listen->host,
                  *port, role, backend->description, (*bus_source)->description(), settings.GetString("data_dir"));
-  std::thread background_starter;
-  if (background_lease) {
-    background_starter = std::thread([&] {
+  std::vector<std::thread> lease_waiters;
+  std::mutex part_start_mu;  // one part starts at a time, as without leases
+  for (auto& [part, lease] : work_leases) {
+    lease_waiters.emplace_back([&, &part = part, &lease = lease] {
       NameThisThread("lease-wait");
-      Status held = background_lease->Acquire([] {
-        CAIRN_LOG_ERROR("lost the lease on the background work: stopping at once so that no two processes do it");
+      Status held = lease->Acquire([&part] {
+        CAIRN_LOG_ERROR("lost the lease on the background work's {}: stopping at once so that no two processes do it",
+                        part);
         std::_Exit(75);
       });
       if (!held.ok()) return;  // shutting down before this process got the lease
-      Status started = start_background();
+      std::lock_guard starting(part_start_mu);
+      Status started = start_part(part);
       if (started.ok()) {
-        CAIRN_LOG_INFO("this process does the background work (executors, sessions, webhook delivery, the sweep)");
+        CAIRN_LOG_INFO("this process does the background work: {}", part);
         return;
       }
-      CAIRN_LOG_ERROR("cannot start the background work: {}; shutting down", started.message());
+      CAIRN_LOG_ERROR("cannot start the background work's {}: {}; shutting down", part, started.message());
       server.Stop();
     });
   }
 
   int64_t retention_micros = settings.GetInt("event_retention_ms") * 1000;
   PeriodicTask sweeper(std::chrono::milliseconds(settings.GetInt("sweep_interval_ms")), [&] {
-    if (!background_started) return;
+    if (!sweeping) return;
     auto swept = store->SweepExpired();
     if (!swept.ok()) CAIRN_LOG_WARN("sweep failed: {}", swept.status().message());
     auto pruned = event_log.PruneEvents(clock.NowMicros() - retention_micros);
     if (!pruned.ok()) CAIRN_LOG_WARN("event pruning failed: {}", pruned.status().message());
   });
   server.Run();
-  if (background_lease) background_lease->RequestStop();  // ends a wait for it
-  if (background_starter.joinable()) background_starter.join();
-  if (background_lease) background_lease->Stop();
+  for (auto& [part, lease] : work_leases) lease->RequestStop();  // ends the waits for them
+  for (std::thread& waiter : lease_waiters) waiter.join();
+  for (auto& [part, lease] : work_leases) lease->Stop();
   session_feed.reset();
   auth_feed.reset();
   sweeper.Stop();

@@ -1,5 +1,6 @@
 #include "app/store_setup.h"
 
+#include <algorithm>
 #include <filesystem>
 
 
@@ -85,8 +86,9 @@ Status UnknownStore(const std::string& choice) {
                 "store");
 }
 
-// The advisory lock key of the background work's lease ("cairn-bg" in ASCII).
-constexpr int64_t kBackgroundLeaseKey = 0x636169726e2d6267;
+// The advisory lock keys of the background work's leases ("cairn-ex", "cairn-se", "cairn-wh" in
+// ASCII), in the order of kWorkParts.
+constexpr int64_t kWorkLeaseKeys[] = {0x636169726e2d6578, 0x636169726e2d7365, 0x636169726e2d7768};
 
 }  // namespace
 
@@ -121,11 +123,34 @@ Status CheckStoreSettings(const Settings& settings) {
   return Status::Ok();
 }
 
-std::unique_ptr<store::postgres::PgLease> MakeBackgroundLease(const Settings& settings) {
+Result<std::vector<std::string>> WorkParts(const Settings& settings) {
+  std::vector<std::string> parts;
+  std::string list = settings.GetString("work");
+  for (size_t begin = 0; begin <= list.size();) {
+    size_t end = std::min(list.find(',', begin), list.size());
+    std::string part = list.substr(begin, end - begin);
+    begin = end + 1;
+    if (part.empty()) continue;
+    if (std::find(std::begin(kWorkParts), std::end(kWorkParts), part) == std::end(kWorkParts)) {
+      return Status(StatusCode::kInvalidArgument,
+                    "work: expected parts among executors, sessions and webhooks, got '" + part + "'", "work");
+    }
+    if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
+  }
+  if (parts.empty()) {
+    return Status(StatusCode::kInvalidArgument, "work: name at least one of executors, sessions and webhooks", "work");
+  }
+  return parts;
+}
+
+std::unique_ptr<store::postgres::PgLease> MakeWorkLease(const Settings& settings, const std::string& part) {
   if (!IsPostgresUri(settings.GetString("store"))) return nullptr;
+  auto known = std::find(std::begin(kWorkParts), std::end(kWorkParts), part);
+  if (known == std::end(kWorkParts)) return nullptr;
   store::postgres::PgLease::Options options;
   options.uri = settings.GetString("store");
-  options.key = kBackgroundLeaseKey;
+  options.key = kWorkLeaseKeys[known - std::begin(kWorkParts)];
+  options.purpose = "the background work's " + part;
   return std::make_unique<store::postgres::PgLease>(options);
 }
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/metrics.h"
@@ -53,9 +54,15 @@ Result<StoreBackend> OpenStoreBackend(const Settings& settings, const Clock& clo
 // made in the data dir.
 Status CheckStoreSettings(const Settings& settings);
 
-// The lease on the background work when the store is shared (PostgreSQL: one process of the
-// cluster does it at a time; store/postgres/pg_lease.h), else null (the store is this process's
-// alone).
-std::unique_ptr<store::postgres::PgLease> MakeBackgroundLease(const Settings& settings);
+// The parts of the background work (the `work` setting), in the order they start.
+inline constexpr const char* kWorkParts[] = {"executors", "sessions", "webhooks"};
+
+// The `work` setting's parts; kInvalidArgument naming `work` for an unknown or no part.
+Result<std::vector<std::string>> WorkParts(const Settings& settings);
+
+// The lease on the background work's `part` (one of kWorkParts) when the store is shared
+// (PostgreSQL: one process of the cluster does each part at a time; store/postgres/pg_lease.h),
+// else null (the store is this process's alone).
+std::unique_ptr<store::postgres::PgLease> MakeWorkLease(const Settings& settings, const std::string& part);
 
 }  // namespace cairn::app

@@ -275,6 +275,50 @@ TEST_F(e2e_cluster, ASessionRunCancelledThroughAnApiProcessStopsOnTheWorker) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(15));
 }
 
+TEST_F(e2e_cluster, WorkersSplitTheBackgroundWorkByPartAndEachPartFailsOverOnItsOwn) {
+  FixtureLlm llm(json::object{{"rules", json::array{Rule(Match({{"last_role", "user"}}),
+                                                          Text("sessions heard: {{last_content}}"))}}});
+  ASSERT_TRUE(llm.Start()) << llm.error();
+  std::vector<std::string> llm_args = {"--llm-base-url", llm.base_url(), "--llm-model", "fixture-model",
+                                       "--log-level", "info"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.end(), llm_args.begin(), llm_args.end());
+    return more;
+  };
+  ServerProcess& executors = Process("worker", with({"--work", "executors"}));
+  ServerProcess& sessions = Process("worker", with({"--work", "sessions,webhooks"}));
+  ServerProcess& api = Process("api", llm_args);
+  ToolClient tools(api);
+  tools.DefineTool({{"name", "echo1"}, {"runtime", "builtin"}, {"builtin", "echo"}});
+  // Only `executors` may run tools, only `sessions` sessions: both answered means both parts run.
+  EXPECT_EQ(StatusOf(tools.AwaitResponse(tools.Request("echo1", json::object{{"n", 1}}))), "success");
+  SessionRun run = PostToNewSession(api, json::object{{"agent_id", "helper"}}, "split");
+  ASSERT_FALSE(run.execution_id.empty());
+  auto answer = run.stream->Await([&](const SessionEvent& e) { return e.execution_id == run.execution_id && e.role == "assistant"; });
+  ASSERT_TRUE(answer.has_value()) << run.stream->Describe() << sessions.LogTail();
+  EXPECT_EQ(answer->content, "sessions heard: split");
+  std::string executors_log = executors.LogTail(1 << 20);
+  std::string sessions_log = sessions.LogTail(1 << 20);
+  EXPECT_NE(executors_log.find("background work: executors"), std::string::npos) << executors_log;
+  EXPECT_EQ(executors_log.find("background work: sessions"), std::string::npos) << executors_log;
+  EXPECT_NE(sessions_log.find("background work: sessions"), std::string::npos) << sessions_log;
+  EXPECT_NE(sessions_log.find("background work: webhooks"), std::string::npos) << sessions_log;
+  EXPECT_EQ(sessions_log.find("background work: executors"), std::string::npos) << sessions_log;
+
+  // A standby for the executors only takes them over when their process dies; the sessions go on
+  // where they were.
+  ServerProcess& standby = Process("worker", with({"--work", "executors"}));
+  executors.Kill9();
+  EXPECT_EQ(StatusOf(tools.AwaitResponse(tools.Request("echo1", json::object{{"n", 2}}))), "success");
+  EXPECT_NE(standby.LogTail(1 << 20).find("background work: executors"), std::string::npos) << standby.LogTail();
+  Response again = HttpClient(api.port()).Post("/sessions/" + run.session_id + "/messages", R"({"content":"still"})");
+  ASSERT_EQ(again.status, 202) << again.Describe();
+  std::string second = StringAt(again.Json().as_object(), "execution_id");
+  auto still = run.stream->Await([&](const SessionEvent& e) { return e.execution_id == second && e.role == "assistant"; });
+  ASSERT_TRUE(still.has_value()) << run.stream->Describe();
+  EXPECT_EQ(still->content, "sessions heard: still");
+}
+
 TEST_F(e2e_cluster, AKeyMadeOrRevokedThroughOneProcessIsKnownToTheOthers) {
   const std::string bootstrap = "bootstrap-admin-key-0123456789abcdef";
   std::vector<std::string> auth_args = {"--auth=on", "--bootstrap-admin-key", bootstrap, "--jwt-secret",
@@ -443,6 +487,9 @@ TEST_F(e2e_cluster, BadStoreAndRoleSettingsAreRefusedAtStart) {
   auto [role, role_log] = exit_of({"--role", "leader"});
   EXPECT_EQ(role, 2);
   EXPECT_NE(role_log.find("--role"), std::string::npos) << role_log;
+  auto [work, work_log] = exit_of({"--work", "executors,gardening"});
+  EXPECT_EQ(work, 2);
+  EXPECT_NE(work_log.find("work"), std::string::npos) << work_log;
   auto [unreachable, unreachable_log] =
       exit_of({"--store", "postgresql:///nowhere?host=/nonexistent&port=1", "--master-key", kMasterKey});
   EXPECT_NE(unreachable, 0);
