@@ -290,11 +290,18 @@ WebhookDeliverer::WebhookDeliverer(store::WebhookStore& store, bus::EventBus& bu
 
 WebhookDeliverer::~WebhookDeliverer() { Stop(); }
 
-Status WebhookDeliverer::Start() { return Refresh(); }
+Status WebhookDeliverer::Start() {
+  {
+    std::lock_guard lock(mu_);
+    started_ = true;
+  }
+  return Refresh();
+}
 
 Status WebhookDeliverer::Refresh() {
   std::lock_guard lock(mu_);
   if (stopped_) return Status::Unavailable("webhook delivery is stopped");
+  if (!started_) return Status::Ok();
   CAIRN_ASSIGN_OR_RETURN(std::vector<store::Webhook> hooks, shared_.store.ListAllWebhooks());
   std::set<std::string> wanted;
   for (auto& hook : hooks) {

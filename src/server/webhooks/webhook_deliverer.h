@@ -68,7 +68,9 @@ class WebhookDeliverer {
   Status Start();
 
   // Re-reads the webhooks and starts, stops or restarts workers to match. Thread-safe. Blocks
-  // while a stopped worker's HTTP attempt ends (cancelled within about a second).
+  // while a stopped worker's HTTP attempt ends (cancelled within about a second). Does nothing
+  // before Start(): a process that does not deliver (another holds the webhooks part of a
+  // cluster) must not start delivering when a webhook is changed through it.
   Status Refresh();
 
   // Stops every worker (an attempt in flight is cancelled; its event stays undelivered and is
@@ -95,6 +97,7 @@ class WebhookDeliverer {
 
   Shared shared_;
   std::mutex mu_;
+  bool started_ = false;
   bool stopped_ = false;
   std::map<std::string, std::unique_ptr<Worker>> workers_;  // by webhook id
 };
