@@ -1,5 +1,7 @@
 #include "store/postgres/pg_connection.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -86,16 +88,20 @@ Status PgError(const PGconn* conn, const PGresult* result, std::string_view what
   return Status::Internal(text);
 }
 
-Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri, int64_t statement_timeout_ms) {
-  // Bounds on a peer that stops answering (a host gone from the network sends no reset): the
-  // connect gives up after 10 s, and an established connection is found dead within about 30 s
-  // (keepalives; unacknowledged data), so a lease holder learns it lost its lease in seconds, not
-  // after the kernel's 15 minutes. The URI's own values come after these, so they win. The same
-  // bounds are set on the server's side of the session (below): the server then releases a cut-off
-  // holder's lease in about as long, so a standby takes over in a partition too.
-  const char* keywords[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
-                            "keepalives_count", "tcp_user_timeout", "dbname", nullptr};
-  const char* values[] = {"10", "1", "10", "5", "3", "30000", uri.c_str(), nullptr};
+Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri, int64_t statement_timeout_ms,
+                                                          int dead_server_ms) {
+  // Bounds on a peer that stops answering (a host gone from the network sends no reset), instead
+  // of the kernel's 15 minutes and the server's hours: the connect gives up after 10 s, an open
+  // connection is found dead after about `dead_server_ms` (keepalives; unacknowledged data), and
+  // the server drops a silent client after about 30 s (the session settings below). A lease
+  // holder's connection uses less than that, so a holder cut off from the database exits before
+  // the server hands its lease to another process.
+  const std::string user_timeout = std::to_string(dead_server_ms);
+  const std::string idle = std::to_string(std::max(1, dead_server_ms / 3000));
+  const std::string interval = std::to_string(std::max(1, dead_server_ms / 6000));
+  const char* keywords[] = {"connect_timeout",  "keepalives",       "keepalives_idle", "keepalives_interval",
+                            "keepalives_count", "tcp_user_timeout", "dbname",          nullptr};
+  const char* values[] = {"10", "1", idle.c_str(), interval.c_str(), "3", user_timeout.c_str(), uri.c_str(), nullptr};
   PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (PQstatus(conn) != CONNECTION_OK) {
     Status status = Status::Unavailable("PostgreSQL: cannot connect: " + std::string(PQerrorMessage(conn)));
@@ -106,7 +112,7 @@ Result<std::unique_ptr<PgConnection>> PgConnection::Open(const std::string& uri,
   std::string setup = "SET TIME ZONE 'UTC'; SET client_min_messages = warning; "
                       "SET default_transaction_isolation = 'read committed'; "
                       "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; "
-                      "SET tcp_user_timeout = 30000";
+                      "SET tcp_user_timeout = " + std::to_string(kServerDropsSilentClientMs);
   if (statement_timeout_ms > 0) setup += "; SET statement_timeout = " + std::to_string(statement_timeout_ms);
   CAIRN_RETURN_IF_ERROR(connection->Exec(setup));
   return connection;

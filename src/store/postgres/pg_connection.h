@@ -79,8 +79,13 @@ class PgResult {
 class PgConnection {
  public:
   // Connects to `uri` (libpq's URI or key=value form). Sets the session to UTC and to READ
-  // COMMITTED, with `statement_timeout_ms` (0: none) bounding every statement.
-  static Result<std::unique_ptr<PgConnection>> Open(const std::string& uri, int64_t statement_timeout_ms = 0);
+  // COMMITTED, with `statement_timeout_ms` (0: none) bounding every statement. A server that stops
+  // answering is given up after 10 s when connecting, and after about `dead_server_ms` on an open
+  // connection (TCP only; the URI's own connect_timeout, keepalives_* and tcp_user_timeout win).
+  // The server's side of the session drops a silent client after about 30 s.
+  static constexpr int kServerDropsSilentClientMs = 30000;
+  static Result<std::unique_ptr<PgConnection>> Open(const std::string& uri, int64_t statement_timeout_ms = 0,
+                                                    int dead_server_ms = kServerDropsSilentClientMs);
   ~PgConnection();
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
