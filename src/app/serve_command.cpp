@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <mutex>
@@ -68,6 +69,8 @@ namespace cairn::app {
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
+// How soon the process delivering webhooks sees one created or changed through another process.
+constexpr auto kWebhookRefreshInterval = std::chrono::seconds(2);
 
 struct ListenAddress {
   std::string host;
@@ -455,9 +458,11 @@ int RunServe(const std::vector<std::string>& args) {
     if (mcp_manager) CAIRN_RETURN_IF_ERROR(mcp_manager->Start(tenants));
     return Status::Ok();
   };
+  const bool does_executors =
+      std::find(work_parts->begin(), work_parts->end(), "executors") != work_parts->end();
   auto start_sessions = [&]() -> Status {
     if (!run_executors) return Status::Ok();
-    CAIRN_RETURN_IF_ERROR(migrate_executions());
+    if (!does_executors) CAIRN_RETURN_IF_ERROR(migrate_executions());  // else done as they start
     if (backend->shared) {
       // Before the worker's recovery scan: a session written through another process after the
       // scan is fed in by its events.
@@ -490,6 +495,10 @@ int RunServe(const std::vector<std::string>& args) {
   } else if (!backend->shared) {
     for (const std::string& part : *work_parts) {
       if (Status started = start_part(part); !started.ok()) return Fail(started);
+    }
+    if (work_parts->size() < std::size(kWorkParts)) {
+      CAIRN_LOG_WARN("--work {}: with a SQLite store no other process does the other parts: they do not run",
+                     settings.GetString("work"));
     }
   } else {
     for (const std::string& part : *work_parts) work_leases.emplace_back(part, MakeWorkLease(settings, part));
@@ -551,6 +560,8 @@ int RunServe(const std::vector<std::string>& args) {
                  *port, role, backend->description, (*bus_source)->description(), settings.GetString("data_dir"));
   std::vector<std::thread> lease_waiters;
   std::mutex part_start_mu;  // one part starts at a time, as without leases
+  bool parts_closed = false;  // part_start_mu: the server stopped, no part starts any more
+  std::atomic<bool> part_failed{false};
   for (auto& [part, lease] : work_leases) {
     lease_waiters.emplace_back([&, &part = part, &lease = lease] {
       NameThisThread("lease-wait");
@@ -561,12 +572,12 @@ int RunServe(const std::vector<std::string>& args) {
       });
       if (!held.ok()) return;  // shutting down before this process got the lease
       std::lock_guard starting(part_start_mu);
+      if (parts_closed) return;
+      CAIRN_LOG_INFO("this process does the background work: {}", part);
       Status started = start_part(part);
-      if (started.ok()) {
-        CAIRN_LOG_INFO("this process does the background work: {}", part);
-        return;
-      }
+      if (started.ok()) return;
       CAIRN_LOG_ERROR("cannot start the background work's {}: {}; shutting down", part, started.message());
+      part_failed = true;
       server.Stop();
     });
   }
@@ -579,7 +590,23 @@ int RunServe(const std::vector<std::string>& args) {
     auto pruned = event_log.PruneEvents(clock.NowMicros() - retention_micros);
     if (!pruned.ok()) CAIRN_LOG_WARN("event pruning failed: {}", pruned.status().message());
   });
+  // Webhooks created or changed through another process reach this one's deliverer here (they
+  // have no events); Refresh does nothing where delivery did not start.
+  std::optional<PeriodicTask> webhook_refresher;
+  if (backend->shared) {
+    webhook_refresher.emplace(kWebhookRefreshInterval, [&] {
+      if (!sweeping) return;
+      if (Status refreshed = deliverer.Refresh(); !refreshed.ok()) {
+        CAIRN_LOG_WARN("webhooks: cannot read them again: {}", refreshed.message());
+      }
+    });
+  }
   server.Run();
+  if (webhook_refresher) webhook_refresher->Stop();
+  {
+    std::lock_guard closing(part_start_mu);
+    parts_closed = true;
+  }
   for (auto& [part, lease] : work_leases) lease->RequestStop();  // ends the waits for them
   for (std::thread& waiter : lease_waiters) waiter.join();
   for (auto& [part, lease] : work_leases) lease->Stop();
@@ -587,6 +614,7 @@ int RunServe(const std::vector<std::string>& args) {
   auth_feed.reset();
   sweeper.Stop();
   session_worker.Stop();  // runs in flight stay running; they continue after the next start
+  workflows.Stop();
   agents.Stop();
   tools.Stop();
   executor_host.Stop();  // runs in flight are cancelled; they run again after the next start
@@ -599,7 +627,7 @@ int RunServe(const std::vector<std::string>& args) {
   (*bus_source)->Stop();  // the relay reads the store: before it closes
   store->Close();
   CAIRN_LOG_INFO("cairn stopped");
-  return 0;
+  return part_failed ? 1 : 0;
 }
 
 }  // namespace cairn::app

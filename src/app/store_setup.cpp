@@ -130,6 +130,8 @@ Result<std::vector<std::string>> WorkParts(const Settings& settings) {
     size_t end = std::min(list.find(',', begin), list.size());
     std::string part = list.substr(begin, end - begin);
     begin = end + 1;
+    part.erase(0, part.find_first_not_of(' '));
+    part.erase(part.find_last_not_of(' ') + 1);
     if (part.empty()) continue;
     if (std::find(std::begin(kWorkParts), std::end(kWorkParts), part) == std::end(kWorkParts)) {
       return Status(StatusCode::kInvalidArgument,
@@ -140,7 +142,12 @@ Result<std::vector<std::string>> WorkParts(const Settings& settings) {
   if (parts.empty()) {
     return Status(StatusCode::kInvalidArgument, "work: name at least one of executors, sessions and webhooks", "work");
   }
-  return parts;
+  // In kWorkParts' order, whatever the order written (executors migrate old records first).
+  std::vector<std::string> ordered;
+  for (const char* known : kWorkParts) {
+    if (std::find(parts.begin(), parts.end(), known) != parts.end()) ordered.emplace_back(known);
+  }
+  return ordered;
 }
 
 std::unique_ptr<store::postgres::PgLease> MakeWorkLease(const Settings& settings, const std::string& part) {

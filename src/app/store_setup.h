@@ -57,7 +57,8 @@ Status CheckStoreSettings(const Settings& settings);
 // The parts of the background work (the `work` setting), in the order they start.
 inline constexpr const char* kWorkParts[] = {"executors", "sessions", "webhooks"};
 
-// The `work` setting's parts; kInvalidArgument naming `work` for an unknown or no part.
+// The `work` setting's parts, in kWorkParts' order; kInvalidArgument naming `work` for an unknown
+// or no part.
 Result<std::vector<std::string>> WorkParts(const Settings& settings);
 
 // The lease on the background work's `part` (one of kWorkParts) when the store is shared

@@ -17,6 +17,7 @@
 #include "llm_servers.h"
 #include "session_support.h"
 #include "sse_client.h"
+#include "support/loopback_http_server.h"
 #include "support/nats_server.h"
 #include "support/postgres_server.h"
 #include "tool_support.h"
@@ -317,6 +318,29 @@ TEST_F(e2e_cluster, WorkersSplitTheBackgroundWorkByPartAndEachPartFailsOverOnIts
   auto still = run.stream->Await([&](const SessionEvent& e) { return e.execution_id == second && e.role == "assistant"; });
   ASSERT_TRUE(still.has_value()) << run.stream->Describe();
   EXPECT_EQ(still->content, "sessions heard: still");
+}
+
+TEST_F(e2e_cluster, AWebhookMadeThroughAnApiProcessIsDeliveredByTheWorker) {
+  test_support::LoopbackHttpServer receiver(test_support::Answering(
+      [](const test_support::ReceivedRequest&) { return test_support::HttpResponse(204, "No Content", {}, ""); }));
+  std::vector<std::string> private_network = {"--allow-private-network", "127.0.0.0/8"};
+  ServerProcess& worker = Process("all", private_network);
+  ServerProcess& api = Process("api", private_network);
+  HttpClient through_api(api.port());
+  Response hook = through_api.Post("/webhooks", json::serialize(json::object{
+                                                    {"url", receiver.Url("/hook")}, {"selector", {{"any_tags", {"hooked"}}}}}));
+  ASSERT_EQ(hook.status, 201) << hook.Describe();
+  // The API process does not deliver: after it is gone, the worker still does, so it knew the
+  // webhook (it reads the webhooks again every 2 s; they have no events).
+  api.Kill9();
+  Created(worker, json::object{{"title", "first"}, {"tags", {"hooked"}}});
+  ASSERT_TRUE(receiver.WaitForRequests(1, 30s)) << worker.LogTail();
+  Created(worker, json::object{{"title", "second"}, {"tags", {"hooked"}}});
+  ASSERT_TRUE(receiver.WaitForRequests(2, 30s)) << worker.LogTail();
+  std::vector<test_support::ReceivedRequest> got = receiver.requests();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_NE(got[0].body.find("first"), std::string::npos) << got[0].body;
+  EXPECT_NE(got[1].body.find("second"), std::string::npos) << got[1].body;
 }
 
 TEST_F(e2e_cluster, AKeyMadeOrRevokedThroughOneProcessIsKnownToTheOthers) {

@@ -207,7 +207,6 @@ Status NatsStreamClient::PublishBatch(const std::vector<Outgoing>& messages) {
     jsPubOptions pub;
     jsPubOptions_Init(&pub);
     pub.MsgId = messages[sent].msg_id.c_str();  // copied into the message's headers
-    pub.MaxWait = options_.timeout.count();
     s = js_PublishAsync(js_, subject_.c_str(), messages[sent].body.data(), static_cast<int>(messages[sent].body.size()),
                         &pub);
   }
