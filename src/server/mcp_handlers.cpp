@@ -149,7 +149,7 @@ void AddMcpRoutes(Router& router, McpRouteDeps deps) {
       }
     }
     return HttpResponse::Json(200, json::serialize(json::object{{"servers", std::move(servers)},
-                                                                {"connected_here", manager != nullptr}}));
+                                                                {"connected_here", manager != nullptr && manager->started()}}));
   });
   if (deps.store == nullptr || deps.bus == nullptr) return;
   router.Add("POST", "/mcp", Dispatch::kWorker, [&router, deps](const HttpRequest& req) -> Result<HttpResponse> {

@@ -305,6 +305,15 @@ TEST_F(e2e_cluster, WorkersSplitTheBackgroundWorkByPartAndEachPartFailsOverOnIts
   EXPECT_NE(sessions_log.find("background work: sessions"), std::string::npos) << sessions_log;
   EXPECT_NE(sessions_log.find("background work: webhooks"), std::string::npos) << sessions_log;
   EXPECT_EQ(sessions_log.find("background work: executors"), std::string::npos) << sessions_log;
+  // Only the executors' process holds MCP connections.
+  auto connected_here = [](ServerProcess& process) {
+    Response servers = HttpClient(process.port()).Get("/mcp/servers");
+    EXPECT_EQ(servers.status, 200) << servers.Describe();
+    return servers.status == 200 && servers.Json().as_object().at("connected_here").as_bool();
+  };
+  EXPECT_TRUE(connected_here(executors));
+  EXPECT_FALSE(connected_here(sessions));
+  EXPECT_FALSE(connected_here(api));
 
   // A standby for the executors only takes them over when their process dies; the sessions go on
   // where they were.

@@ -26,7 +26,16 @@ McpManager::McpManager(store::Store& store, bus::EventBus& bus, McpManagerOption
 
 McpManager::~McpManager() { Stop(); }
 
+bool McpManager::started() const {
+  std::lock_guard lock(mu_);
+  return started_ && !stop_;
+}
+
 Status McpManager::Start(const std::vector<std::string>& tenants) {
+  {
+    std::lock_guard lock(mu_);
+    started_ = true;
+  }
   const int64_t start_seq = bus_.LastSeq();
   subscription_ = bus_.SubscribeWhen(
       [this] {

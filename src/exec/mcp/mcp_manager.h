@@ -82,6 +82,9 @@ class McpManager final : public McpToolCaller {
   Status Start(const std::vector<std::string>& tenants = {});
   // Disconnects every server (stdio servers are stopped) and stops following records. Idempotent.
   void Stop();
+  // Whether the manager holds the connections: started and not stopped. A worker of a cluster that
+  // does not do the executors part has a manager that never starts.
+  bool started() const;
 
   Result<boost::json::value> CallTool(const std::string& server, const std::string& tool, const ToolCall& call) override;
 
@@ -102,6 +105,7 @@ class McpManager final : public McpToolCaller {
   std::map<ServerKey, std::shared_ptr<McpServerRunner>> by_name_;
   std::map<std::string, ServerKey> name_of_id_;  // record id -> its server
   std::condition_variable cv_;
+  bool started_ = false;
   bool stop_ = false;
   bool woken_ = false;
   std::unique_ptr<bus::Subscription> subscription_;
