@@ -116,6 +116,42 @@ class e2e_cluster : public ::testing::Test {
     return run;
   }
 
+  // Writes records w<from>..w<to - 1> tagged "fan", round robin through `writers`; their ids go
+  // to `written`.
+  static void WriteFan(const std::vector<ServerProcess*>& writers, int from, int to, std::set<std::string>* written) {
+    for (int i = from; i < to; ++i) {
+      json::object record =
+          Created(*writers[i % writers.size()], json::object{{"title", "w" + std::to_string(i)}, {"tags", {"fan"}}});
+      written->insert(StringAt(record, "id"));
+    }
+  }
+  // The seqs of `stream`'s events, which are checked to name exactly `written`, gap-free and in order.
+  static std::vector<int64_t> CheckFanStream(const SseClient& stream, const std::set<std::string>& written) {
+    std::vector<int64_t> seqs = SeqsOf(stream.Frames());
+    std::set<std::string> seen;
+    for (const SseFrame& frame : stream.Events()) seen.insert(StringAt(frame.Json().as_object(), "breadcrumb_id"));
+    EXPECT_EQ(seen, written);
+    for (size_t i = 1; i < seqs.size(); ++i) EXPECT_EQ(seqs[i], seqs[i - 1] + 1) << "a gap or a repeat at " << i;
+    return seqs;
+  }
+  // Moves a client of `stream` (its events had `seqs`) to `process` after its event `at`: the new
+  // stream resumes with the next seq and gets the rest (`rest` events), nothing missed or repeated;
+  // with `rest_count`, exactly `rest` of them.
+  static void ExpectResumesOn(ServerProcess& process, SseClient& stream, const std::vector<int64_t>& seqs, size_t at,
+                              size_t rest, bool rest_count) {
+    std::string last_id = *stream.Events()[at].id;
+    stream.Stop();
+    SseClient moved(process.url() + "/events/stream?tag=fan", {{"Last-Event-ID", last_id}});
+    moved.Start();
+    ASSERT_TRUE(moved.WaitForEvents(rest, 20s)) << moved.Describe();
+    std::vector<int64_t> resumed = SeqsOf(moved.Frames());
+    if (rest_count) {
+      ASSERT_EQ(resumed.size(), rest);
+    }
+    EXPECT_EQ(resumed.front(), seqs[at] + 1);
+    EXPECT_EQ(resumed.back(), seqs.back());
+  }
+
   std::string uri_;
   std::unique_ptr<test_support::NatsServer> nats_;
   std::vector<std::unique_ptr<ServerProcess>> processes_;
@@ -162,28 +198,12 @@ TEST_F(e2e_cluster, WritesThroughEveryProcessReachAStreamOnAnyInSeqOrder) {
   stream.Start();
   ASSERT_TRUE(stream.WaitForOpen(10s)) << stream.Describe();
   std::set<std::string> written;
-  ServerProcess* writers[] = {&a, &b, &c};
-  for (int i = 0; i < 45; ++i) {
-    json::object record = Created(*writers[i % 3], json::object{{"title", "w" + std::to_string(i)}, {"tags", {"fan"}}});
-    written.insert(StringAt(record, "id"));
-  }
+  WriteFan({&a, &b, &c}, 0, 45, &written);
   ASSERT_TRUE(stream.WaitForEvents(45, 20s)) << stream.Describe();
-  std::vector<int64_t> seqs = SeqsOf(stream.Frames());
-  std::set<std::string> seen;
-  for (const SseFrame& frame : stream.Events()) seen.insert(StringAt(frame.Json().as_object(), "breadcrumb_id"));
-  EXPECT_EQ(seen, written);
-  for (size_t i = 1; i < seqs.size(); ++i) EXPECT_EQ(seqs[i], seqs[i - 1] + 1) << "a gap or a repeat at " << i;
+  std::vector<int64_t> seqs = CheckFanStream(stream, written);
 
   // A client moved to another process resumes where it was, with nothing missed or repeated.
-  std::string last_id = *stream.Events()[19].id;
-  stream.Stop();
-  SseClient moved(a.url() + "/events/stream?tag=fan", {{"Last-Event-ID", last_id}});
-  moved.Start();
-  ASSERT_TRUE(moved.WaitForEvents(25, 20s)) << moved.Describe();
-  std::vector<int64_t> rest = SeqsOf(moved.Frames());
-  ASSERT_EQ(rest.size(), 25u);
-  EXPECT_EQ(rest.front(), seqs[19] + 1);
-  EXPECT_EQ(rest.back(), seqs.back());
+  ExpectResumesOn(a, stream, seqs, 19, 25, /*rest_count=*/true);
 }
 
 TEST_F(e2e_cluster, ToolRequestsThroughEveryProcessAreAnsweredExactlyOnceAcrossAKillNine) {
@@ -465,26 +485,16 @@ TEST_F(e2e_cluster, EventsReachEveryProcessThroughNatsAcrossARestartOfNats) {
   SseClient stream(c.url() + "/events/stream?tag=fan&since=0");
   stream.Start();
   ASSERT_TRUE(stream.WaitForOpen(10s)) << stream.Describe();
-  ServerProcess* writers[] = {&a, &b, &c};
+  std::vector<ServerProcess*> writers = {&a, &b, &c};
   std::set<std::string> written;
-  auto write = [&](int from, int to) {
-    for (int i = from; i < to; ++i) {
-      json::object record = Created(*writers[i % 3], json::object{{"title", "w" + std::to_string(i)}, {"tags", {"fan"}}});
-      written.insert(StringAt(record, "id"));
-    }
-  };
-  write(0, 30);
+  WriteFan(writers, 0, 30, &written);
   ASSERT_TRUE(stream.WaitForEvents(30, 20s)) << stream.Describe();
   ASSERT_TRUE(nats_->Restart().ok()) << nats_->Log();
-  write(30, 60);  // while the processes reconnect
+  WriteFan(writers, 30, 60, &written);  // while the processes reconnect
   ASSERT_TRUE(stream.WaitForEvents(60, 30s)) << stream.Describe() << nats_->Log();
-  write(60, 90);  // after: through the stream again
+  WriteFan(writers, 60, 90, &written);  // after: through the stream again
   ASSERT_TRUE(stream.WaitForEvents(90, 30s)) << stream.Describe();
-  std::vector<int64_t> seqs = SeqsOf(stream.Frames());
-  for (size_t i = 1; i < seqs.size(); ++i) EXPECT_EQ(seqs[i], seqs[i - 1] + 1) << "a gap or a repeat at " << i;
-  std::set<std::string> seen;
-  for (const SseFrame& frame : stream.Events()) seen.insert(StringAt(frame.Json().as_object(), "breadcrumb_id"));
-  EXPECT_EQ(seen, written);
+  std::vector<int64_t> seqs = CheckFanStream(stream, written);
   // One process relayed; every process's bus received events from the stream.
   double relayed = 0;
   for (ServerProcess* process : writers) {
@@ -495,14 +505,7 @@ TEST_F(e2e_cluster, EventsReachEveryProcessThroughNatsAcrossARestartOfNats) {
   EXPECT_GE(relayed, 90);
 
   // A client moved to another process resumes where it was.
-  std::string last_id = *stream.Events()[44].id;
-  stream.Stop();
-  SseClient moved(b.url() + "/events/stream?tag=fan", {{"Last-Event-ID", last_id}});
-  moved.Start();
-  ASSERT_TRUE(moved.WaitForEvents(45, 20s)) << moved.Describe();
-  std::vector<int64_t> rest = SeqsOf(moved.Frames());
-  EXPECT_EQ(rest.front(), seqs[44] + 1);
-  EXPECT_EQ(rest.back(), seqs.back());
+  ExpectResumesOn(b, stream, seqs, 44, 45, /*rest_count=*/false);
 }
 
 TEST_F(e2e_cluster, BadStoreAndRoleSettingsAreRefusedAtStart) {
