@@ -133,7 +133,7 @@ Status NatsRelay::Resume() {
   }
   if (start != in_stream) {
     // Readers would otherwise learn of the skipped events only with the next one published.
-    CAIRN_RETURN_IF_ERROR(stream_.Publish("m" + std::to_string(start), EncodeStreamMarker(start > 0 ? start : 1)));
+    CAIRN_RETURN_IF_ERROR(stream_.PublishBatch({{"m" + std::to_string(start), EncodeStreamMarker(start > 0 ? start : 1)}}));
   }
   published_ = start;
   CAIRN_LOG_INFO("bus: this process relays the event log to NATS, after event {}", start);

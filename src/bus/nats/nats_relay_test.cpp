@@ -255,7 +255,7 @@ TEST_F(NatsRelayTest, AMessageThatIsNotAnEventSendsTheBusToTheLog) {
   StartReader(*reading);
   Write(3);  // no relay: nothing reaches the stream
   uint64_t reads = Count("cairn_nats_feed_log_reads_total");
-  ASSERT_TRUE(reading->Publish("1000000", "not an event").ok());
+  ASSERT_TRUE(reading->PublishBatch({{"1000000", "not an event"}}).ok());
   ASSERT_TRUE(BusReaches(3)) << bus_->LastSeq();
   EXPECT_EQ(Count("cairn_nats_feed_log_reads_total"), reads + 1);
   EXPECT_EQ(Count("cairn_nats_feed_received_total"), 0u);

@@ -186,19 +186,6 @@ Status NatsStreamClient::EnsureStream() {
   return Status::Ok();
 }
 
-Status NatsStreamClient::Publish(const std::string& msg_id, std::string_view body) {
-  jsPubOptions pub;
-  jsPubOptions_Init(&pub);
-  pub.MsgId = msg_id.c_str();
-  pub.MaxWait = options_.timeout.count();
-  jsPubAck* ack = nullptr;
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  natsStatus s = js_Publish(&ack, js_, subject_.c_str(), body.data(), static_cast<int>(body.size()), &pub, &jerr);
-  if (ack != nullptr) jsPubAck_Destroy(ack);
-  if (s != NATS_OK) return Failed("bus: cannot publish message " + msg_id + " to NATS", s, jerr);
-  return Status::Ok();
-}
-
 Status NatsStreamClient::PublishBatch(const std::vector<Outgoing>& messages) {
   publish_failures_ = 0;
   natsStatus s = NATS_OK;

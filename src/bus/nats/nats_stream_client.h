@@ -64,14 +64,11 @@ class NatsStreamClient {
   // max_age when it differs from the options'. kUnavailable.
   Status EnsureStream();
 
-  // Publishes `body` with the message id `msg_id` and waits for the stream to store it (or to
-  // report it a duplicate). kUnavailable when NATS cannot be reached or did not answer in time.
-  Status Publish(const std::string& msg_id, std::string_view body);
-
-  // Publishes `messages` in order without waiting for each acknowledgement, then waits for all of
-  // them. Ok when the stream stored (or dropped as duplicates) every one; kUnavailable otherwise,
-  // when some of them, not necessarily the last ones, may be missing from the stream. Call from
-  // one thread at a time.
+  // Publishes `messages` (each a body and its message id) in order without waiting for each
+  // acknowledgement, then waits for all of them. Ok when the stream stored (or dropped as
+  // duplicates) every one; kUnavailable when NATS cannot be reached or did not answer in time, when
+  // some of them, not necessarily the last ones, may be missing from the stream. Call from one
+  // thread at a time.
   struct Outgoing {
     std::string msg_id;
     std::string body;
