@@ -81,13 +81,16 @@ BENCH_NAME=sse
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 val() { grep -m1 "^$2=" "$RESULTS/$1.txt" 2>/dev/null | cut -d= -f2- || true; }
 
-SERVER_PID="" PORT="" NATS_PID="" DATA_DIR=""
+# shellcheck source=scripts/lib/nats.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/nats.sh"
+SERVER_PID="" PORT="" DATA_DIR="" NATS_DIR=""
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
   local rc=$?
   stop_pid "$SERVER_PID" cairn; SERVER_PID=""
   stop_pid "$NATS_PID" nats-server; NATS_PID=""
   [[ -n $DATA_DIR && -d $DATA_DIR ]] && rm -rf "$DATA_DIR"
+  [[ -n $NATS_DIR && -d $NATS_DIR ]] && rm -rf "$NATS_DIR"
   exit "$rc"
 }
 trap cleanup EXIT
@@ -137,16 +140,10 @@ else
   NATS_NOTE="skipped (SSE_BENCH_NATS=0)"
 fi
 if [[ -z $NATS_NOTE ]]; then
-  nats-server -a 127.0.0.1 -p -1 >"$RESULTS/nats-server.log" 2>&1 &
-  NATS_PID=$!
+  NATS_DIR=$(mktemp -d "$DATA_PARENT/cairn-ssebench-nats.XXXXXX")
   NATS_PORT=""
-  for _ in $(seq 1 100); do
-    NATS_PORT=$(grep -oE 'Listening for client connections on 127\.0\.0\.1:[0-9]+' "$RESULTS/nats-server.log" |
-                grep -oE '[0-9]+$' || true)
-    [[ -n $NATS_PORT ]] && break
-    kill -0 "$NATS_PID" 2>/dev/null || break
-    sleep 0.1
-  done
+  nats_start "$NATS_DIR" 0 2>>"$LOG" || NATS_PORT=""
+  cp "$NATS_DIR/nats.log" "$RESULTS/nats-server.log" 2>/dev/null || true
   if [[ -z $NATS_PORT ]]; then
     NATS_NOTE="nats-server did not start (see $RESULTS/nats-server.log)"
   else
@@ -163,7 +160,8 @@ if [[ -z $NATS_NOTE ]]; then
     echo "loadavg_after=$(loadavg)" >>"$RESULTS/nats.txt"
     [[ -n $(val nats delivered_per_sec) ]] || NATS_NOTE="nats_fanout_bench gave no result (see $RESULTS/nats.txt)"
   fi
-  stop_pid "$NATS_PID" nats-server; NATS_PID=""
+  nats_stop
+  rm -rf "$NATS_DIR"; NATS_DIR=""
 fi
 [[ -n $NATS_NOTE ]] && log "NATS baseline: $NATS_NOTE"
 
