@@ -246,6 +246,13 @@ Result<store::CreateResult> ReservedSchemaStore::Create(const model::WriteContex
   return inner_->Create(ctx, checked, idempotency_key);
 }
 
+void ReservedSchemaStore::CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft,
+                                      std::string idempotency_key, CreateDone done) {
+  Status checked = draft.schema_name ? CheckDraft(ctx, draft) : CheckReservedPath(ctx, draft.path);
+  if (!checked.ok()) return done(std::move(checked));
+  inner_->CreateAsync(ctx, std::move(draft), std::move(idempotency_key), std::move(done));
+}
+
 Status ReservedSchemaStore::CheckExecutorPatch(const model::WriteContext& ctx, const std::string& id,
                                                const model::BreadcrumbPatch& patch, bool deleting) {
   if (ctx.system && !IsExecutorActor(ctx.actor)) return Status::Ok();

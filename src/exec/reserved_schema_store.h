@@ -57,6 +57,8 @@ class ReservedSchemaStore final : public store::Store {
 
   Result<store::CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                      const std::string& idempotency_key) override;
+  void CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
+                   CreateDone done) override;
   Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override;
   Result<std::shared_ptr<const model::Breadcrumb>> GetShared(const std::string& owner_id, const std::string& id) override;
   Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,

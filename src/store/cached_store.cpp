@@ -106,14 +106,29 @@ Result<CreateResult> CachedStore::Create(const model::WriteContext& ctx, const m
   // create's record, which may have changed since: not cached.
   const uint64_t invalidations = invalidations_.load();
   auto result = inner_->Create(ctx, draft, idempotency_key);
-  if (!result.ok() || result->replayed || capacity_per_shard_ == 0) return result;
+  RememberCreated(ctx.owner_id, result, invalidations);
+  return result;
+}
+
+void CachedStore::CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
+                              CreateDone done) {
+  const uint64_t invalidations = invalidations_.load();
+  inner_->CreateAsync(ctx, std::move(draft), std::move(idempotency_key),
+                      [this, owner_id = ctx.owner_id, invalidations, done = std::move(done)](Result<CreateResult> result) {
+                        RememberCreated(owner_id, result, invalidations);
+                        done(std::move(result));
+                      });
+}
+
+void CachedStore::RememberCreated(const std::string& owner_id, const Result<CreateResult>& result,
+                                  uint64_t invalidations) {
+  if (!result.ok() || result->replayed || capacity_per_shard_ == 0) return;
   const model::Breadcrumb& created = result->breadcrumb;
-  std::string key = Key(ctx.owner_id, created.id);
+  std::string key = Key(owner_id, created.id);
   Shard& shard = ShardFor(key);
   std::lock_guard lock(shard.mu);
-  if (invalidations_.load() != invalidations || shard.entries.count(key) || shard.writing.count(key)) return result;
+  if (invalidations_.load() != invalidations || shard.entries.count(key) || shard.writing.count(key)) return;
   Insert(shard, key, std::make_shared<const model::Breadcrumb>(created));
-  return result;
 }
 
 Result<model::Breadcrumb> CachedStore::Update(const model::WriteContext& ctx, const std::string& id,

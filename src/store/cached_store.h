@@ -35,6 +35,8 @@ class CachedStore final : public Store {
 
   Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                               const std::string& idempotency_key) override;
+  void CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
+                   CreateDone done) override;
   Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override;
   Result<std::shared_ptr<const model::Breadcrumb>> GetShared(const std::string& owner_id,
                                                              const std::string& id) override;
@@ -69,6 +71,9 @@ class CachedStore final : public Store {
   // Adds `record` under `key` as the most recent entry, evicting the least recent beyond capacity.
   // Caller holds shard.mu.
   void Insert(Shard& shard, const std::string& key, std::shared_ptr<const model::Breadcrumb> record);
+  // Caches what a create returned, unless it failed, was a replay, or an invalidation happened
+  // since `invalidations` was read (before the create started).
+  void RememberCreated(const std::string& owner_id, const Result<CreateResult>& result, uint64_t invalidations);
 
   std::unique_ptr<Store> inner_;
   size_t capacity_per_shard_;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +84,17 @@ class Store {
   // a different draft is kConflict. A taken `path` is kConflict. Returns the stored record.
   virtual Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                                       const std::string& idempotency_key) = 0;
+
+  // Create() without waiting for the commit: `done` is called exactly once with what Create()
+  // would have returned. A store with a writer thread calls it on that thread after the commit
+  // (so `done` must only hand the result off: every other write waits meanwhile), or at once on
+  // the caller's thread when the write is refused before it is queued. The default calls
+  // Create(), so it blocks the caller.
+  using CreateDone = std::function<void(Result<CreateResult>)>;
+  virtual void CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
+                           CreateDone done) {
+    done(Create(ctx, draft, idempotency_key));
+  }
 
   virtual Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) = 0;
 

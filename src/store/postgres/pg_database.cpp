@@ -56,10 +56,21 @@ Status PgDatabase::WithReader(const std::function<Status(PgConnection&)>& fn) {
 Status PgDatabase::Write(const PgWriter::WriteFn& fn) {
   auto started = std::chrono::steady_clock::now();
   Status status = writer_->Submit(fn);
+  ObserveWrite(started);
+  return status;
+}
+
+void PgDatabase::Post(PgWriter::WriteFn fn, std::function<void(Status)> done) {
+  writer_->Post(std::move(fn), [this, started = std::chrono::steady_clock::now(), done = std::move(done)](Status status) {
+    ObserveWrite(started);
+    done(std::move(status));
+  });
+}
+
+void PgDatabase::ObserveWrite(std::chrono::steady_clock::time_point started) {
   if (write_seconds_) {
     write_seconds_->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
-  return status;
 }
 
 }  // namespace cairn::store::postgres

@@ -4,6 +4,7 @@
 // connections.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,8 @@ class PgDatabase {
   Status WithReader(const std::function<Status(PgConnection&)>& fn);
   // Runs `fn` in the writer's next batch and waits for its commit (PgWriter::Submit).
   Status Write(const PgWriter::WriteFn& fn);
+  // Queues `fn` like Write() without waiting: `done` gets its Status (PgWriter::Post).
+  void Post(PgWriter::WriteFn fn, std::function<void(Status)> done);
   PgWriter& writer() { return *writer_; }
   const std::string& uri() const { return options_.uri; }
 
@@ -44,6 +47,8 @@ class PgDatabase {
 
  private:
   PgDatabase(PgOptions options, MetricsRegistry* metrics);
+
+  void ObserveWrite(std::chrono::steady_clock::time_point started);
 
   PgOptions options_;
   Histogram* write_seconds_ = nullptr;

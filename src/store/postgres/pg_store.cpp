@@ -156,6 +156,32 @@ Result<CreateResult> PgStore::Create(const model::WriteContext& ctx, const model
   return result;
 }
 
+void PgStore::CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
+                          CreateDone done) {
+  auto prepared = PreparedWrite::ForCreate(draft, idempotency_key);
+  if (!prepared.ok()) return done(prepared.status());
+  // Shared by the write (which the writer may run again when its batch is retried) and `done`.
+  struct Pending {
+    model::WriteContext ctx;
+    model::BreadcrumbDraft draft;
+    std::string idempotency_key;
+    PreparedWrite prepared;
+    CreateResult result;
+  };
+  auto pending =
+      std::make_shared<Pending>(Pending{ctx, std::move(draft), std::move(idempotency_key), std::move(prepared).value(), {}});
+  db_->Post(
+      [this, pending](PgConnection& conn) -> Status {
+        CAIRN_ASSIGN_OR_RETURN(pending->result, CreateIn(conn, pending->ctx, pending->draft, pending->idempotency_key,
+                                                         pending->prepared, clock_.NowMicros()));
+        return Status::Ok();
+      },
+      [pending, done = std::move(done)](Status status) {
+        if (!status.ok()) return done(std::move(status));
+        done(std::move(pending->result));
+      });
+}
+
 Result<model::Breadcrumb> PgStore::Get(const std::string& owner_id, const std::string& id) {
   model::Breadcrumb crumb;
   CAIRN_RETURN_IF_ERROR(db_->WithReader([&](PgConnection& conn) -> Status {

@@ -36,6 +36,8 @@ class PgStore final : public Store, public EventLog, public CursorStore, public 
 
   Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                               const std::string& idempotency_key) override;
+  void CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
+                   CreateDone done) override;
   Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override;
   Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
                                    const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version) override;

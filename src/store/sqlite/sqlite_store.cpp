@@ -166,10 +166,14 @@ Status SqliteStore::Write(const std::function<Status(Connection&, int64_t* recor
     return fn(conn, &delta);
   });
   if (status.ok()) records_ += delta;
+  ObserveWrite(started);
+  return status;
+}
+
+void SqliteStore::ObserveWrite(std::chrono::steady_clock::time_point started) {
   if (write_seconds_) {
     write_seconds_->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
-  return status;
 }
 
 Result<CreateResult> SqliteStore::CreateIn(Connection& conn, const model::WriteContext& ctx,
@@ -253,6 +257,38 @@ Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const m
     return Status::Ok();
   }));
   return result;
+}
+
+void SqliteStore::CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
+                              CreateDone done) {
+  auto prepared = PreparedWrite::ForCreate(draft, idempotency_key);
+  if (!prepared.ok()) return done(prepared.status());
+  // Shared by the write (which the writer may run again when its batch is retried) and `done`.
+  struct Pending {
+    model::WriteContext ctx;
+    model::BreadcrumbDraft draft;
+    std::string idempotency_key;
+    Prepared prepared;
+    std::chrono::steady_clock::time_point started;
+    int64_t record_delta;
+    CreateResult result;
+  };
+  auto pending = std::make_shared<Pending>(
+      Pending{ctx, std::move(draft), std::move(idempotency_key), std::move(prepared).value(),
+              std::chrono::steady_clock::now(), 0, {}});
+  writer_->Post(
+      [this, pending](Connection& conn) -> Status {
+        pending->record_delta = 0;
+        CAIRN_ASSIGN_OR_RETURN(pending->result, CreateIn(conn, pending->ctx, pending->draft, pending->idempotency_key,
+                                                         pending->prepared, clock_.NowMicros(), &pending->record_delta));
+        return Status::Ok();
+      },
+      [this, pending, done = std::move(done)](Status status) {
+        ObserveWrite(pending->started);
+        if (!status.ok()) return done(std::move(status));
+        records_ += pending->record_delta;
+        done(std::move(pending->result));
+      });
 }
 
 Result<model::Breadcrumb> SqliteStore::Get(const std::string& owner_id, const std::string& id) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,8 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
 
   Result<CreateResult> Create(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                               const std::string& idempotency_key) override;
+  void CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
+                   CreateDone done) override;
   Result<model::Breadcrumb> Get(const std::string& owner_id, const std::string& id) override;
   Result<model::Breadcrumb> Update(const model::WriteContext& ctx, const std::string& id,
                                    const model::BreadcrumbPatch& patch, std::optional<int64_t> expected_version) override;
@@ -135,6 +138,8 @@ class SqliteStore final : public Store, public EventLog, public WebhookStore, pu
   // Submits `fn` to the writer. `fn` adds to `*record_delta` the records it created (+) or removed
   // (-); the count is applied only if the write commits.
   Status Write(const std::function<Status(Connection&, int64_t* record_delta)>& fn);
+  // Counts a write that took from `started` to now in cairn_store_write_seconds.
+  void ObserveWrite(std::chrono::steady_clock::time_point started);
 
   using Prepared = PreparedWrite;
 
