@@ -15,21 +15,46 @@ HttpResponse RecordResponse(int status, const model::Breadcrumb& crumb, std::str
   return response;
 }
 
+// A create as the request asks for it.
+struct CreateRequest {
+  model::WriteContext ctx;
+  model::BreadcrumbDraft draft;
+  std::string idempotency_key;
+};
+
+Result<CreateRequest> ParseCreate(const HttpRequest& req, const Clock& clock, const model::Limits& limits) {
+  CreateRequest create;
+  CAIRN_ASSIGN_OR_RETURN(create.ctx, WriteContextFrom(req));
+  CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
+  CAIRN_ASSIGN_OR_RETURN(create.idempotency_key, ParseIdempotencyKey(req));
+  CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
+  CAIRN_ASSIGN_OR_RETURN(create.draft, model::ParseDraft(body, limits, clock.NowMicros()));
+  return create;
+}
+
+HttpResponse CreatedResponse(const store::CreateResult& created) {
+  HttpResponse response = RecordResponse(created.replayed ? 200 : 201, created.breadcrumb,
+                                         model::SerializeFullView(created.breadcrumb));
+  response.headers.emplace_back("Location", "/breadcrumbs/" + created.breadcrumb.id);
+  if (created.replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
+  return response;
+}
+
 }  // namespace
 
 void AddBreadcrumbRoutes(Router& router, store::Store& store, const Clock& clock, const model::Limits& limits) {
-  router.Add("POST", "/breadcrumbs", Dispatch::kWorker, [&store, &clock, limits](const HttpRequest& req) -> Result<HttpResponse> {
-    CAIRN_ASSIGN_OR_RETURN(model::WriteContext ctx, WriteContextFrom(req));
-    CAIRN_RETURN_IF_ERROR(NoQueryParameters(req));
-    CAIRN_ASSIGN_OR_RETURN(std::string key, ParseIdempotencyKey(req));
-    CAIRN_ASSIGN_OR_RETURN(json::value body, ParseJsonBody(req, limits));
-    CAIRN_ASSIGN_OR_RETURN(model::BreadcrumbDraft draft, model::ParseDraft(body, limits, clock.NowMicros()));
-    CAIRN_ASSIGN_OR_RETURN(store::CreateResult created, store.Create(ctx, draft, key));
-    HttpResponse response = RecordResponse(created.replayed ? 200 : 201, created.breadcrumb,
-                                           model::SerializeFullView(created.breadcrumb));
-    response.headers.emplace_back("Location", "/breadcrumbs/" + created.breadcrumb.id);
-    if (created.replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
-    return response;
+  // Creates do not hold a thread while they wait for their group commit: the write is queued and
+  // the writer's commit hands the result to the connection, which answers.
+  router.AddAsync("POST", "/breadcrumbs", [&store, &clock, limits](const HttpRequest& req, Reply reply) {
+    auto create = ParseCreate(req, clock, limits);
+    if (!create.ok()) return reply([status = create.status()]() -> Result<HttpResponse> { return status; });
+    store.CreateAsync(create->ctx, std::move(create->draft), std::move(create->idempotency_key),
+                      [reply](Result<store::CreateResult> result) {
+                        reply([result = std::move(result)]() -> Result<HttpResponse> {
+                          if (!result.ok()) return result.status();
+                          return CreatedResponse(*result);
+                        });
+                      });
   });
 
   router.Add("GET", "/breadcrumbs", Dispatch::kWorker, [&store, limits](const HttpRequest& req) -> Result<HttpResponse> {

@@ -7,6 +7,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/url/parse.hpp>
+#include <atomic>
 #include <cctype>
 
 #include "base/log.h"
@@ -51,6 +52,22 @@ HttpResponse Invoke(const Route& route, const HttpRequest& request) {
     return ErrorResponse(Status::Internal("internal error"));
   }
 }
+
+// What a kAsync handler's reply builds, as Invoke() answers a handler's result.
+HttpResponse Build(const Route& route, const ResponseBuilder& build) {
+  try {
+    auto result = build();
+    return result.ok() ? std::move(result).value() : ErrorResponse(result.status());
+  } catch (const std::exception& e) {
+    CAIRN_LOG_ERROR("http: building the answer of {} {} threw: {}", route.method, route.pattern, e.what());
+    return ErrorResponse(Status::Internal("internal error"));
+  }
+}
+
+// Bodies up to this size are parsed on the I/O thread by a kAsync handler (tens of microseconds);
+// larger ones go to the worker pool, so one large body does not hold up the thread's other
+// connections.
+constexpr size_t kInlineAsyncBodyBytes = 64 * 1024;
 
 // A connection after its last answer: its socket (shut down for sending) and its slot.
 struct Lingering {
@@ -185,12 +202,68 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
   }
   if (auto tenant = ActingTenant(request, ctx_.options.guards)) ctx_.request_metrics.RecordTenant(*tenant);
   if (route->dispatch == Dispatch::kInline) return Send(Invoke(*route, request), keep_alive, route, true);
+  if (route->dispatch == Dispatch::kAsync) return DispatchAsync(route, std::move(request), keep_alive);
   ctx_.workers.Submit([self = shared_from_this(), route, request = std::move(request), keep_alive] {
     HttpResponse response = Invoke(*route, request);
     boost::asio::post(self->stream_.get_executor(), [self, route, keep_alive, response = std::move(response)]() mutable {
       self->Send(std::move(response), keep_alive, route, true);
     });
   });
+}
+
+// The answer of one kAsync request. Sent once: by the first reply, or, when every copy of the
+// Reply is dropped without one (a handler bug), as a 500 when the last copy goes.
+class HttpSession::AsyncAnswer {
+ public:
+  AsyncAnswer(std::shared_ptr<HttpSession> session, const Route* route, bool keep_alive)
+      : session_(std::move(session)), route_(route), keep_alive_(keep_alive) {
+    session_->ctx_.BeginAsyncAnswer();
+  }
+  AsyncAnswer(const AsyncAnswer&) = delete;
+  AsyncAnswer& operator=(const AsyncAnswer&) = delete;
+  ~AsyncAnswer() {
+    if (!answered_.exchange(true)) {
+      CAIRN_LOG_ERROR("http: {} {} was dropped without an answer", route_->method, route_->pattern);
+      Post([]() -> Result<HttpResponse> { return Status::Internal("internal error"); });
+    }
+    // The connection goes first: once the count is zero the server may destroy its I/O context.
+    ServerContext& ctx = session_->ctx_;
+    session_.reset();
+    ctx.EndAsyncAnswer();
+  }
+
+  void Answer(ResponseBuilder build) {
+    if (answered_.exchange(true)) return;  // a second reply is a handler bug: the first one stands
+    Post(std::move(build));
+  }
+
+ private:
+  void Post(ResponseBuilder build) {
+    boost::asio::post(session_->stream_.get_executor(),
+                      [session = session_, route = route_, keep_alive = keep_alive_, build = std::move(build)] {
+                        session->Send(Build(*route, build), keep_alive, route, true);
+                      });
+  }
+
+  std::shared_ptr<HttpSession> session_;
+  const Route* route_;
+  bool keep_alive_;
+  std::atomic<bool> answered_{false};
+};
+
+void HttpSession::DispatchAsync(const Route* route, HttpRequest request, bool keep_alive) {
+  auto answer = std::make_shared<AsyncAnswer>(shared_from_this(), route, keep_alive);
+  auto run = [route, answer](const HttpRequest& req) {
+    Reply reply = [answer](ResponseBuilder build) { answer->Answer(std::move(build)); };
+    try {
+      route->async_handler(req, std::move(reply));
+    } catch (const std::exception& e) {  // a handler bug must not take the server down
+      CAIRN_LOG_ERROR("http: {} {} threw: {}", req.method, req.path, e.what());
+      answer->Answer([]() -> Result<HttpResponse> { return Status::Internal("internal error"); });
+    }
+  };
+  if (request.body.size() <= kInlineAsyncBodyBytes) return run(request);
+  ctx_.workers.Submit([run = std::move(run), request = std::move(request)] { run(request); });
 }
 
 void HttpSession::Send(HttpResponse response, bool keep_alive, const Route* route, bool counted) {

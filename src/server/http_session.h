@@ -1,7 +1,7 @@
 // One HTTP/1.1 connection (internal header): reads a request header, checks its framing
 // (http_framing.h: 400 and close when ambiguous), reads the body, dispatches the request through
-// the router (inline or on the worker pool), writes the response (headers only for HEAD), and
-// repeats while keep-alive holds. All of a session's socket work runs on its strand.
+// the router (inline, on the worker pool, or asynchronously), writes the response (headers only for HEAD), and
+// repeats while keep-alive holds. All of a session's socket work runs on its I/O thread (one I/O context per thread).
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -36,6 +36,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Answers a request the parser refused (too large, malformed); closes afterwards.
   void RefuseRequest(boost::beast::error_code ec);
   void Dispatch(HttpRequest request, bool keep_alive);
+  // Runs a kAsync route's handler: inline for a body of at most kInlineAsyncBodyBytes, on the
+  // worker pool for a larger one (parsing it takes time). Its Reply sends the answer.
+  void DispatchAsync(const Route* route, HttpRequest request, bool keep_alive);
+  class AsyncAnswer;
   // Writes `response`; `route` (null if none matched) labels its metrics; `counted` says whether
   // it answers a request counted in flight.
   void Send(HttpResponse response, bool keep_alive, const Route* route, bool counted);

@@ -1,5 +1,8 @@
 #include "server/router.h"
 
+#include <future>
+#include <memory>
+
 namespace cairn::server {
 namespace {
 
@@ -35,8 +38,20 @@ bool MatchSegments(const Route& route, const std::vector<std::string>& segments,
 
 void Router::Add(std::string method, std::string pattern, Dispatch dispatch, Handler handler) {
   RouteAccess access = AccessFor(method, pattern);
-  Route route{std::move(method), pattern, dispatch, std::move(handler), Split(pattern), access};
+  Route route{std::move(method), pattern, dispatch, std::move(handler), {}, Split(pattern), access};
   routes_.push_back(std::move(route));
+}
+
+void Router::AddAsync(std::string method, std::string pattern, AsyncHandler handler) {
+  // The blocking form, for callers on a thread that may wait (another route forwarding to this one).
+  Handler blocking = [handler](const HttpRequest& request) -> Result<HttpResponse> {
+    auto built = std::make_shared<std::promise<ResponseBuilder>>();
+    std::future<ResponseBuilder> answer = built->get_future();
+    handler(request, [built](ResponseBuilder build) { built->set_value(std::move(build)); });
+    return answer.get()();
+  };
+  Add(std::move(method), std::move(pattern), Dispatch::kAsync, std::move(blocking));
+  routes_.back().async_handler = std::move(handler);
 }
 
 Router::Match Router::Find(const std::string& method, const std::string& path) const {

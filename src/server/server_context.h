@@ -87,9 +87,21 @@ struct ServerContext {
     if (--in_flight == 0) drained.notify_all();
   }
 
+  // Answers of kAsync requests not yet handed to their connection; shutdown waits for this to
+  // reach zero before the connections' I/O context goes, since each answer holds its connection.
+  void BeginAsyncAnswer() {
+    std::lock_guard lock(mu);
+    ++async_answers;
+  }
+  void EndAsyncAnswer() {
+    std::lock_guard lock(mu);
+    if (--async_answers == 0) drained.notify_all();
+  }
+
   std::mutex mu;
   std::condition_variable drained;
   int64_t in_flight = 0;
+  int64_t async_answers = 0;
 };
 
 }  // namespace cairn::server
