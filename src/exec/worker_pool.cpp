@@ -1,13 +1,17 @@
 #include "exec/worker_pool.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "base/thread_name.h"
 
 namespace cairn::exec {
 
-WorkerPool::WorkerPool(int threads, int max_threads, std::chrono::milliseconds idle_exit)
+WorkerPool::WorkerPool(int threads, int max_threads, std::chrono::milliseconds idle_exit, std::string name)
     : min_threads_(static_cast<size_t>(std::max(threads, 0))),
       max_threads_(static_cast<size_t>(std::max({threads, max_threads, 1}))),
-      idle_exit_(idle_exit) {
+      idle_exit_(idle_exit),
+      name_(std::move(name)) {
   std::lock_guard lock(mu_);
   for (size_t i = 0; i < min_threads_; ++i) threads_.emplace_back([this] { Loop(); });
 }
@@ -49,6 +53,7 @@ void WorkerPool::Stop() {
 }
 
 void WorkerPool::Loop() {
+  if (!name_.empty()) NameThisThread(name_);
   while (true) {
     std::function<void()> job;
     {

@@ -12,6 +12,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -19,9 +20,10 @@ namespace cairn::exec {
 
 class WorkerPool {
  public:
-  // `max_threads` below `threads` means `threads` (a fixed pool).
+  // `max_threads` below `threads` means `threads` (a fixed pool). `name` (at most 15 characters)
+  // names the threads for ps, top and perf; empty keeps the name of the thread that started them.
   explicit WorkerPool(int threads, int max_threads = 0,
-                      std::chrono::milliseconds idle_exit = std::chrono::milliseconds(0));
+                      std::chrono::milliseconds idle_exit = std::chrono::milliseconds(0), std::string name = "");
   ~WorkerPool();  // Stop()s
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -46,6 +48,7 @@ class WorkerPool {
   const size_t min_threads_;
   const size_t max_threads_;
   const std::chrono::milliseconds idle_exit_;
+  const std::string name_;
   std::vector<std::thread> threads_;
   std::vector<std::thread> ended_;  // idle threads that ended, joined by the next Submit or Stop
 };

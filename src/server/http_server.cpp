@@ -4,11 +4,12 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -37,7 +38,7 @@ constexpr auto kIdleWorkerExit = std::chrono::seconds(10);
 // webhook and LLM connections, a log line). The listener holds the reserve while it accepts;
 // when an accept fails it releases it (that headroom goes to the rest of the process), and it
 // accepts again only once it could take the whole reserve back, i.e. once connections closed.
-// Used by Listen() before the server runs, then on the acceptor's strand only.
+// Used by Listen() before the server runs, then on the acceptor's thread only.
 class DescriptorReserve {
  public:
   ~DescriptorReserve() { Release(); }
@@ -71,6 +72,13 @@ class DescriptorReserve {
   std::vector<int> fds_;
 };
 
+std::vector<std::unique_ptr<asio::io_context>> MakeIoContexts(int io_threads) {
+  int count = io_threads > 0 ? io_threads : static_cast<int>(std::thread::hardware_concurrency());
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  for (int i = 0; i < std::max(count, 1); ++i) contexts.push_back(std::make_unique<asio::io_context>(1));
+  return contexts;
+}
+
 }  // namespace
 
 class HttpServer::Impl {
@@ -78,13 +86,14 @@ class HttpServer::Impl {
   Impl(HttpServerOptions options, const Router& router, MetricsRegistry& metrics, bus::EventBus* bus,
        bus::EphemeralHub* ephemeral)
       : options_(std::move(options)),
+        io_contexts_(MakeIoContexts(options_.io_threads)),
         // Started as requests need them; idle ones end, so an idle server holds none.
-        workers_(0, options_.worker_threads, kIdleWorkerExit),
-        catch_up_(0, 2, kIdleWorkerExit),
+        workers_(0, options_.worker_threads, kIdleWorkerExit, "http-worker"),
+        catch_up_(0, 2, kIdleWorkerExit, "sse-catch-up"),
         ctx_(options_, router, metrics, workers_, catch_up_, bus, ephemeral),
-        acceptor_(asio::make_strand(ioc_)),
+        acceptor_(*io_contexts_.front()),
         accept_backoff_(acceptor_.get_executor()),
-        signals_(ioc_, SIGINT, SIGTERM) {}
+        signals_(*io_contexts_.front(), SIGINT, SIGTERM) {}
 
   Result<uint16_t> Listen() {
     boost::system::error_code ec;
@@ -116,12 +125,15 @@ class HttpServer::Impl {
       }
     });
     Accept();
-    int threads = options_.io_threads > 0 ? options_.io_threads : static_cast<int>(std::thread::hardware_concurrency());
     std::vector<std::thread> io_threads;
-    for (int i = 0; i < std::max(threads, 1); ++i) io_threads.emplace_back([this] {
-      NameThisThread("http-io");
-      ioc_.run();
-    });
+    std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
+    for (auto& io_context : io_contexts_) {
+      keep_running.push_back(asio::make_work_guard(*io_context));  // a thread with no connection yet waits
+      io_threads.emplace_back([&io_context = *io_context] {
+        NameThisThread("http-io");
+        io_context.run();
+      });
+    }
 
     {
       std::unique_lock lock(stop_mu_);
@@ -140,10 +152,16 @@ class HttpServer::Impl {
                                            [this] { return ctx_.in_flight == 0; });
       if (!drained) CAIRN_LOG_WARN("http: {} requests still in flight after the grace period", ctx_.in_flight);
     }
-    ioc_.stop();
+    for (auto& io_context : io_contexts_) io_context->stop();
     for (auto& thread : io_threads) thread.join();
     workers_.Stop();  // runs what was handed to it, then joins
     catch_up_.Stop();
+    {
+      // Writes still queued answer into the stopped I/O context; their connections must not
+      // outlive it. The store's writer finishes them, as the worker pool's writes above.
+      std::unique_lock lock(ctx_.mu);
+      ctx_.drained.wait(lock, [this] { return ctx_.async_answers == 0; });
+    }
     CAIRN_LOG_INFO("http: stopped");
   }
 
@@ -157,9 +175,11 @@ class HttpServer::Impl {
   }
 
  private:
-  // Runs on the acceptor's strand, as do AcceptFailed and the backoff timer.
+  // Runs on the acceptor's thread (the first I/O thread), as do AcceptFailed and the backoff timer.
   void Accept() {
-    acceptor_.async_accept(asio::make_strand(ioc_), [this](boost::system::error_code ec, tcp::socket socket) {
+    // Connections are dealt to the I/O threads in turn.
+    asio::io_context& next = *io_contexts_[next_io_context_++ % io_contexts_.size()];
+    acceptor_.async_accept(next, [this](boost::system::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
       if (ec) return AcceptFailed(ec);
       if (failing_) {
@@ -223,13 +243,18 @@ class HttpServer::Impl {
   }
 
   HttpServerOptions options_;
-  asio::io_context ioc_;
+  // One I/O context per I/O thread: each connection stays on one thread, so its handlers need no
+  // strand and a reply posted from another thread wakes that one thread only. With one context
+  // shared by all threads, a request cost about five thread switches on the I/O side (the
+  // threads handing each other the reactor and the completions) instead of two.
+  std::vector<std::unique_ptr<asio::io_context>> io_contexts_;
+  size_t next_io_context_ = 0;  // the acceptor's thread only
   exec::WorkerPool workers_;
   exec::WorkerPool catch_up_;
   ServerContext ctx_;
   tcp::acceptor acceptor_;
   asio::steady_timer accept_backoff_;
-  DescriptorReserve reserve_;  // held while accepting; used on the acceptor's strand only
+  DescriptorReserve reserve_;  // held while accepting; used on the acceptor's thread only
   bool failing_ = false;                                     // the last accept failed
   int64_t failed_accepts_ = 0;                               // since the last report
   std::chrono::steady_clock::time_point last_accept_report_;

@@ -1,7 +1,7 @@
 // SseStream: one `GET /events/stream` connection after its request was accepted (internal).
 //
 // It owns the socket. Woken by the bus, it reads the events after its cursor (from the bus window
-// on its strand, or from the log on the worker pool when it fell behind the window), keeps those
+// on its I/O thread, or from the log on the worker pool when it fell behind the window), keeps those
 // of its tenant that match its selector, and writes one SSE frame per event:
 //     id: <seq>\ndata: <one-line JSON>\n\n
 // A ping frame (no id) goes out every heartbeat while the stream is idle.
@@ -55,7 +55,7 @@ namespace cairn::server {
 // event-stream routes).
 struct SseSpec final : EventStreamSpec {
   // The `data:` JSON of one event in place of its default view; nullopt: the event is not sent
-  // (for a stored event the cursor still moves past it). Called on the stream's strand, for the
+  // (for a stored event the cursor still moves past it). Called on the stream's I/O thread, for the
   // events of `owner_id` that `selector` matched; must not block or throw.
   using StoredView = std::function<std::optional<boost::json::object>(const model::Event&)>;
   using EphemeralView = std::function<std::optional<boost::json::object>(const bus::EphemeralEvent&)>;
@@ -92,7 +92,7 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   // `slot` counts the connection while the stream holds it.
   SseStream(boost::beast::tcp_stream stream, ServerContext& ctx, std::shared_ptr<const SseSpec> spec,
             ConnectionSlot slot);
-  // Writes the response header and starts streaming. Call on the stream's strand.
+  // Writes the response header and starts streaming. Call on the stream's I/O thread.
   void Start();
 
  private:
