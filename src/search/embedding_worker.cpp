@@ -65,6 +65,9 @@ void EmbeddingWorker::Start() {
       [this] {
         std::lock_guard wake_lock(mu_);
         woken_ = true;
+        // A lingering worker waits for a full batch: waking it for each record written alone
+        // would cost a thread switch per record.
+        if (lingering_ && bus_.LastSeq() - cursor_.load() < static_cast<int64_t>(options_.batch_size)) return;
         cv_.notify_all();
       },
       [schemas = options_.schemas](const model::Event& event) { return EmbedsSchema(schemas, event.schema_name); },
@@ -94,6 +97,10 @@ bool EmbeddingWorker::Wait(std::chrono::milliseconds timeout) {
 
 void EmbeddingWorker::Linger() {
   const auto until = last_vectors_stored_ + kLinger;
+  {
+    std::lock_guard lock(mu_);
+    lingering_ = true;
+  }
   while (bus_.LastSeq() - cursor_.load() < static_cast<int64_t>(options_.batch_size)) {
     std::unique_lock lock(mu_);
     if (stopping_ || urgent_) break;
@@ -101,6 +108,7 @@ void EmbeddingWorker::Linger() {
     woken_ = false;
   }
   std::lock_guard lock(mu_);
+  lingering_ = false;
   urgent_ = false;
 }
 

@@ -138,6 +138,7 @@ class EmbeddingWorker {
   mutable std::condition_variable cv_;  // wakes the worker: events, stop, a status or wait with a backlog
   std::condition_variable advanced_;  // the cursor moved (WaitCaughtUp)
   mutable bool woken_ = false;
+  bool lingering_ = false;  // in Linger: the bus wakes the worker only for a full batch
   mutable bool urgent_ = false;  // someone waits for the backlog (GetStatus, WaitCaughtUp): no lingering
   bool stopping_ = false;
   std::string last_error_;
