@@ -115,6 +115,26 @@ TEST_F(CachedStoreTest, CreateThatRacedWithAnUpdateOfItIsNotCached) {
   EXPECT_EQ(fake_->gets, 1);
 }
 
+TEST_F(CachedStoreTest, AsyncCreatesAreCachedUnlessTheyRacedWithAWrite) {
+  model::BreadcrumbDraft draft;
+  draft.title = "a";
+  std::string cached_id;
+  cache_->CreateAsync(ctx_, draft, "", [&](Result<CreateResult> result) { cached_id = result->breadcrumb.id; });
+  ASSERT_EQ(cache_->Get("default", cached_id)->title, "a");
+  EXPECT_EQ(fake_->gets, 0);
+
+  std::string raced_id;
+  fake_->after_commit = [&] {
+    raced_id = fake_->records.rbegin()->second.id;
+    ASSERT_TRUE(cache_->Update(ctx_, raced_id, Title("b"), std::nullopt).ok());
+  };
+  std::string answered_id;
+  cache_->CreateAsync(ctx_, draft, "", [&](Result<CreateResult> result) { answered_id = result->breadcrumb.id; });
+  ASSERT_EQ(answered_id, raced_id);
+  EXPECT_EQ(cache_->Get("default", raced_id)->title, "b");
+  EXPECT_EQ(fake_->gets, 1);
+}
+
 TEST_F(CachedStoreTest, ReplayedCreateIsNotCached) {
   std::string id = Put("a");
   ASSERT_TRUE(cache_->Update(ctx_, id, Title("b"), std::nullopt).ok());

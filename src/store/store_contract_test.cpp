@@ -415,6 +415,70 @@ TEST_P(StoreContractTest, IdempotencyKeyReplays) {
   EXPECT_EQ(Records(), 4);
 }
 
+// CreateAsync answers what Create() would have, once per call, after the write committed.
+TEST_P(StoreContractTest, CreateAsyncAnswersAsCreateWouldAfterTheCommit) {
+  auto create = [this](BreadcrumbDraft draft, std::string key) {
+    auto answered = std::make_shared<std::promise<Result<CreateResult>>>();
+    auto calls = std::make_shared<std::atomic<int>>(0);
+    store_->CreateAsync(ctx_, std::move(draft), std::move(key), [answered, calls](Result<CreateResult> result) {
+      if (calls->fetch_add(1) == 0) answered->set_value(std::move(result));
+    });
+    Result<CreateResult> result = answered->get_future().get();
+    EXPECT_EQ(calls->load(), 1);
+    return result;
+  };
+  BreadcrumbDraft d = Draft("async", R"({"x":1})", {"t"}, "notes/async");
+  d.schema_name = "note.v1";
+  auto first = create(d, "key-a");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(first->replayed);
+  EXPECT_EQ(first->breadcrumb.version, 1);
+  // Committed when answered: readable, counted, its event in the log.
+  auto got = store_->Get("default", first->breadcrumb.id);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->title, "async");
+  EXPECT_EQ(got->context, d.context);
+  EXPECT_EQ(Records(), 1);
+  EXPECT_EQ(LastSeq(), 1);
+
+  auto replay = create(d, "key-a");
+  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
+  EXPECT_TRUE(replay->replayed);
+  EXPECT_EQ(replay->breadcrumb.id, first->breadcrumb.id);
+
+  // Refusals come through `done` too, and write nothing.
+  BreadcrumbDraft other = Draft("other", R"({"x":2})");
+  auto conflict = create(other, "key-a");
+  ASSERT_FALSE(conflict.ok());
+  EXPECT_EQ(conflict.status().code(), StatusCode::kConflict);
+  BreadcrumbDraft taken = Draft("same path", "{}", {}, "notes/async");
+  auto path_taken = create(taken, "");
+  ASSERT_FALSE(path_taken.ok());
+  EXPECT_EQ(path_taken.status().code(), StatusCode::kConflict);
+  EXPECT_EQ(Records(), 1);
+  EXPECT_EQ(LastSeq(), 1);
+
+  // Many at once, as a server's connections queue them: each answered with its own record.
+  constexpr int kCreates = 50;
+  std::vector<std::future<Result<CreateResult>>> answers;
+  std::vector<std::shared_ptr<std::promise<Result<CreateResult>>>> promises;
+  for (int i = 0; i < kCreates; ++i) {
+    promises.push_back(std::make_shared<std::promise<Result<CreateResult>>>());
+    answers.push_back(promises.back()->get_future());
+    store_->CreateAsync(ctx_, Draft("n" + std::to_string(i)), "",
+                        [answered = promises.back()](Result<CreateResult> result) { answered->set_value(std::move(result)); });
+  }
+  std::set<std::string> ids;
+  for (int i = 0; i < kCreates; ++i) {
+    auto result = answers[static_cast<size_t>(i)].get();
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->breadcrumb.title, "n" + std::to_string(i));
+    ids.insert(result->breadcrumb.id);
+  }
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kCreates));
+  EXPECT_EQ(Records(), 1 + kCreates);
+}
+
 TEST_P(StoreContractTest, IdempotencyKeysExpireAfterRetention) {
   BreadcrumbDraft d = Draft("a");
   ASSERT_TRUE(store_->Create(ctx_, d, "k").ok());
