@@ -256,7 +256,7 @@ void SseStream::OnEphemeral(const bus::EphemeralPtr& event) {
       ctx_.sse_ephemeral_dropped.Increment();
       return;
     }
-    held_ephemeral_.emplace_back(event->after_seq, std::move(bytes));
+    held_ephemeral_.push_back({event->after_seq, std::move(bytes)});
     Pump();
     return;
   }
@@ -316,9 +316,9 @@ void SseStream::Drop() {
   size_t keep = writing_ ? frames_in_flight_ : 0;
   int64_t resume_from = delivered_seq_;
   for (size_t i = 0; i < keep; ++i) resume_from = std::max(resume_from, queue_[i].seq);
-  queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(keep), queue_.end());
-  ephemeral_queued_ =
-      static_cast<size_t>(std::count_if(queue_.begin(), queue_.end(), [](const Frame& f) { return f.ephemeral; }));
+  queue_.truncate(keep);
+  ephemeral_queued_ = 0;
+  for (size_t i = 0; i < queue_.size(); ++i) ephemeral_queued_ += queue_[i].ephemeral ? 1 : 0;
   json::object dropped{{"type", "stream.dropped"},
                        {"reason", "the client stopped reading: " + std::to_string(ctx_.options.sse_max_queued_frames) +
                                       " frames waited longer than " + std::to_string(ctx_.options.sse_stall_timeout_ms) +

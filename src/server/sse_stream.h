@@ -37,7 +37,6 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -46,6 +45,7 @@
 #include "bus/ephemeral_hub.h"
 #include "bus/event_bus.h"
 #include "model/selector.h"
+#include "server/compact_queue.h"
 #include "server/http_types.h"
 #include "server/server_context.h"
 
@@ -124,11 +124,11 @@ class SseStream : public std::enable_shared_from_this<SseStream> {
   // a pump but not the subscription).
   std::shared_ptr<std::atomic<bool>> wake_posted_ = std::make_shared<std::atomic<bool>>(false);
   boost::asio::steady_timer heartbeat_;
-  std::array<char, 512> discard_{};
-  std::deque<Frame> queue_;
+  std::array<char, 64> discard_{};  // what a client sends after its request (nothing, or an EOF)
+  CompactQueue<Frame> queue_;
   size_t ephemeral_queued_ = 0;  // frames of queue_ that are ephemeral
   // Ephemeral frames waiting for the cursor to pass their event's after_seq (bounded).
-  std::deque<std::pair<int64_t, std::shared_ptr<const std::string>>> held_ephemeral_;
+  CompactQueue<std::pair<int64_t, std::shared_ptr<const std::string>>> held_ephemeral_;
   int64_t cursor_ = 0;          // last seq examined
   int64_t delivered_seq_ = 0;   // last seq whose frame was fully written
   std::chrono::steady_clock::time_point last_progress_;  // the last completed write
