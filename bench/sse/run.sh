@@ -180,7 +180,7 @@ nats_dps=$(val nats delivered_per_sec)
 ratio=$(awk -v a="$cairn_dps" -v b="$nats_dps" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "n/a" }')
 r_lat=$(awk -v p="$p99" 'BEGIN { print (p != "" && p + 0 <= 50000) ? "PASS" : "FAIL" }')
 r_loss=$( [[ ${lost:-x} == 0 && ${dup:-x} == 0 && ${ooo:-x} == 0 && ${mism:-x} == 0 ]] && echo PASS || echo FAIL)
-r_idle=$(awk -v b="$idle" 'BEGIN { print (b != "" && b + 0 <= 65536) ? "PASS" : "FAIL" }')
+r_idle=$(awk -v b="$idle" 'BEGIN { print (b != "" && b + 0 <= 4096) ? "PASS" : "FAIL" }')
 r_rate=$(awk -v w="$wrate" -v r="$RATE" 'BEGIN { print (w + 0 >= 0.95 * r) ? "PASS" : "FAIL" }')
 fails=0
 for r in "$r_lat" "$r_loss" "$r_idle" "$r_rate"; do [[ $r == PASS ]] || fails=$((fails + 1)); done
@@ -203,7 +203,7 @@ row() { printf '%-40s %-26s %-26s %s\n' "$@"; }
     echo "  ($missing expected frames had not arrived when the drain deadline (${DRAIN}s after the last write) ended the"
     echo "   wait while frames were still arriving: late, not proven lost; raise SSE_BENCH_DRAIN to settle it)"
   fi
-  row "memory per idle stream" "$(kib "$idle")" "<= 64 KiB" "$r_idle"
+  row "memory per idle stream" "$(kib "$idle")" "<= 4 KiB" "$r_idle"
   row "delivered events/s" "${cairn_dps}/s" "report" "-"
   row "  / NATS delivered msgs/s (same run)" "${nats_dps:-n/a}/s -> ratio $ratio" "report" "-"
   echo
