@@ -56,6 +56,17 @@ Result<PreparedWrite> PreparedWrite::ForUpdate(const model::BreadcrumbPatch& pat
   return p;
 }
 
+Result<std::shared_ptr<QueuedCreate>> QueuedCreate::Make(const model::WriteContext& ctx, model::BreadcrumbDraft draft,
+                                                         std::string idempotency_key) {
+  CAIRN_ASSIGN_OR_RETURN(PreparedWrite prepared, PreparedWrite::ForCreate(draft, idempotency_key));
+  auto queued = std::make_shared<QueuedCreate>();
+  queued->ctx = ctx;
+  queued->draft = std::move(draft);
+  queued->idempotency_key = std::move(idempotency_key);
+  queued->prepared = std::move(prepared);
+  return queued;
+}
+
 model::Breadcrumb NewRecord(const model::WriteContext& ctx, const model::BreadcrumbDraft& draft,
                             const PreparedWrite& prepared, std::string id, int64_t now) {
   model::Breadcrumb c;

@@ -11,6 +11,7 @@
 #include <boost/json/value.hpp>
 
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,21 @@ struct PreparedWrite {
   // Refuse (kInvalidArgument) JSON the store could not read back: a non-finite number.
   static Result<PreparedWrite> ForCreate(const model::BreadcrumbDraft& draft, const std::string& idempotency_key);
   static Result<PreparedWrite> ForUpdate(const model::BreadcrumbPatch& patch);
+};
+
+// A create queued without waiting for it (Store::CreateAsync): what its write needs, shared by
+// the write (which a writer may run again when its batch is retried) and its completion.
+struct QueuedCreate {
+  model::WriteContext ctx;
+  model::BreadcrumbDraft draft;
+  std::string idempotency_key;
+  PreparedWrite prepared;
+  CreateResult result;       // set by the write
+  int64_t record_delta = 0;  // records the write added (a backend that counts them)
+
+  // Prepares `draft` (PreparedWrite::ForCreate), or says why it is refused.
+  static Result<std::shared_ptr<QueuedCreate>> Make(const model::WriteContext& ctx, model::BreadcrumbDraft draft,
+                                                    std::string idempotency_key);
 };
 
 // The record a create stores (version 1) under `id`, by ctx.actor at `now`; takes the prepared

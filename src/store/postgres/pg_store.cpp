@@ -158,27 +158,17 @@ Result<CreateResult> PgStore::Create(const model::WriteContext& ctx, const model
 
 void PgStore::CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
                           CreateDone done) {
-  auto prepared = PreparedWrite::ForCreate(draft, idempotency_key);
-  if (!prepared.ok()) return done(prepared.status());
-  // Shared by the write (which the writer may run again when its batch is retried) and `done`.
-  struct Pending {
-    model::WriteContext ctx;
-    model::BreadcrumbDraft draft;
-    std::string idempotency_key;
-    PreparedWrite prepared;
-    CreateResult result;
-  };
-  auto pending =
-      std::make_shared<Pending>(Pending{ctx, std::move(draft), std::move(idempotency_key), std::move(prepared).value(), {}});
+  auto queued = QueuedCreate::Make(ctx, std::move(draft), std::move(idempotency_key));
+  if (!queued.ok()) return done(queued.status());
   db_->Post(
-      [this, pending](PgConnection& conn) -> Status {
-        CAIRN_ASSIGN_OR_RETURN(pending->result, CreateIn(conn, pending->ctx, pending->draft, pending->idempotency_key,
-                                                         pending->prepared, clock_.NowMicros()));
+      [this, create = *queued](PgConnection& conn) -> Status {
+        CAIRN_ASSIGN_OR_RETURN(create->result, CreateIn(conn, create->ctx, create->draft, create->idempotency_key,
+                                                        create->prepared, clock_.NowMicros()));
         return Status::Ok();
       },
-      [pending, done = std::move(done)](Status status) {
+      [create = *queued, done = std::move(done)](Status status) {
         if (!status.ok()) return done(std::move(status));
-        done(std::move(pending->result));
+        done(std::move(create->result));
       });
 }
 

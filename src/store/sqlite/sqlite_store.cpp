@@ -261,33 +261,20 @@ Result<CreateResult> SqliteStore::Create(const model::WriteContext& ctx, const m
 
 void SqliteStore::CreateAsync(const model::WriteContext& ctx, model::BreadcrumbDraft draft, std::string idempotency_key,
                               CreateDone done) {
-  auto prepared = PreparedWrite::ForCreate(draft, idempotency_key);
-  if (!prepared.ok()) return done(prepared.status());
-  // Shared by the write (which the writer may run again when its batch is retried) and `done`.
-  struct Pending {
-    model::WriteContext ctx;
-    model::BreadcrumbDraft draft;
-    std::string idempotency_key;
-    Prepared prepared;
-    std::chrono::steady_clock::time_point started;
-    int64_t record_delta;
-    CreateResult result;
-  };
-  auto pending = std::make_shared<Pending>(
-      Pending{ctx, std::move(draft), std::move(idempotency_key), std::move(prepared).value(),
-              std::chrono::steady_clock::now(), 0, {}});
+  auto queued = QueuedCreate::Make(ctx, std::move(draft), std::move(idempotency_key));
+  if (!queued.ok()) return done(queued.status());
   writer_->Post(
-      [this, pending](Connection& conn) -> Status {
-        pending->record_delta = 0;
-        CAIRN_ASSIGN_OR_RETURN(pending->result, CreateIn(conn, pending->ctx, pending->draft, pending->idempotency_key,
-                                                         pending->prepared, clock_.NowMicros(), &pending->record_delta));
+      [this, create = *queued](Connection& conn) -> Status {
+        create->record_delta = 0;
+        CAIRN_ASSIGN_OR_RETURN(create->result, CreateIn(conn, create->ctx, create->draft, create->idempotency_key,
+                                                        create->prepared, clock_.NowMicros(), &create->record_delta));
         return Status::Ok();
       },
-      [this, pending, done = std::move(done)](Status status) {
-        ObserveWrite(pending->started);
+      [this, create = *queued, started = std::chrono::steady_clock::now(), done = std::move(done)](Status status) {
+        ObserveWrite(started);
         if (!status.ok()) return done(std::move(status));
-        records_ += pending->record_delta;
-        done(std::move(pending->result));
+        records_ += create->record_delta;
+        done(std::move(create->result));
       });
 }
 
