@@ -62,10 +62,11 @@ Result<std::shared_ptr<const model::Breadcrumb>> CachedStore::GetShared(const st
   std::string key = Key(owner_id, id);
   Shard& shard = ShardFor(key);
   uint64_t generation;
+  bool in_write = false;
   {
     std::lock_guard lock(shard.mu);
-    if (shard.writing.count(key)) return inner_->GetShared(owner_id, id);  // no hit, no fill
-    auto it = shard.entries.find(key);
+    in_write = shard.writing.count(key) > 0;
+    auto it = in_write ? shard.entries.end() : shard.entries.find(key);
     if (it != shard.entries.end()) {
       const auto& record = it->second.record;
       if (record->ttl_micros && *record->ttl_micros <= clock_.NowMicros()) {
@@ -79,6 +80,9 @@ Result<std::shared_ptr<const model::Breadcrumb>> CachedStore::GetShared(const st
     }
     generation = shard.generation;
   }
+  // Read without the shard's lock: other readers, and a create's fill on the writer thread, must
+  // not wait for this read.
+  if (in_write) return inner_->GetShared(owner_id, id);  // no hit, no fill
   if (misses_) misses_->Increment();
   CAIRN_ASSIGN_OR_RETURN(auto record, inner_->GetShared(owner_id, id));
   if (capacity_per_shard_ == 0) return record;
@@ -106,7 +110,7 @@ Result<CreateResult> CachedStore::Create(const model::WriteContext& ctx, const m
   // create's record, which may have changed since: not cached.
   const uint64_t invalidations = invalidations_.load();
   auto result = inner_->Create(ctx, draft, idempotency_key);
-  RememberCreated(ctx.owner_id, result, invalidations);
+  RememberCreated(ctx.owner_id, result, invalidations, /*wait_for_shard=*/true);
   return result;
 }
 
@@ -115,20 +119,30 @@ void CachedStore::CreateAsync(const model::WriteContext& ctx, model::BreadcrumbD
   const uint64_t invalidations = invalidations_.load();
   inner_->CreateAsync(ctx, std::move(draft), std::move(idempotency_key),
                       [this, owner_id = ctx.owner_id, invalidations, done = std::move(done)](Result<CreateResult> result) {
-                        RememberCreated(owner_id, result, invalidations);
+                        // On the store's writer thread: a large record's copy would hold up every
+                        // write, and a busy shard is passed over rather than waited for.
+                        if (result.ok() && result->breadcrumb.size_bytes <= kMaxFillOnWriterBytes) {
+                          RememberCreated(owner_id, result, invalidations, /*wait_for_shard=*/false);
+                        }
                         done(std::move(result));
                       });
 }
 
 void CachedStore::RememberCreated(const std::string& owner_id, const Result<CreateResult>& result,
-                                  uint64_t invalidations) {
+                                  uint64_t invalidations, bool wait_for_shard) {
   if (!result.ok() || result->replayed || capacity_per_shard_ == 0) return;
   const model::Breadcrumb& created = result->breadcrumb;
   std::string key = Key(owner_id, created.id);
   Shard& shard = ShardFor(key);
-  std::lock_guard lock(shard.mu);
+  auto record = std::make_shared<const model::Breadcrumb>(created);  // copied before the lock
+  std::unique_lock lock(shard.mu, std::defer_lock);
+  if (wait_for_shard) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return;
+  }
   if (invalidations_.load() != invalidations || shard.entries.count(key) || shard.writing.count(key)) return;
-  Insert(shard, key, std::make_shared<const model::Breadcrumb>(created));
+  Insert(shard, key, std::move(record));
 }
 
 Result<model::Breadcrumb> CachedStore::Update(const model::WriteContext& ctx, const std::string& id,

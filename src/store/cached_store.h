@@ -72,8 +72,12 @@ class CachedStore final : public Store {
   // Caller holds shard.mu.
   void Insert(Shard& shard, const std::string& key, std::shared_ptr<const model::Breadcrumb> record);
   // Caches what a create returned, unless it failed, was a replay, or an invalidation happened
-  // since `invalidations` was read (before the create started).
-  void RememberCreated(const std::string& owner_id, const Result<CreateResult>& result, uint64_t invalidations);
+  // since `invalidations` was read (before the create started). Without `wait_for_shard`, a
+  // shard whose lock is held is passed over (the fill is only an optimisation).
+  void RememberCreated(const std::string& owner_id, const Result<CreateResult>& result, uint64_t invalidations,
+                       bool wait_for_shard);
+  // An async create's record is cached on the writer thread only up to this size of context.
+  static constexpr int64_t kMaxFillOnWriterBytes = 64 * 1024;
 
   std::unique_ptr<Store> inner_;
   size_t capacity_per_shard_;

@@ -39,7 +39,7 @@ struct PreparedWrite {
 };
 
 // A create queued without waiting for it (Store::CreateAsync): what its write needs, shared by
-// the write (which a writer may run again when its batch is retried) and its completion.
+// the write on the writer thread and its completion.
 struct QueuedCreate {
   model::WriteContext ctx;
   model::BreadcrumbDraft draft;
