@@ -215,8 +215,10 @@ void HttpSession::Dispatch(HttpRequest request, bool keep_alive) {
 // Reply is dropped without one (a handler bug), as a 500 when the last copy goes.
 class HttpSession::AsyncAnswer {
  public:
-  AsyncAnswer(std::shared_ptr<HttpSession> session, const Route* route, bool keep_alive)
-      : session_(std::move(session)), route_(route), keep_alive_(keep_alive) {
+  // `build_on_workers`: the answer is built on the worker pool (the request's body was large, and
+  // so will be its answer), then written on the connection's thread.
+  AsyncAnswer(std::shared_ptr<HttpSession> session, const Route* route, bool keep_alive, bool build_on_workers)
+      : session_(std::move(session)), route_(route), keep_alive_(keep_alive), build_on_workers_(build_on_workers) {
     session_->ctx_.BeginAsyncAnswer();
   }
   AsyncAnswer(const AsyncAnswer&) = delete;
@@ -239,6 +241,16 @@ class HttpSession::AsyncAnswer {
 
  private:
   void Post(ResponseBuilder build) {
+    auto send = [session = session_, route = route_, keep_alive = keep_alive_](HttpResponse response) {
+      boost::asio::post(session->stream_.get_executor(), [session, route, keep_alive, response = std::move(response)]() mutable {
+        session->Send(std::move(response), keep_alive, route, true);
+      });
+    };
+    if (build_on_workers_) {
+      // Refused only once the server stopped: the connection is then closed unanswered.
+      session_->ctx_.workers.Submit([send, route = route_, build = std::move(build)] { send(Build(*route, build)); });
+      return;
+    }
     boost::asio::post(session_->stream_.get_executor(),
                       [session = session_, route = route_, keep_alive = keep_alive_, build = std::move(build)] {
                         session->Send(Build(*route, build), keep_alive, route, true);
@@ -248,11 +260,13 @@ class HttpSession::AsyncAnswer {
   std::shared_ptr<HttpSession> session_;
   const Route* route_;
   bool keep_alive_;
+  bool build_on_workers_;
   std::atomic<bool> answered_{false};
 };
 
 void HttpSession::DispatchAsync(const Route* route, HttpRequest request, bool keep_alive) {
-  auto answer = std::make_shared<AsyncAnswer>(shared_from_this(), route, keep_alive);
+  const bool large = request.body.size() > kInlineAsyncBodyBytes;
+  auto answer = std::make_shared<AsyncAnswer>(shared_from_this(), route, keep_alive, large);
   auto run = [route, answer](const HttpRequest& req) {
     Reply reply = [answer](ResponseBuilder build) { answer->Answer(std::move(build)); };
     try {
@@ -262,7 +276,7 @@ void HttpSession::DispatchAsync(const Route* route, HttpRequest request, bool ke
       answer->Answer([]() -> Result<HttpResponse> { return Status::Internal("internal error"); });
     }
   };
-  if (request.body.size() <= kInlineAsyncBodyBytes) return run(request);
+  if (!large) return run(request);
   ctx_.workers.Submit([run = std::move(run), request = std::move(request)] { run(request); });
 }
 

@@ -1,5 +1,6 @@
 #include "server/router.h"
 
+#include <atomic>
 #include <future>
 #include <memory>
 
@@ -46,8 +47,13 @@ void Router::AddAsync(std::string method, std::string pattern, AsyncHandler hand
   // The blocking form, for callers on a thread that may wait (another route forwarding to this one).
   Handler blocking = [handler](const HttpRequest& request) -> Result<HttpResponse> {
     auto built = std::make_shared<std::promise<ResponseBuilder>>();
+    auto replied = std::make_shared<std::atomic<bool>>(false);
     std::future<ResponseBuilder> answer = built->get_future();
-    handler(request, [built](ResponseBuilder build) { built->set_value(std::move(build)); });
+    // As on a connection, the first reply stands: a second one must not throw on the replier's
+    // thread (the store's writer).
+    handler(request, [built, replied](ResponseBuilder build) {
+      if (!replied->exchange(true)) built->set_value(std::move(build));
+    });
     return answer.get()();
   };
   Add(std::move(method), std::move(pattern), Dispatch::kAsync, std::move(blocking));
