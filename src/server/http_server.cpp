@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <memory>
 #include <system_error>
@@ -79,6 +80,12 @@ std::vector<std::unique_ptr<asio::io_context>> MakeIoContexts(int io_threads) {
   return contexts;
 }
 
+std::vector<std::shared_ptr<std::atomic<int64_t>>> MakeCounters(size_t count) {
+  std::vector<std::shared_ptr<std::atomic<int64_t>>> counters;
+  for (size_t i = 0; i < count; ++i) counters.push_back(std::make_shared<std::atomic<int64_t>>(0));
+  return counters;
+}
+
 }  // namespace
 
 class HttpServer::Impl {
@@ -87,6 +94,7 @@ class HttpServer::Impl {
        bus::EphemeralHub* ephemeral)
       : options_(std::move(options)),
         io_contexts_(MakeIoContexts(options_.io_threads)),
+        io_connections_(MakeCounters(io_contexts_.size())),
         // Started as requests need them; idle ones end, so an idle server holds none.
         workers_(0, options_.worker_threads, kIdleWorkerExit, "http-worker"),
         catch_up_(0, 2, kIdleWorkerExit, "sse-catch-up"),
@@ -177,9 +185,10 @@ class HttpServer::Impl {
  private:
   // Runs on the acceptor's thread (the first I/O thread), as do AcceptFailed and the backoff timer.
   void Accept() {
-    // Connections are dealt to the I/O threads in turn.
-    asio::io_context& next = *io_contexts_[next_io_context_++ % io_contexts_.size()];
-    acceptor_.async_accept(next, [this](boost::system::error_code ec, tcp::socket socket) {
+    // The next connection goes to the I/O thread with the fewest open (event streams stay open for
+    // long, so taking turns would pile them up unevenly as other connections come and go).
+    const size_t next = LeastBusyIoContext();
+    acceptor_.async_accept(*io_contexts_[next], [this, next](boost::system::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
       if (ec) return AcceptFailed(ec);
       if (failing_) {
@@ -197,10 +206,20 @@ class HttpServer::Impl {
             ->Refuse(Status::Unavailable("the server has " + std::to_string(options_.max_connections) +
                                          " connections open (--max-connections); retry later"));
       } else {
-        std::make_shared<HttpSession>(std::move(socket), ctx_, ConnectionSlot(ctx_.open_connections))->Start();
+        std::make_shared<HttpSession>(std::move(socket), ctx_,
+                                      ConnectionSlot(ctx_.open_connections, io_connections_[next]))
+            ->Start();
       }
       Accept();
     });
+  }
+
+  size_t LeastBusyIoContext() {
+    size_t best = next_io_context_++ % io_contexts_.size();  // ties go round the threads
+    for (size_t i = 0; i < io_connections_.size(); ++i) {
+      if (io_connections_[i]->load() < io_connections_[best]->load()) best = i;
+    }
+    return best;
   }
 
   // A failed accept is almost always a resource running out (EMFILE/ENFILE: file descriptors;
@@ -248,6 +267,7 @@ class HttpServer::Impl {
   // shared by all threads, a request cost about five thread switches on the I/O side (the
   // threads handing each other the reactor and the completions) instead of two.
   std::vector<std::unique_ptr<asio::io_context>> io_contexts_;
+  std::vector<std::shared_ptr<std::atomic<int64_t>>> io_connections_;  // open connections per I/O context
   size_t next_io_context_ = 0;  // the acceptor's thread only
   exec::WorkerPool workers_;
   exec::WorkerPool catch_up_;

@@ -23,13 +23,19 @@ namespace cairn::server {
 class ConnectionSlot {
  public:
   ConnectionSlot() = default;  // counts nothing (a connection refused over the limit)
-  explicit ConnectionSlot(std::shared_ptr<std::atomic<int64_t>> count) : count_(std::move(count)) {
+  // Counts the connection in `count` (the server's) and, when given, `thread_count` (its I/O
+  // thread's).
+  explicit ConnectionSlot(std::shared_ptr<std::atomic<int64_t>> count,
+                          std::shared_ptr<std::atomic<int64_t>> thread_count = nullptr)
+      : count_(std::move(count)), thread_count_(std::move(thread_count)) {
     count_->fetch_add(1);
+    if (thread_count_) thread_count_->fetch_add(1);
   }
   ConnectionSlot(ConnectionSlot&& other) noexcept = default;
   ConnectionSlot& operator=(ConnectionSlot&& other) noexcept {
     Release();
     count_ = std::move(other.count_);
+    thread_count_ = std::move(other.thread_count_);
     return *this;
   }
   ConnectionSlot(const ConnectionSlot&) = delete;
@@ -39,9 +45,12 @@ class ConnectionSlot {
  private:
   void Release() {
     if (count_) count_->fetch_sub(1);
+    if (thread_count_) thread_count_->fetch_sub(1);
     count_.reset();
+    thread_count_.reset();
   }
   std::shared_ptr<std::atomic<int64_t>> count_;
+  std::shared_ptr<std::atomic<int64_t>> thread_count_;
 };
 
 struct ServerContext {
