@@ -63,7 +63,8 @@ class EventBus {
   // True when Read(after_seq, ...) needs no disk access.
   virtual bool InWindow(int64_t after_seq) const = 0;
 
-  // The newest seq the bus has published to subscribers.
+  // The newest seq the bus has published to subscribers. Takes no lock a wake-up runs under: a
+  // wake-up may call it.
   virtual int64_t LastSeq() const = 0;
 
   // The retained range of the log (for resume requests that are too old: 410).

@@ -1,10 +1,10 @@
-// CompactQueue: a first-in first-out queue that holds no memory while it is empty (internal).
+// CompactQueue: a first-in first-out queue that holds little memory while it is empty (internal).
 //
 // An event stream keeps two queues (frames to write, ephemeral frames held back), and a server
 // keeps thousands of idle streams: std::deque allocates about 600 bytes even when empty, a
 // vector nothing. The items live in a vector with a moving head; a drained queue keeps its
-// capacity for the next burst (up to kKeptCapacity items), and the slots before the head are
-// reclaimed once they are half of the vector.
+// capacity for the next burst only up to kKeptCapacity items (else it frees it), and the slots
+// before the head are reclaimed once they are half of the vector.
 #pragma once
 
 #include <cstddef>
@@ -47,7 +47,7 @@ class CompactQueue {
   }
 
  private:
-  static constexpr size_t kKeptCapacity = 64;
+  static constexpr size_t kKeptCapacity = 8;
 
   void Clear() {
     head_ = 0;

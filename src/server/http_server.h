@@ -5,7 +5,9 @@
 // separate blocking pool so a write waiting for its group commit never stalls an I/O thread.
 //
 // Shutdown (Stop(), or SIGTERM/SIGINT while in Run()): stop accepting, let in-flight requests
-// finish for up to `shutdown_grace_ms`, then close every connection and return from Run().
+// finish for up to `shutdown_grace_ms`, then close every connection and return from Run(), once
+// the writes still queued by requests (worker-pool handlers, and Dispatch::kAsync answers, which
+// hold their connections) have finished: the store's writer completes them.
 //
 // Exhaustion: beyond `max_connections` open connections a new one gets a small 503 JSON error
 // (`Connection: close`) without its request being read, and is closed

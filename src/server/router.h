@@ -30,7 +30,10 @@ using ResponseBuilder = std::function<Result<HttpResponse>()>;
 using Reply = std::function<void(ResponseBuilder)>;
 // A handler that starts its work and returns without waiting for it (a write queued for its group
 // commit). It must not block: it runs on the connection's I/O thread when the body is small, on
-// the worker pool otherwise (parsing a large body takes time).
+// the worker pool otherwise (parsing a large body takes time; its answer is then built there too).
+// A handler that throws before replying is answered 500. Unlike a kWorker route, the number of
+// such requests in flight is bounded by the connections, not the worker pool: a write queue that
+// is full answers kResourceExhausted.
 using AsyncHandler = std::function<void(const HttpRequest&, Reply)>;
 
 struct Route {
