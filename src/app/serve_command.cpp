@@ -105,8 +105,6 @@ Status WritePortFile(const std::string& path, uint16_t port) {
   return Status::Ok();
 }
 
-std::vector<std::string> SplitList(const std::string& text);
-
 model::Limits LimitsFrom(const Settings& s) {
   model::Limits limits;
   limits.max_json_depth = static_cast<size_t>(s.GetInt("max_json_depth"));
@@ -123,21 +121,6 @@ model::Limits LimitsFrom(const Settings& s) {
     }
   }
   return limits;
-}
-
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
-    if (!item.empty()) out.push_back(std::move(item));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
 }
 
 int Fail(const Status& status) {

@@ -2,6 +2,7 @@
 // `cairn serve --help` and docs/config.md are both generated from this one table.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "base/settings.h"
@@ -9,5 +10,8 @@
 namespace cairn::app {
 
 std::vector<SettingSpec> ServeSettingSpecs();
+
+// The items of a comma-separated setting, trimmed of spaces; empty items are left out.
+std::vector<std::string> SplitList(const std::string& text);
 
 }  // namespace cairn::app

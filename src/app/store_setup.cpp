@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-
+#include "app/serve_settings.h"
 #include "store/postgres/pg_store.h"
 #include "store/postgres/pg_text_index.h"
 #include "store/postgres/pg_vectors.h"
@@ -124,20 +124,12 @@ Status CheckStoreSettings(const Settings& settings) {
 }
 
 Result<std::vector<std::string>> WorkParts(const Settings& settings) {
-  std::vector<std::string> parts;
-  std::string list = settings.GetString("work");
-  for (size_t begin = 0; begin <= list.size();) {
-    size_t end = std::min(list.find(',', begin), list.size());
-    std::string part = list.substr(begin, end - begin);
-    begin = end + 1;
-    part.erase(0, part.find_first_not_of(' '));
-    part.erase(part.find_last_not_of(' ') + 1);
-    if (part.empty()) continue;
+  const std::vector<std::string> parts = SplitList(settings.GetString("work"));
+  for (const std::string& part : parts) {
     if (std::find(std::begin(kWorkParts), std::end(kWorkParts), part) == std::end(kWorkParts)) {
       return Status(StatusCode::kInvalidArgument,
                     "work: expected parts among executors, sessions and webhooks, got '" + part + "'", "work");
     }
-    if (std::find(parts.begin(), parts.end(), part) == parts.end()) parts.push_back(part);
   }
   if (parts.empty()) {
     return Status(StatusCode::kInvalidArgument, "work: name at least one of executors, sessions and webhooks", "work");
