@@ -578,7 +578,6 @@ int RunServe(const std::vector<std::string>& args) {
   std::optional<PeriodicTask> webhook_refresher;
   if (backend->shared) {
     webhook_refresher.emplace(kWebhookRefreshInterval, [&] {
-      if (!sweeping) return;
       if (Status refreshed = deliverer.Refresh(); !refreshed.ok()) {
         CAIRN_LOG_WARN("webhooks: cannot read them again: {}", refreshed.message());
       }
