@@ -46,7 +46,6 @@ Status DefinitionSupervisor::Start(bool run_executors, int64_t start_seq, const 
     query.limit = 500;
     CAIRN_RETURN_IF_ERROR(store::ForEachRecord(store_, tenant, query, [&](const model::Breadcrumb& crumb) {
       ApplyDefinition(crumb.id, crumb.version, crumb.owner_id, crumb.context, start_seq);
-      if (kind_.on_stored) kind_.on_stored(crumb);
     }));
   }
   thread_ = std::thread([this, start_seq] { Loop(start_seq); });
@@ -61,6 +60,31 @@ void DefinitionSupervisor::Stop() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   subscription_.reset();
+}
+
+Result<DefinitionKind::Built> DefinitionSupervisor::Build(const std::string& id, int64_t version,
+                                                           const std::string& owner_id, const json::value& context) {
+  CAIRN_ASSIGN_OR_RETURN(DefinitionKind::Built built, kind_.build(owner_id, context));
+  ExecutorSpec& spec = built.first;
+  spec.consumer_id = DefinitionConsumerId(id);
+  spec.owner_id = owner_id;
+  spec.definition_id = id;
+  spec.definition_version = version;
+  return built;
+}
+
+Result<std::optional<DefinitionKind::Built>> DefinitionSupervisor::Reread(const std::string& id,
+                                                                          const std::string& owner_id) {
+  auto stored = store_.Get(owner_id, id);
+  if (!stored.ok() && stored.status().code() == StatusCode::kNotFound) return std::optional<DefinitionKind::Built>();
+  if (!stored.ok()) return stored.status();
+  if (stored->schema_name != kind_.schema_name) return std::optional<DefinitionKind::Built>();
+  auto built = Build(id, stored->version, owner_id, stored->context);
+  if (!built.ok()) {
+    CAIRN_LOG_WARN("{} definition {} is not usable: {}", kind_.label, id, built.status().message());
+    return std::optional<DefinitionKind::Built>();
+  }
+  return std::optional<DefinitionKind::Built>(std::move(built).value());
 }
 
 bool DefinitionSupervisor::ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
@@ -78,25 +102,26 @@ bool DefinitionSupervisor::ApplyDefinition(const std::string& id, int64_t versio
     NoteKnown(id, true);
     return true;
   }
-  auto built = kind_.build(owner_id, context);
+  auto built = Build(id, version, owner_id, context);
   if (!built.ok()) {
     CAIRN_LOG_WARN("{} definition {} is not usable: {}", kind_.label, id, built.status().message());
     return false;
   }
   auto& [spec, executor] = *built;
-  spec.consumer_id = consumer;
-  spec.owner_id = owner_id;
-  spec.definition_id = id;
-  spec.definition_version = version;
   std::string name = spec.name;
+  // Sharded (ExecutorHost::TakeShard), a consumer that waited dormant starts from its definition
+  // as stored then.
   Status started = host_.Upsert(std::move(spec), std::move(executor), start_seq,
-                                [this](const model::Event& event) { return Follow(event); });
+                                [this](const model::Event& event) { return Follow(event); },
+                                [this, id, owner_id] { return Reread(id, owner_id); });
   if (!started.ok()) {
     CAIRN_LOG_WARN("{} {}: starting its executor failed: {}", kind_.label, name, started.message());
     return true;
   }
-  CAIRN_LOG_INFO("{} {} {} (definition {} v{})", kind_.label, name, it == loaded_.end() ? "started" : "reloaded", id,
-                 version);
+  if (host_.Runs(consumer)) {
+    CAIRN_LOG_INFO("{} {} {} (definition {} v{})", kind_.label, name, it == loaded_.end() ? "started" : "reloaded", id,
+                   version);
+  }
   loaded_[id] = version;
   NoteKnown(id, true);
   return true;
@@ -160,9 +185,16 @@ void DefinitionSupervisor::Loop(int64_t after) {
           std::lock_guard lock(apply_mu_);
           known = loaded_.count(event->breadcrumb_id) > 0;
         }
-        // A running executor follows its own definition (Follow); the loop only starts new ones.
-        if (!gone && !known) {
-          ApplyDefinition(event->breadcrumb_id, event->version, event->owner_id, event->context, event->seq);
+        // A running executor follows its own definition (Follow); the loop starts new ones, and
+        // keeps those that do not run here (sharded, dormant) as their definitions change.
+        bool dormant = known && run_executors_ && !host_.Runs(DefinitionConsumerId(event->breadcrumb_id));
+        if (!gone && (!known || dormant)) {
+          if (!ApplyDefinition(event->breadcrumb_id, event->version, event->owner_id, event->context, event->seq) &&
+              dormant) {
+            Forget(event->breadcrumb_id);  // not usable: a later usable version starts it anew
+          }
+        } else if (gone && dormant) {
+          Forget(event->breadcrumb_id);  // the process running it forgets its cursor
         } else if (gone && known && !run_executors_) {
           {
             std::lock_guard lock(apply_mu_);
@@ -177,6 +209,15 @@ void DefinitionSupervisor::Loop(int64_t after) {
     }
     ReapRetired();
   }
+}
+
+void DefinitionSupervisor::Forget(const std::string& id) {
+  {
+    std::lock_guard lock(apply_mu_);
+    loaded_.erase(id);
+  }
+  NoteKnown(id, false);
+  host_.Remove(DefinitionConsumerId(id), /*forget_cursor=*/false);
 }
 
 void DefinitionSupervisor::ReapRetired() {

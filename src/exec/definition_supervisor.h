@@ -12,12 +12,17 @@
 //   so what is written meanwhile is processed when executors start.
 // Definitions are read from every tenant passed to Start(); those of a tenant created later are
 // followed from its events like any definition written while the supervisor runs.
+// - With a sharded host (several workers: ExecutorHost::TakeShard) the executors of shards held by
+//   other processes are dormant here: the supervisor keeps them current from the schema's events
+//   (an unusable or deleted one is forgotten), and a dormant one starts from its definition as
+//   stored when its shard comes to this process.
 #pragma once
 
 #include <boost/json/value.hpp>
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <memory>
 #include <mutex>
@@ -47,8 +52,6 @@ struct DefinitionKind {
   // filled in by the supervisor). An error means the definition cannot be run (logged).
   using Built = std::pair<ExecutorSpec, std::shared_ptr<Executor>>;
   std::function<Result<Built>(const std::string& owner_id, const boost::json::value& context)> build;
-  // Optional: sees every stored definition at Start(), before executors start.
-  std::function<void(const model::Breadcrumb& definition)> on_stored;
 };
 
 class DefinitionSupervisor {
@@ -70,8 +73,16 @@ class DefinitionSupervisor {
   Status EnsureCursor(const std::string& consumer, int64_t start_seq);
 
  private:
+  // The executor of the definition, its spec filled in.
+  Result<DefinitionKind::Built> Build(const std::string& id, int64_t version, const std::string& owner_id,
+                                      const boost::json::value& context);
+  // The executor of the definition as stored now; nullopt when it is gone or not usable
+  // (ExecutorRefresh of a dormant consumer).
+  Result<std::optional<DefinitionKind::Built>> Reread(const std::string& id, const std::string& owner_id);
   bool ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
                        const boost::json::value& context, int64_t start_seq);
+  // Stops knowing a definition whose consumer does not run here.
+  void Forget(const std::string& id);
   bool Follow(const model::Event& event);
   bool IsDefinition(const model::Event& event) const;
   void Loop(int64_t after);

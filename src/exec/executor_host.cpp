@@ -38,6 +38,7 @@ struct ExecutorHost::Shared {
   bus::ConsumerPool consumers{options.consumer_threads, 4 * options.cursor_save_interval, "executors"};
   JobGroup jobs;  // the host's runs on the runtime's pools
   std::atomic<bool> stopping{false};
+  std::atomic<size_t> shards_held{0};  // sharded: the shards taken and not released
   // "<consumer id> <trigger key>" of the runs in flight, host-wide: a consumer replaced while its
   // runs go on (Remove then Upsert) must not take them over as if their process had died.
   std::mutex in_flight_mu;
@@ -195,11 +196,27 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     std::shared_ptr<Executor> executor;
   };
 
-  Consumer(std::shared_ptr<Shared> shared, ExecutorSpec spec, std::shared_ptr<Executor> executor,
-           DefinitionFollower follow)
+  Consumer(std::shared_ptr<Shared> shared, Dormant entry)
       : shared_(std::move(shared)),
-        follow_(std::move(follow)),
-        loaded_(std::make_shared<Loaded>(Loaded{std::move(spec), std::move(executor)})) {}
+        follow_(std::move(entry.follow)),
+        refresh_(std::move(entry.refresh)),
+        start_seq_(entry.start_seq),
+        loaded_(std::make_shared<Loaded>(Loaded{std::move(entry.spec), std::move(entry.executor)})) {}
+
+  // What Upsert would need to start this consumer again, as it is now (its shard released).
+  Dormant AsDormant() {
+    std::shared_ptr<const Loaded> current = loaded();
+    return Dormant{current->spec, current->executor, start_seq_, follow_, refresh_};
+  }
+
+  // Runs of this consumer in flight.
+  int Running() {
+    std::lock_guard lock(mu_);
+    return running_;
+  }
+
+  // After Stop, once no run is in flight: the final position, and the finished runs' claims released.
+  void SaveStopped() { SaveCursor(true); }
 
   Status Start(int64_t start_seq) {
     const std::string& id = loaded_->spec.consumer_id;
@@ -900,6 +917,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
 
   std::shared_ptr<Shared> shared_;
   const DefinitionFollower follow_;
+  const ExecutorRefresh refresh_;
+  const int64_t start_seq_;
   std::mutex mu_;
   bool stop_ = false;
   bool recovered_ = false;  // the first step looked for interrupted runs
@@ -952,6 +971,14 @@ ExecutorHost::ExecutorHost(store::Store& store, store::CursorStore& cursors, sto
                         auto shared = weak.lock();
                         return shared ? static_cast<double>(shared->consumers.members()) : 0.0;
                       });
+    if (options.shards > 0) {
+      metrics->AddGauge("cairn_executor_shards_held",
+                        "Shards of the executors this process runs (of the cluster's; docs/deploy.md)",
+                        [weak = std::weak_ptr<Shared>(shared_)] {
+                          auto shared = weak.lock();
+                          return shared ? static_cast<double>(shared->shards_held.load()) : 0.0;
+                        });
+    }
     metrics->AddGauge("cairn_executor_consumer_threads", "Threads that read the event stream for every executor",
                       [weak = std::weak_ptr<Shared>(shared_)] {
                         auto shared = weak.lock();
@@ -975,7 +1002,7 @@ size_t ExecutorHost::WakePaused(const std::string& owner_id, const std::string& 
 }
 
 Status ExecutorHost::Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq,
-                            DefinitionFollower follow) {
+                            DefinitionFollower follow, ExecutorRefresh refresh) {
   std::lock_guard lock(mu_);
   if (stopped_) return Status::Unavailable("executors are stopping");
   std::string id = spec.consumer_id;
@@ -984,7 +1011,24 @@ Status ExecutorHost::Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executo
     it->second->Reload(std::move(spec), std::move(executor));
     return Status::Ok();
   }
-  auto consumer = std::make_shared<Consumer>(shared_, std::move(spec), std::move(executor), std::move(follow));
+  Dormant entry{std::move(spec), std::move(executor), start_seq, std::move(follow), std::move(refresh)};
+  if (!HeldLocked(id)) {
+    dormant_[id] = std::move(entry);
+    return Status::Ok();
+  }
+  return StartLocked(std::move(entry));
+}
+
+bool ExecutorHost::HeldLocked(const std::string& consumer_id) const {
+  int shards = shared_->options.shards;
+  return shards <= 0 || held_shards_.count(ShardOf(consumer_id, shards)) > 0;
+}
+
+Status ExecutorHost::StartLocked(Dormant entry) {
+  std::string id = entry.spec.consumer_id;
+  int64_t start_seq = entry.start_seq;
+  dormant_.erase(id);
+  auto consumer = std::make_shared<Consumer>(shared_, std::move(entry));
   CAIRN_RETURN_IF_ERROR(consumer->Start(start_seq));
   consumers_.emplace(id, std::move(consumer));
   return Status::Ok();
@@ -994,12 +1038,16 @@ void ExecutorHost::Remove(const std::string& consumer_id, bool forget_cursor) {
   std::shared_ptr<Consumer> consumer;
   {
     std::lock_guard lock(mu_);
+    bool was_dormant = dormant_.erase(consumer_id) > 0;
     auto it = consumers_.find(consumer_id);
-    if (it == consumers_.end()) return;
-    consumer = std::move(it->second);
-    consumers_.erase(it);
+    if (it == consumers_.end()) {
+      if (!was_dormant || !forget_cursor) return;
+    } else {
+      consumer = std::move(it->second);
+      consumers_.erase(it);
+    }
   }
-  consumer->Stop();
+  if (consumer) consumer->Stop();
   if (forget_cursor) {
     Status deleted = shared_->cursors.DeleteCursor(consumer_id);
     if (!deleted.ok()) CAIRN_LOG_WARN("executor {}: deleting the cursor failed: {}", consumer_id, deleted.message());
@@ -1013,6 +1061,107 @@ void ExecutorHost::Remove(const std::string& consumer_id, bool forget_cursor) {
   }
 }
 
+bool ExecutorHost::Runs(const std::string& consumer_id) {
+  std::lock_guard lock(mu_);
+  return consumers_.count(consumer_id) > 0;
+}
+
+int ExecutorHost::ShardOf(const std::string& consumer_id, int shards) {
+  uint64_t hash = 14695981039346656037ULL;  // FNV-1a: stable across processes and versions
+  for (unsigned char c : consumer_id) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return shards <= 0 ? 0 : static_cast<int>(hash % static_cast<uint64_t>(shards));
+}
+
+void ExecutorHost::TakeShard(int shard) {
+  const int shards = shared_->options.shards;
+  std::vector<Dormant> waking;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_ || shards <= 0) return;
+    held_shards_.insert(shard);
+    shared_->shards_held = held_shards_.size();
+    for (auto it = dormant_.begin(); it != dormant_.end();) {
+      if (ShardOf(it->first, shards) != shard) {
+        ++it;
+        continue;
+      }
+      waking.push_back(std::move(it->second));
+      it = dormant_.erase(it);
+    }
+  }
+  // Refreshed outside the lock: a refresh reads the store, and a definition supervisor calls
+  // Upsert while holding locks of its own.
+  for (Dormant& entry : waking) {
+    if (entry.refresh) {
+      auto refreshed = entry.refresh();
+      if (!refreshed.ok()) {
+        CAIRN_LOG_WARN("executor {}: reading its definition again failed ({}); starting it as it was",
+                       entry.spec.consumer_id, refreshed.status().message());
+      } else if (!refreshed->has_value()) {
+        continue;  // gone or not usable any more
+      } else {
+        entry.spec = std::move((*refreshed)->first);
+        entry.executor = std::move((*refreshed)->second);
+      }
+    }
+    std::lock_guard lock(mu_);
+    // An Upsert since the shard was marked held started the consumer already.
+    if (stopped_ || !held_shards_.count(shard) || consumers_.count(entry.spec.consumer_id)) continue;
+    std::string id = entry.spec.consumer_id;
+    if (Status started = StartLocked(std::move(entry)); !started.ok()) {
+      CAIRN_LOG_WARN("executor {}: starting it failed: {}", id, started.message());
+    }
+  }
+}
+
+void ExecutorHost::ReleaseShard(int shard) {
+  const int shards = shared_->options.shards;
+  std::vector<std::shared_ptr<Consumer>> stopping;
+  {
+    std::lock_guard lock(mu_);
+    if (shards <= 0 || !held_shards_.erase(shard)) return;
+    shared_->shards_held = held_shards_.size();
+    for (auto it = consumers_.begin(); it != consumers_.end();) {
+      if (ShardOf(it->first, shards) != shard) {
+        ++it;
+        continue;
+      }
+      stopping.push_back(std::move(it->second));
+      it = consumers_.erase(it);
+    }
+    releasing_[shard] = stopping;
+  }
+  for (const auto& consumer : stopping) consumer->Stop();  // waits for a step in progress
+}
+
+bool ExecutorHost::ShardReleased(int shard) {
+  std::vector<std::shared_ptr<Consumer>> stopped;
+  {
+    std::lock_guard lock(mu_);
+    auto it = releasing_.find(shard);
+    if (it == releasing_.end()) return !held_shards_.count(shard);
+    for (const auto& consumer : it->second) {
+      if (consumer->Running() > 0) return false;
+    }
+    stopped = std::move(it->second);
+    releasing_.erase(it);
+  }
+  for (const auto& consumer : stopped) consumer->SaveStopped();
+  std::lock_guard lock(mu_);
+  for (const auto& consumer : stopped) {
+    Dormant entry = consumer->AsDormant();
+    std::string id = entry.spec.consumer_id;
+    // An Upsert while it stopped left a newer one.
+    if (!stopped_ && !consumers_.count(id)) dormant_.try_emplace(id, std::move(entry));
+  }
+  return true;
+}
+
+size_t ExecutorHost::ShardsHeld() { return shared_->shards_held.load(); }
+
 void ExecutorHost::Stop() {
   std::map<std::string, std::shared_ptr<Consumer>> consumers;
   {
@@ -1024,6 +1173,8 @@ void ExecutorHost::Stop() {
   {
     std::lock_guard lock(mu_);
     consumers.swap(consumers_);
+    dormant_.clear();
+    releasing_.clear();  // stopped already; their runs are cancelled with the rest below
   }
   shared_->stopping = true;
   for (auto& [id, consumer] : consumers) consumer->Stop();
@@ -1032,6 +1183,12 @@ void ExecutorHost::Stop() {
 }
 
 size_t ExecutorHost::CancelRunsOf(const std::string& trigger_id) { return shared_->runtime.runs().CancelTrigger(trigger_id); }
+
+void ExecutorHost::CancelTreeSoon(const std::string& owner_id, const std::string& execution_id) {
+  shared_->jobs.Submit(shared_->runtime.pool(), [shared = shared_.get(), owner_id, execution_id] {
+    shared->runtime.runs().CancelTree(owner_id, execution_id);
+  });
+}
 
 RunRegistry& ExecutorHost::runs() { return shared_->runtime.runs(); }
 

@@ -17,7 +17,12 @@
 // consumer_id). The cursor only passes an event once its claim is committed; runs claimed but
 // unfinished when the process died are found by their claims when the executor starts and are
 // run again (attempt + 1). A trigger with an execution record is never run or answered again.
-// This holds for one process; several runner processes need leases (future work).
+// Across processes (one PostgreSQL store, several workers: docs/deploy.md) the consumers are
+// sharded: with HostOptions::shards each consumer belongs to the shard ShardOf(consumer_id), and
+// runs only while this host holds that shard (TakeShard). A shard is held by one process at a time
+// (store/postgres/pg_shard_leases.h); giving one up (ReleaseShard) stops its consumers and waits for
+// their runs in flight before the next holder may start them (ShardReleased), which then resumes
+// from the stored cursors and claims, as after a restart.
 //
 // Paused runs: a run may end paused (RunResult::paused: a sub-agent waiting for its user). Its
 // record says `paused`, it writes no response, gives up its worker and keeps its claim; it runs
@@ -40,7 +45,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/clock.h"
@@ -70,7 +77,16 @@ struct HostOptions {
   const search::Searcher* searcher = nullptr;  // for fetch: search|vector subscriptions; may be null
   // A run's context holds only what the principal that wrote its trigger may read; null: everything.
   ReaderFor reader_for = nullptr;
+  // 0: every consumer runs here. Else consumers are spread over this many shards and run only
+  // while their shard is taken (TakeShard); every process sharing the store must use the same count.
+  int shards = 0;
 };
+
+// The executor a dormant consumer starts with when its shard is taken, built from its definition
+// as stored now (a definition changed meanwhile starts as changed, as after a restart). nullopt:
+// there is nothing to run any more (the definition is gone or not usable).
+using ExecutorRefresh =
+    std::function<Result<std::optional<std::pair<ExecutorSpec, std::shared_ptr<Executor>>>>()>;
 
 class ExecutorHost {
  public:
@@ -91,13 +107,32 @@ class ExecutorHost {
 
   // Starts the executor, or reloads it when one with the same consumer_id runs (later triggers
   // use the new spec and executor; runs in flight finish with the old). A new consumer resumes
-  // at its stored cursor, or starts after `start_seq` when it has none.
+  // at its stored cursor, or starts after `start_seq` when it has none. Sharded, a consumer whose
+  // shard is not held here is kept dormant (replacing an earlier dormant one) and starts when the
+  // shard is taken, from `refresh` when given; it touches neither cursor nor claims meanwhile.
   Status Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq,
-                DefinitionFollower follow = {});
+                DefinitionFollower follow = {}, ExecutorRefresh refresh = {});
 
-  // Stops the executor's consumer (runs in flight finish). With `forget_cursor`, its stored
-  // cursor is deleted too (the definition is gone).
+  // Stops the executor's consumer (runs in flight finish), or forgets it when dormant. With
+  // `forget_cursor`, its stored cursor is deleted too (the definition is gone).
   void Remove(const std::string& consumer_id, bool forget_cursor);
+
+  // Whether `consumer_id` runs here (started and not dormant).
+  bool Runs(const std::string& consumer_id);
+
+  // The shard of `consumer_id` among `shards` (FNV-1a of the id): the same in every process.
+  static int ShardOf(const std::string& consumer_id, int shards);
+  // Sharded only. Starts the shard's dormant consumers (each from its refresh, when it has one);
+  // from now on its consumers start at Upsert.
+  void TakeShard(int shard);
+  // Stops the shard's consumers (from now on they stay dormant); their runs in flight go on. Returns
+  // at once: ShardReleased tells when they ended.
+  void ReleaseShard(int shard);
+  // True once nothing of a released shard runs here any more (its cursors saved, its finished
+  // claims released): another process may take the shard. Polled; not blocking.
+  bool ShardReleased(int shard);
+  // The shards held (TakeShard, not released).
+  size_t ShardsHeld();
 
   // Stops every consumer, cancels the host's runs in flight (nothing is written for them) and
   // returns when none runs. Idempotent.
@@ -111,6 +146,10 @@ class ExecutorHost {
   // 1,024) and its run starts cancelled. Returns how many runs in flight were told.
   size_t CancelRunsOf(const std::string& trigger_id);
 
+  // CancelTree of runs() for a cancel made through another process of a cluster (an execution's
+  // record now says cancelled), on a worker thread: safe to call from the bus's thread.
+  void CancelTreeSoon(const std::string& owner_id, const std::string& execution_id);
+
   // The runtime's registry of the runs in flight in this process (the host's, session runs):
   // cancel a tree, see what runs now.
   RunRegistry& runs();
@@ -121,10 +160,25 @@ class ExecutorHost {
   // The paused runs of a cancelled tree or trigger run again (RunRegistry::PausedWaker).
   size_t WakePaused(const std::string& owner_id, const std::string& execution_id, const std::string& trigger_id);
 
+  // A consumer that does not run here (its shard is not held), as Upsert was given it.
+  struct Dormant {
+    ExecutorSpec spec;
+    std::shared_ptr<Executor> executor;
+    int64_t start_seq = 0;
+    DefinitionFollower follow;
+    ExecutorRefresh refresh;
+  };
+  bool HeldLocked(const std::string& consumer_id) const;  // mu_
+  Status StartLocked(Dormant entry);                        // mu_
+
   std::shared_ptr<Shared> shared_;
   std::mutex mu_;
   bool stopped_ = false;
   std::map<std::string, std::shared_ptr<Consumer>> consumers_;
+  std::map<std::string, Dormant> dormant_;  // sharded: consumers whose shard is not held (mu_)
+  std::set<int> held_shards_;               // mu_
+  // Released shards whose consumers' runs may still be going on (mu_).
+  std::map<int, std::vector<std::shared_ptr<Consumer>>> releasing_;
 };
 
 }  // namespace cairn::exec

@@ -801,3 +801,101 @@ TEST_F(ExecutorHostTest, APausedRunGivesUpItsWorkerAndGoesOnWhenAnsweredEvenAfte
 
 }  // namespace
 }  // namespace cairn::exec
+
+namespace cairn::exec {
+namespace {
+
+// Sharded (several processes sharing the store): a consumer runs only while its shard is held.
+HostOptions Sharded() {
+  HostOptions o = Options();
+  o.shards = 4;
+  return o;
+}
+
+TEST_F(ExecutorHostTest, ShardedConsumersRunOnlyWhileTheirShardIsHeldAndResumeWhereTheyStopped) {
+  ExecutorSpec spec = Spec();
+  const int shard = ExecutorHost::ShardOf(kConsumer, 4);
+  EXPECT_EQ(shard, ExecutorHost::ShardOf(kConsumer, 4));
+  auto exec = std::make_shared<TestExecutor>();
+  StartHost(Sharded());
+  Upsert(spec, exec);
+  EXPECT_FALSE(host_->Runs(kConsumer)) << "started without its shard";
+  model::Breadcrumb a = Write("a");
+  host_->TakeShard((shard + 1) % 4);  // another shard: still dormant
+  EXPECT_FALSE(host_->Runs(kConsumer));
+  host_->TakeShard(shard);
+  EXPECT_TRUE(host_->Runs(kConsumer));
+  WaitFinished(spec, a.id);
+
+  host_->ReleaseShard(shard);
+  EXPECT_FALSE(host_->Runs(kConsumer));
+  ASSERT_TRUE(WaitFor([&] { return host_->ShardReleased(shard); }));
+  EXPECT_EQ(host_->ShardsHeld(), 1u);
+  model::Breadcrumb b = Write("b");
+  host_->TakeShard(shard);  // dormant meanwhile: b waited for it
+  WaitFinished(spec, b.id);
+  EXPECT_EQ(exec->CalledIds(), (std::vector<std::string>{a.id, b.id}));
+  EXPECT_EQ(Responses(a.id).size(), 1u);
+}
+
+// The hand-over between processes: the shard is free only once the runs in flight ended, and the
+// next holder (here another host on the same store) neither runs them again nor misses later ones.
+TEST_F(ExecutorHostTest, AReleasedShardIsFreeOnlyOnceItsRunsEndedAndTheNextHolderDoesNotRunThemAgain) {
+  ExecutorSpec spec = Spec();
+  const int shard = ExecutorHost::ShardOf(kConsumer, 4);
+  auto let_go = std::make_shared<std::atomic<bool>>(false);
+  auto first = std::make_shared<TestExecutor>("first");
+  first->behavior = [raw = first.get(), let_go](const RunRequest& r) {
+    WaitFor([&] { return let_go->load() || r.cancelled.load(); });
+    return raw->Answer(r, "ok");
+  };
+  StartHost(Sharded());
+  Upsert(spec, first);
+  host_->TakeShard(shard);
+  model::Breadcrumb t = Write("t");
+  ASSERT_TRUE(WaitFor([&] { return !first->Calls().empty(); }));
+  host_->ReleaseShard(shard);
+  EXPECT_FALSE(host_->ShardReleased(shard)) << "released while its run was in flight";
+  let_go->store(true);
+  ASSERT_TRUE(WaitFor([&] { return host_->ShardReleased(shard); }));
+  WaitFinished(spec, t.id);
+  EXPECT_TRUE(store_->ListClaims(kConsumer).value().empty()) << "the finished run's claim was kept";
+
+  auto second = std::make_shared<TestExecutor>("second");
+  StartHost(Sharded());
+  Upsert(spec, second, 0);  // from the start of the log, were it not for the stored cursor
+  host_->TakeShard(shard);
+  model::Breadcrumb sentinel = Write("sentinel");
+  WaitFinished(spec, sentinel.id);
+  EXPECT_EQ(second->CalledIds(), (std::vector<std::string>{sentinel.id}));
+  EXPECT_EQ(Responses(t.id).size(), 1u);
+}
+
+TEST_F(ExecutorHostTest, ADormantConsumerStartsFromItsRefreshOrNotAtAll) {
+  ExecutorSpec spec = Spec();
+  const int shard = ExecutorHost::ShardOf(kConsumer, 4);
+  auto stale = std::make_shared<TestExecutor>("stale");
+  auto fresh = std::make_shared<TestExecutor>("fresh");
+  StartHost(Sharded());
+  ASSERT_TRUE(host_->Upsert(spec, stale, 0, {}, [&]() -> Result<std::optional<std::pair<ExecutorSpec, std::shared_ptr<Executor>>>> {
+    return std::optional<std::pair<ExecutorSpec, std::shared_ptr<Executor>>>(std::make_pair(spec, fresh));
+  }).ok());
+  model::Breadcrumb a = Write("a");
+  host_->TakeShard(shard);
+  WaitFinished(spec, a.id);
+  EXPECT_TRUE(stale->CalledIds().empty());
+  EXPECT_EQ(fresh->CalledIds(), (std::vector<std::string>{a.id}));
+
+  // A definition gone while its consumer was dormant: nothing starts.
+  host_->ReleaseShard(shard);
+  ASSERT_TRUE(WaitFor([&] { return host_->ShardReleased(shard); }));
+  host_->Remove(kConsumer, false);
+  ASSERT_TRUE(host_->Upsert(spec, stale, 0, {}, []() -> Result<std::optional<std::pair<ExecutorSpec, std::shared_ptr<Executor>>>> {
+    return std::optional<std::pair<ExecutorSpec, std::shared_ptr<Executor>>>();
+  }).ok());
+  host_->TakeShard(shard);
+  EXPECT_FALSE(host_->Runs(kConsumer));
+}
+
+}  // namespace
+}  // namespace cairn::exec

@@ -132,7 +132,9 @@ size_t RunRegistry::CancelTreeLocked(const std::string& owner_id, const std::str
       if (run->owner_id != owner_id) continue;
       std::string id = StringMember(run->record, "id");
       if (tree.count(id) && run->requested) continue;
-      if (tree.count(id) || tree.count(StringMember(run->record, "parent_execution_id"))) {
+      // Its root too: the ancestors between may run in other processes (docs/deploy.md).
+      if (tree.count(id) || tree.count(StringMember(run->record, "parent_execution_id")) ||
+          StringMember(run->record, "root_execution_id") == execution_id) {
         if (!run->requested) ++told;
         run->Cancel();
         grew = tree.insert(id).second || grew;

@@ -55,8 +55,9 @@ class RunRegistry {
   // flight (as CancelTree); one not started yet starts cancelled. Returns how many runs were told.
   size_t CancelTrigger(const std::string& trigger_id);
 
-  // Cancels run `execution_id` of `owner_id` and its descendants in flight; descendants that start
-  // later start cancelled. Returns how many runs were told.
+  // Cancels run `execution_id` of `owner_id` and its descendants in flight (those whose parent is
+  // in the tree, and those whose root it is: their parent may run in another process); descendants
+  // that start later start cancelled. Returns how many runs were told.
   size_t CancelTree(const std::string& owner_id, const std::string& execution_id);
 
   // Paused runs (RunResult::paused) are not in flight. `wake` (the host's) makes the paused runs

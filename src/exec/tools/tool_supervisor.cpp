@@ -5,6 +5,7 @@
 #include "exec/tools/tool_executor.h"
 #include "exec/tools/tool_factory.h"
 #include "model/tool_definition.h"
+#include "store/record_pages.h"
 
 namespace cairn::exec {
 namespace json = boost::json;
@@ -140,21 +141,36 @@ Status ToolSupervisor::InstallBuiltins(const std::string& tenant) {
   return cursors_.SaveCursor(marker_id, 1);
 }
 
+Result<std::shared_ptr<Executor>> ToolSupervisor::NewResponder(const std::vector<std::string>& tenants) {
+  auto responder = std::make_shared<UnknownToolResponder>(deps_.store, limits_);
+  // The responder resumes at its cursor and learns the definitions written after it from the log,
+  // in order; from the store it may only take those that existed at its resume point. (Missing
+  // one is harmless: a request it would leave to a tool is checked against the store before it
+  // answers. Knowing one deleted since would leave requests unanswered.)
+  int64_t known_until = std::numeric_limits<int64_t>::max();
+  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> cursor, cursors_.LoadCursor(ResponderSpec().consumer_id));
+  if (cursor && *cursor < deps_.bus.LastSeq()) {
+    auto at_cursor = deps_.bus.Read(*cursor, 1);  // the first event it has not judged
+    if (at_cursor.ok() && !at_cursor->empty()) known_until = at_cursor->front()->at;
+  }
+  for (const std::string& tenant : tenants) {
+    model::BreadcrumbQuery query;
+    query.schema_name = std::string(model::kToolSchema);
+    query.include_context = true;
+    query.order = model::SortOrder::kOldestFirst;
+    query.limit = 500;
+    CAIRN_RETURN_IF_ERROR(store::ForEachRecord(deps_.store, tenant, query, [&](const model::Breadcrumb& crumb) {
+      if (crumb.created_at < known_until) responder->Know(crumb.id, crumb.owner_id, crumb.context);
+    }));
+  }
+  return std::shared_ptr<Executor>(std::move(responder));
+}
+
 Status ToolSupervisor::Start(bool run_executors, bool builtin_tools, const std::vector<std::string>& tenants) {
   if (builtin_tools) {
     for (const std::string& tenant : tenants) CAIRN_RETURN_IF_ERROR(InstallBuiltins(tenant));
   }
   int64_t start_seq = deps_.bus.LastSeq();
-  auto responder = std::make_shared<UnknownToolResponder>(deps_.store, limits_);
-  ExecutorSpec responder_spec = ResponderSpec();
-  // The responder resumes at its cursor and learns the definitions written after it from the log,
-  // in order; from the store it may only take those that existed at its resume point.
-  int64_t known_until = std::numeric_limits<int64_t>::max();
-  CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> responder_cursor, cursors_.LoadCursor(responder_spec.consumer_id));
-  if (responder_cursor && *responder_cursor < start_seq) {
-    auto at_cursor = deps_.bus.Read(*responder_cursor, 1);  // the first event it has not judged
-    if (at_cursor.ok() && !at_cursor->empty()) known_until = at_cursor->front()->at;
-  }
   DefinitionKind kind;
   kind.schema_name = std::string(model::kToolSchema);
   kind.label = "tool";
@@ -170,17 +186,20 @@ Status ToolSupervisor::Start(bool run_executors, bool builtin_tools, const std::
     spec.timeout = std::chrono::milliseconds(def.timeout_ms);
     return DefinitionKind::Built{std::move(spec), std::make_shared<ToolExecutor>(def, std::move(tool))};
   };
-  kind.on_stored = [responder, known_until](const model::Breadcrumb& crumb) {
-    if (crumb.created_at < known_until) responder->Know(crumb.id, crumb.owner_id, crumb.context);
-  };
   definitions_ = std::make_unique<DefinitionSupervisor>(deps_.store, deps_.bus, cursors_, host_, std::move(kind));
-  CAIRN_RETURN_IF_ERROR(definitions_->Start(run_executors, start_seq, tenants));
+  // Known before the definitions start: their executors may write requests at once.
+  std::shared_ptr<Executor> responder;
   if (run_executors) {
-    CAIRN_RETURN_IF_ERROR(host_.Upsert(std::move(responder_spec), std::move(responder), start_seq));
-  } else {
-    CAIRN_RETURN_IF_ERROR(definitions_->EnsureCursor(responder_spec.consumer_id, start_seq));
+    CAIRN_ASSIGN_OR_RETURN(responder, NewResponder(tenants));
   }
-  return Status::Ok();
+  CAIRN_RETURN_IF_ERROR(definitions_->Start(run_executors, start_seq, tenants));
+  if (!run_executors) return definitions_->EnsureCursor(ResponderSpec().consumer_id, start_seq);
+  // Sharded (ExecutorHost::TakeShard), a dormant responder starts anew from the store.
+  ExecutorRefresh refresh = [this, tenants]() -> Result<std::optional<DefinitionKind::Built>> {
+    CAIRN_ASSIGN_OR_RETURN(std::shared_ptr<Executor> fresh, NewResponder(tenants));
+    return std::optional<DefinitionKind::Built>(DefinitionKind::Built{ResponderSpec(), std::move(fresh)});
+  };
+  return host_.Upsert(ResponderSpec(), std::move(responder), start_seq, {}, std::move(refresh));
 }
 
 void ToolSupervisor::Stop() {

@@ -43,6 +43,10 @@ class ToolSupervisor {
   void Stop();
 
  private:
+  // The executor answering requests for tools that do not exist, knowing the stored definitions
+  // of `tenants` that it has not seen in its event stream yet.
+  Result<std::shared_ptr<Executor>> NewResponder(const std::vector<std::string>& tenants);
+
   store::CursorStore& cursors_;
   ExecutorHost& host_;
   BuiltinToolDeps deps_;
