@@ -350,6 +350,12 @@ int RunServe(const std::vector<std::string>& args) {
   host_options.consumer_threads = static_cast<int>(settings.GetInt("executor_consumer_threads"));
   host_options.searcher = &searcher;
   host_options.reader_for = delivery.reader_for;  // a run reads what its trigger's writer may read
+  const bool does_executors =
+      std::find(work_parts->begin(), work_parts->end(), "executors") != work_parts->end();
+  // With a shared store every worker doing the executors runs its share of them (shard leases,
+  // taken once listening); the other parts have one process each, under a lease.
+  const bool sharded_executors = backend->shared && run_executors && does_executors;
+  if (sharded_executors) host_options.shards = kExecutorShards;
   exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, runtime, host_options,
                                    &metrics);
   exec::BuiltinToolOptions builtin_options;
@@ -441,8 +447,6 @@ int RunServe(const std::vector<std::string>& args) {
     if (mcp_manager) CAIRN_RETURN_IF_ERROR(mcp_manager->Start(tenants));
     return Status::Ok();
   };
-  const bool does_executors =
-      std::find(work_parts->begin(), work_parts->end(), "executors") != work_parts->end();
   auto start_sessions = [&]() -> Status {
     if (!run_executors) return Status::Ok();
     if (!does_executors) CAIRN_RETURN_IF_ERROR(migrate_executions());  // else done as they start
@@ -484,7 +488,24 @@ int RunServe(const std::vector<std::string>& args) {
                      settings.GetString("work"));
     }
   } else {
-    for (const std::string& part : *work_parts) work_leases.emplace_back(part, MakeWorkLease(settings, part));
+    for (const std::string& part : *work_parts) {
+      if (part != "executors" || !sharded_executors) work_leases.emplace_back(part, MakeWorkLease(settings, part));
+    }
+  }
+  std::unique_ptr<store::postgres::PgShardLeases> executor_shards;
+  std::unique_ptr<bus::Subscription> cancel_feed;  // session runs cancelled through any process
+  if (sharded_executors) {
+    // Definitions are followed at once; each executor starts when its shard comes to this process.
+    if (Status started = start_executors(); !started.ok()) return Fail(started);
+    // A session run's tools and sub-agents may run here while the run itself runs elsewhere: its
+    // cancel reaches them through its record's event.
+    cancel_feed = sessions::FollowSessionExecutions(
+        *event_bus, [](const std::string&, const std::string&) {},
+        [&executor_host](const std::string& owner, const std::string& execution) {
+          executor_host.CancelTreeSoon(owner, execution);
+        });
+    executor_shards = MakeExecutorShardLeases(settings);
+    CAIRN_LOG_INFO("this process does the background work: executors, sharing them with the other workers");
   }
 
   server::Router router;
@@ -565,6 +586,18 @@ int RunServe(const std::vector<std::string>& args) {
     });
   }
 
+  if (executor_shards) {
+    store::postgres::PgShardLeases::Callbacks shard_callbacks;
+    shard_callbacks.take = [&executor_host](int shard) { executor_host.TakeShard(shard); };
+    shard_callbacks.release = [&executor_host](int shard) { executor_host.ReleaseShard(shard); };
+    shard_callbacks.released = [&executor_host](int shard) { return executor_host.ShardReleased(shard); };
+    shard_callbacks.on_lost = [] {
+      CAIRN_LOG_ERROR("lost the leases on this process's executors: stopping at once so that no two processes run one");
+      std::_Exit(75);
+    };
+    executor_shards->Start(std::move(shard_callbacks));
+  }
+
   int64_t retention_micros = settings.GetInt("event_retention_ms") * 1000;
   PeriodicTask sweeper(std::chrono::milliseconds(settings.GetInt("sweep_interval_ms")), [&] {
     if (!sweeping) return;
@@ -591,8 +624,9 @@ int RunServe(const std::vector<std::string>& args) {
   }
   for (auto& [part, lease] : work_leases) lease->RequestStop();  // ends the waits for them
   for (std::thread& waiter : lease_waiters) waiter.join();
-  for (auto& [part, lease] : work_leases) lease->Stop();
+  if (executor_shards) executor_shards->Halt();  // no shard taken or given up from here on
   session_feed.reset();
+  cancel_feed.reset();
   auth_feed.reset();
   sweeper.Stop();
   session_worker.Stop();  // runs in flight stay running; they continue after the next start
@@ -604,6 +638,9 @@ int RunServe(const std::vector<std::string>& args) {
   // start) rather than answered "unavailable" by a connection closing under it.
   if (mcp_manager) mcp_manager->Stop();
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
+  // Only now may another process take the work over: nothing of it runs here any more.
+  if (executor_shards) executor_shards->Stop();
+  for (auto& [part, lease] : work_leases) lease->Stop();
   if (embedding_models) embedding_models->Stop();  // likewise; then the indexes are saved
   event_bus->Stop();  // no wake-ups into the stopped server's streams
   (*bus_source)->Stop();  // the relay reads the store: before it closes

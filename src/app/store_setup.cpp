@@ -89,6 +89,10 @@ Status UnknownStore(const std::string& choice) {
 // The advisory lock keys of the background work's leases ("cairn-ex", "cairn-se", "cairn-wh" in
 // ASCII), in the order of kWorkParts.
 constexpr int64_t kWorkLeaseKeys[] = {0x636169726e2d6578, 0x636169726e2d7365, 0x636169726e2d7768};
+// The first keys of the executors' shards ("cairn-x" then the shard) and of the members sharing
+// them ("cairn-m" then the slot).
+constexpr int64_t kExecutorShardKey = 0x636169726e2d7800;
+constexpr int64_t kExecutorMemberKey = 0x636169726e2d6d00;
 
 }  // namespace
 
@@ -151,6 +155,18 @@ std::unique_ptr<store::postgres::PgLease> MakeWorkLease(const Settings& settings
   options.key = kWorkLeaseKeys[known - std::begin(kWorkParts)];
   options.purpose = "the background work's " + part;
   return std::make_unique<store::postgres::PgLease>(options);
+}
+
+std::unique_ptr<store::postgres::PgShardLeases> MakeExecutorShardLeases(const Settings& settings) {
+  if (!IsPostgresUri(settings.GetString("store"))) return nullptr;
+  store::postgres::PgShardLeases::Options options;
+  options.uri = settings.GetString("store");
+  options.shard_key = kExecutorShardKey;
+  options.member_key = kExecutorMemberKey;
+  options.shards = kExecutorShards;
+  options.max_members = 256;
+  options.purpose = "executors";
+  return std::make_unique<store::postgres::PgShardLeases>(options);
 }
 
 }  // namespace cairn::app

@@ -15,6 +15,7 @@
 #include "store/cursor_store.h"
 #include "store/event_log.h"
 #include "store/postgres/pg_lease.h"
+#include "store/postgres/pg_shard_leases.h"
 #include "store/store.h"
 #include "store/text_index.h"
 #include "store/vector_store.h"
@@ -65,5 +66,13 @@ Result<std::vector<std::string>> WorkParts(const Settings& settings);
 // (PostgreSQL: one process of the cluster does each part at a time; store/postgres/pg_lease.h),
 // else null (the store is this process's alone).
 std::unique_ptr<store::postgres::PgLease> MakeWorkLease(const Settings& settings, const std::string& part);
+
+// With a shared store the executors are spread over the workers in this many shards
+// (exec::ExecutorHost::ShardOf); every process of a cluster must use the same number.
+inline constexpr int kExecutorShards = 64;
+
+// The leases on the executors' shards when the store is shared (PostgreSQL: each worker doing the
+// executors holds its share; store/postgres/pg_shard_leases.h), else null.
+std::unique_ptr<store::postgres::PgShardLeases> MakeExecutorShardLeases(const Settings& settings);
 
 }  // namespace cairn::app

@@ -4,13 +4,15 @@
 // through any process are read through every other, every stream sees every event in seq order
 // and resumes on another process, tool requests written through every process are answered
 // exactly once, and when the process doing the background work dies (kill -9) a standby takes it
-// over without answering anything twice. With `--bus nats://…` (a throwaway nats-server,
+// over without answering anything twice; the workers share the executors (shards) and the
+// survivor of a kill -9 runs them all. With `--bus nats://…` (a throwaway nats-server,
 // support/nats_server.h) events reach the processes through NATS JetStream, and survive its restart.
 #include <sys/stat.h>
 
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "agent_support.h"
 #include "e2e_support.h"
@@ -66,8 +68,9 @@ class e2e_cluster : public ::testing::Test {
     nats_ = std::move(nats).value();
   }
 
-  // The processes of the tool tests: `all` (the worker), `api`, and a `worker` standby (its log
-  // at info: it says when it takes over), a tool client on each, and the tool echo1 (built-in echo).
+  // The processes of the tool tests: `all` (the worker), `api`, and a second `worker` (its log at
+  // info: it says what it does), a tool client on each, and the tools echo1 .. echo<tools>
+  // (built-in echo). The two workers share the executors: each runs those of its shards.
   struct ToolCluster {
     ServerProcess* worker = nullptr;
     ServerProcess* api = nullptr;
@@ -75,7 +78,7 @@ class e2e_cluster : public ::testing::Test {
     std::unique_ptr<ToolClient> through_worker, through_api, through_standby;
     ToolClient* clients[3] = {};
   };
-  ToolCluster StartToolCluster() {
+  ToolCluster StartToolCluster(int tools = 1) {
     ToolCluster cluster;
     cluster.worker = &Process("all", {"--sync", "normal"});
     cluster.api = &Process("api");
@@ -83,7 +86,9 @@ class e2e_cluster : public ::testing::Test {
     cluster.through_worker = std::make_unique<ToolClient>(*cluster.worker);
     cluster.through_api = std::make_unique<ToolClient>(*cluster.api);
     cluster.through_standby = std::make_unique<ToolClient>(*cluster.standby);
-    cluster.through_api->DefineTool({{"name", "echo1"}, {"runtime", "builtin"}, {"builtin", "echo"}});
+    for (int i = 1; i <= tools; ++i) {
+      cluster.through_api->DefineTool({{"name", "echo" + std::to_string(i)}, {"runtime", "builtin"}, {"builtin", "echo"}});
+    }
     cluster.clients[0] = cluster.through_worker.get();
     cluster.clients[1] = cluster.through_api.get();
     cluster.clients[2] = cluster.through_standby.get();
@@ -207,7 +212,7 @@ TEST_F(e2e_cluster, WritesThroughEveryProcessReachAStreamOnAnyInSeqOrder) {
 }
 
 TEST_F(e2e_cluster, ToolRequestsThroughEveryProcessAreAnsweredExactlyOnceAcrossAKillNine) {
-  ToolCluster cluster = StartToolCluster();  // the standby waits for the lease, serving the API
+  ToolCluster cluster = StartToolCluster();
   ServerProcess& worker = *cluster.worker;
   ServerProcess& standby = *cluster.standby;
   ToolClient& through_api = *cluster.through_api;
@@ -215,7 +220,7 @@ TEST_F(e2e_cluster, ToolRequestsThroughEveryProcessAreAnsweredExactlyOnceAcrossA
   ToolClient** clients = cluster.clients;
   std::vector<std::string> before;
   for (int i = 0; i < 60; ++i) before.push_back(clients[i % 3]->Request("echo1", json::object{{"i", i}}));
-  // Answers come from the worker: the standby runs nothing while the worker holds the lease.
+  // Answers come from whichever worker holds echo1's shard.
   for (const std::string& id : before) {
     json::object answer = through_api.AwaitResponse(id);
     EXPECT_EQ(StatusOf(answer), "success") << JsonText(answer);
@@ -223,7 +228,7 @@ TEST_F(e2e_cluster, ToolRequestsThroughEveryProcessAreAnsweredExactlyOnceAcrossA
 
   std::vector<std::string> after;
   for (int i = 0; i < 30; ++i) after.push_back(through_api.Request("echo1", json::object{{"j", i}}));
-  worker.Kill9();  // whatever it was running is taken over by the standby
+  worker.Kill9();  // whatever it was running is taken over by the other worker
   for (int i = 30; i < 60; ++i) after.push_back(clients[1 + i % 2]->Request("echo1", json::object{{"j", i}}));
   for (const std::string& id : after) {
     json::object answer = through_api.AwaitResponse(id);
@@ -236,6 +241,51 @@ TEST_F(e2e_cluster, ToolRequestsThroughEveryProcessAreAnsweredExactlyOnceAcrossA
     for (const std::string& id : *ids) EXPECT_EQ(through_api.ResponsesTo(id).size(), 1u) << id;
   }
   EXPECT_NE(standby.LogTail(1 << 20).find("does the background work"), std::string::npos) << standby.LogTail();
+}
+
+// The workers share the executors, each running those of its shards (half each for two); when one
+// dies the other takes its shards and runs every executor, answering each request once.
+TEST_F(e2e_cluster, TwoWorkersShareTheExecutorsAndTheSurvivorOfAKillNineRunsThemAll) {
+  constexpr int kTools = 16;
+  ToolCluster cluster = StartToolCluster(kTools);
+  ServerProcess& first = *cluster.worker;
+  ServerProcess& second = *cluster.standby;
+  ToolClient& through_api = *cluster.through_api;
+  ASSERT_TRUE(AwaitMetric(first.port(), "cairn_executor_shards_held", 32)) << first.LogTail();
+  ASSERT_TRUE(AwaitMetric(second.port(), "cairn_executor_shards_held", 32)) << second.LogTail();
+  auto runs = [](ServerProcess& process) {
+    return MetricSum(HttpClient(process.port()).Get("/metrics").body, "cairn_executor_runs_total");
+  };
+  // Four requests to each tool, through the processes from `first_client` on.
+  auto ask_every_tool = [&](int round, int first_client) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < 4 * kTools; ++i) {
+      ToolClient* client = cluster.clients[first_client + i % (3 - first_client)];
+      ids.push_back(client->Request("echo" + std::to_string(1 + i % kTools), json::object{{"round", round}, {"i", i}}));
+    }
+    for (const std::string& id : ids) EXPECT_EQ(StatusOf(through_api.AwaitResponse(id)), "success") << id;
+    return ids;
+  };
+  std::vector<std::string> asked = ask_every_tool(1, 0);
+  // Each run is counted by the process that ran it, once its record is written (after its answer).
+  for (auto deadline = std::chrono::steady_clock::now() + 30s;
+       runs(first) + runs(second) < static_cast<double>(asked.size()) && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(20ms);  // a poll, with a deadline
+  }
+  const double first_ran = runs(first);
+  const double second_ran = runs(second);
+  EXPECT_EQ(first_ran + second_ran, static_cast<double>(asked.size())) << "a request run twice, or not at all";
+  EXPECT_GT(first_ran, 0) << "the first worker ran none of 16 executors";
+  EXPECT_GT(second_ran, 0) << "the second worker ran none of 16 executors";
+
+  first.Kill9();
+  ASSERT_TRUE(AwaitMetric(second.port(), "cairn_executor_shards_held", 64)) << second.LogTail();
+  std::vector<std::string> after = ask_every_tool(2, 1);  // not through the dead process
+  ASSERT_TRUE(AwaitMetric(second.port(), "cairn_executor_runs_total", second_ran + after.size())) << second.LogTail();
+  asked.insert(asked.end(), after.begin(), after.end());
+  for (const std::string& id : asked) EXPECT_EQ(through_api.ResponsesTo(id).size(), 1u) << id;
+  EXPECT_NE(second.LogTail(1 << 20).find("executors: this process holds 64 of 64 shards"), std::string::npos)
+      << second.LogTail();
 }
 
 TEST_F(e2e_cluster, ASessionTalkedToThroughAnApiProcessRunsOnTheWorker) {
@@ -256,12 +306,20 @@ TEST_F(e2e_cluster, ASessionTalkedToThroughAnApiProcessRunsOnTheWorker) {
   EXPECT_EQ(answer->content, "the worker heard: ping");
 }
 
-TEST_F(e2e_cluster, ASessionRunCancelledThroughAnApiProcessStopsOnTheWorker) {
+// The session runs on one worker, its tool on one of two others (the executors' shards): the cancel
+// made through the API process reaches both.
+TEST_F(e2e_cluster, ASessionRunCancelledThroughAnApiProcessStopsOnTheWorkersRunningItAndItsTool) {
   FixtureLlm llm(json::object{{"rules", json::array{Rule(Match({{"last_role", "user"}}), ToolCallsReply({{"hang", json::object{}}})),
                                                     Rule(Match({{"last_role", "tool"}}), Text("woke up"))}}});
   ASSERT_TRUE(llm.Start()) << llm.error();
   std::vector<std::string> llm_args = {"--llm-base-url", llm.base_url(), "--llm-model", "fixture-model"};
-  ServerProcess& worker = Process("all", llm_args);
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.end(), llm_args.begin(), llm_args.end());
+    return more;
+  };
+  ServerProcess& worker = Process("worker", with({"--work", "sessions,webhooks"}));
+  Process("worker", with({"--work", "executors"}));
+  Process("worker", with({"--work", "executors"}));
   ServerProcess& api = Process("api", llm_args);
   // A process tool (run by the worker) that notes it started, then hangs far longer than the test.
   std::string marker = worker.root_dir() + "/hang.started";
@@ -335,8 +393,8 @@ TEST_F(e2e_cluster, WorkersSplitTheBackgroundWorkByPartAndEachPartFailsOverOnIts
   EXPECT_FALSE(connected_here(sessions));
   EXPECT_FALSE(connected_here(api));
 
-  // A standby for the executors only takes them over when their process dies; the sessions go on
-  // where they were.
+  // A second worker for the executors shares them, and runs them all once their first process
+  // died; the sessions go on where they were.
   ServerProcess& standby = Process("worker", with({"--work", "executors"}));
   executors.Kill9();
   EXPECT_EQ(StatusOf(tools.AwaitResponse(tools.Request("echo1", json::object{{"n", 2}}))), "success");
@@ -440,12 +498,14 @@ std::map<std::string, int> AnswersByRequest(const std::vector<SseFrame>& frames)
 TEST_F(e2e_cluster, AThousandToolRequestsThroughThreeProcessesOnNatsAreAnsweredExactlyOnceAcrossAKillNine) {
   UseNats();
   ASSERT_FALSE(HasFatalFailure());
-  ToolCluster cluster = StartToolCluster();
+  constexpr int kTools = 8;  // spread over both workers' shards
+  ToolCluster cluster = StartToolCluster(kTools);
   ServerProcess& worker = *cluster.worker;
   ServerProcess& api = *cluster.api;
   ServerProcess& standby = *cluster.standby;
   ToolClient& through_standby = *cluster.through_standby;
   ToolClient** clients = cluster.clients;
+  auto tool = [](int i) { return "echo" + std::to_string(1 + i % kTools); };
   // Every answer, as the API process's bus (fed by NATS) sees it.
   SseClient answers(api.url() + "/events/stream?schema_name=tool.response.v1&since=0");
   answers.Start();
@@ -453,23 +513,28 @@ TEST_F(e2e_cluster, AThousandToolRequestsThroughThreeProcessesOnNatsAreAnsweredE
 
   constexpr int kRequests = 1000;
   std::set<std::string> requests;
-  for (int i = 0; i < kRequests / 2; ++i) requests.insert(clients[i % 3]->Request("echo1", json::object{{"i", i}}));
+  for (int i = 0; i < kRequests / 2; ++i) requests.insert(clients[i % 3]->Request(tool(i), json::object{{"i", i}}));
   ASSERT_TRUE(answers.WaitForEvents(kRequests / 4, 60s)) << answers.Describe();
-  worker.Kill9();  // in the middle of the runs: the standby takes over what it left
+  worker.Kill9();  // in the middle of the runs: the other worker takes over what it left
   for (int i = kRequests / 2; i < kRequests; ++i) {
-    requests.insert(clients[1 + i % 2]->Request("echo1", json::object{{"i", i}}));
+    requests.insert(clients[1 + i % 2]->Request(tool(i), json::object{{"i", i}}));
   }
   ASSERT_EQ(requests.size(), static_cast<size_t>(kRequests));
   ASSERT_TRUE(answers.WaitForEvents(kRequests, 120s)) << answers.Describe() << standby.LogTail();
-  // A fence: anything a run would still write for the requests above is written before this is
-  // answered (one executor, triggers in seq order).
-  std::string fence = through_standby.Request("echo1", json::object{{"fence", true}});
+  // Fences: anything a run would still write for the requests above is written before these are
+  // answered (each tool's executor takes its triggers in seq order).
+  std::vector<std::string> fences;
+  for (int i = 0; i < kTools; ++i) fences.push_back(through_standby.Request(tool(i), json::object{{"fence", true}}));
   ASSERT_TRUE(answers.WaitFor(
-      [&](const std::vector<SseFrame>& frames) { return AnswersByRequest(frames).count(fence) > 0; }, 60s))
+      [&](const std::vector<SseFrame>& frames) {
+        std::map<std::string, int> seen = AnswersByRequest(frames);
+        return std::all_of(fences.begin(), fences.end(), [&](const std::string& f) { return seen.count(f) > 0; });
+      },
+      60s))
       << answers.Describe();
   std::map<std::string, int> answered = AnswersByRequest(answers.Frames());
   for (const std::string& id : requests) EXPECT_EQ(answered[id], 1) << id;
-  EXPECT_EQ(answered.size(), requests.size() + 1) << "answers to requests nobody made";
+  EXPECT_EQ(answered.size(), requests.size() + fences.size()) << "answers to requests nobody made";
   EXPECT_NE(standby.LogTail(1 << 20).find("does the background work"), std::string::npos) << standby.LogTail();
   // The events came through the stream: the API process received them from NATS.
   HttpClient http(api.port());

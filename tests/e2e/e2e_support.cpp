@@ -232,6 +232,31 @@ double MetricValue(const std::string& prometheus_text, const std::string& name) 
   return -1;
 }
 
+double MetricSum(const std::string& prometheus_text, const std::string& name) {
+  std::istringstream lines(prometheus_text);
+  double sum = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name + " ", 0) != 0 && line.rfind(name + "{", 0) != 0) continue;
+    size_t space = line.rfind(' ');
+    if (space != std::string::npos) sum += std::stod(line.substr(space + 1));
+  }
+  return sum;
+}
+
+::testing::AssertionResult AwaitMetric(int port, const std::string& name, double value,
+                                       std::chrono::seconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  HttpClient client(port);
+  double last = -1;
+  while (std::chrono::steady_clock::now() < until) {
+    last = MetricSum(client.Get("/metrics").body, name);
+    if (last == value) return ::testing::AssertionSuccess();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a poll, with a deadline
+  }
+  return ::testing::AssertionFailure() << name << " is " << last << ", not " << value << ", after " << deadline.count()
+                                       << " s";
+}
+
 ::testing::AssertionResult SearchCaughtUp(HttpClient& client, std::chrono::seconds deadline) {
   const auto until = std::chrono::steady_clock::now() + deadline;
   std::string last;

@@ -80,6 +80,11 @@ std::string HmacSha256Hex(std::string_view key, std::string_view data);
 // at most `deadline`.
 // The value of an unlabelled metric in Prometheus text (GET /metrics), or -1.
 double MetricValue(const std::string& prometheus_text, const std::string& name);
+// The sum of every series of a metric (all its labels) in Prometheus text; 0 when it has none.
+double MetricSum(const std::string& prometheus_text, const std::string& name);
+// Polls `port`'s GET /metrics (with a deadline) until the sum of metric `name`'s series is `value`.
+::testing::AssertionResult AwaitMetric(int port, const std::string& name, double value,
+                                       std::chrono::seconds deadline = std::chrono::seconds(30));
 
 ::testing::AssertionResult SearchCaughtUp(HttpClient& client, std::chrono::seconds deadline = std::chrono::seconds(30));
 
