@@ -7,12 +7,14 @@
 #   sqlite-1   one process on SQLite (the baseline), --sync normal
 #   pg-N       N processes on one PostgreSQL database (a throwaway server in a temporary directory,
 #              synchronous_commit off to match --sync normal: both survive a process crash, not a
-#              power loss); the first is --role all, the others --role worker (standbys); events
-#              reach the processes through PostgreSQL (--bus local)
+#              power loss); the first is --role all, the others --role worker: every process
+#              runs its share of the executors (shards), the first also the sessions and webhooks;
+#              events reach the processes through PostgreSQL (--bus local)
 #   nats-N     the same with --bus nats:// (a throwaway nats-server -js): events through JetStream
 # it measures
 #   creates    POST /breadcrumbs with 1 KiB contexts (wrk), the connections spread over the processes
-#   tools      tool round trips (tool_roundtrip_bench, echo), one bench per process at once
+#   tools      tool round trips (tool_roundtrip_bench) to CLUSTER_BENCH_TOOLS echo tools in turn (so
+#              that their executors spread over the processes' shards), one bench per process at once
 # and prints each figure with its ratio to sqlite-1. Everything is bounded by timeouts and stopped
 # on exit; raw outputs go to BUILD_DIR/results/cluster-<stamp>/.
 #
@@ -20,6 +22,7 @@
 #   CLUSTER_BENCH_SECONDS=10      seconds per measurement (--quick: 4)
 #   CLUSTER_BENCH_CONNECTIONS=64  wrk connections in all, split over the processes
 #   CLUSTER_BENCH_CALLERS=16      tool callers in all, split over the processes
+#   CLUSTER_BENCH_TOOLS=8         echo tools the callers take in turn (bench-echo-1 ..)
 #   CLUSTER_BENCH_SIZES="1 2 3"   numbers of PostgreSQL processes
 #   CLUSTER_BENCH_BUSES="local nats"  the buses of the PostgreSQL setups (pg-N, nats-N)
 #   CLUSTER_BENCH_SERVER_ARGS="--embedder none"  extra `cairn serve` flags for every setup; without
@@ -34,6 +37,7 @@ parse_bench_args cluster 0 "$@"
 SECS=${CLUSTER_BENCH_SECONDS:-$( ((QUICK)) && echo 4 || echo 10)}
 CONNS=${CLUSTER_BENCH_CONNECTIONS:-64}
 CALLERS=${CLUSTER_BENCH_CALLERS:-16}
+TOOL_COUNT=${CLUSTER_BENCH_TOOLS:-8}
 SIZES=${CLUSTER_BENCH_SIZES:-"1 2 3"}
 BUSES=${CLUSTER_BENCH_BUSES:-"local nats"}
 read -ra SERVER_ARGS <<<"${CLUSTER_BENCH_SERVER_ARGS---embedder none}"
@@ -71,7 +75,7 @@ trap finish EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 {
   machine_info
-  echo "seconds=$SECS connections=$CONNS callers=$CALLERS sizes=$SIZES buses=$BUSES quick=$QUICK server_args=${SERVER_ARGS[*]}"
+  echo "seconds=$SECS connections=$CONNS callers=$CALLERS tools=$TOOL_COUNT sizes=$SIZES buses=$BUSES quick=$QUICK server_args=${SERVER_ARGS[*]}"
 } >"$RESULTS/machine.txt"
 show_machine
 
@@ -93,18 +97,62 @@ start_process() {
   PORTS+=("$(grep -oE '[0-9]+' "$WORK/$name/port" | tail -n 1)")
 }
 
+# define_tools: the echo tools bench-echo-1 .. bench-echo-TOOL_COUNT, through the first process;
+# echoes their names, comma-separated.
+define_tools() {
+  local i names=()
+  for i in $(seq 1 "$TOOL_COUNT"); do
+    curl -sf -o /dev/null -H 'Content-Type: application/json' "http://127.0.0.1:${PORTS[0]}/breadcrumbs" \
+      -d "{\"schema_name\":\"tool.v1\",\"title\":\"bench-echo-$i\",\"context\":{\"name\":\"bench-echo-$i\",\"runtime\":\"builtin\",\"builtin\":\"echo\",\"concurrency\":16}}" ||
+      die "cannot define the tool bench-echo-$i"
+    names+=("bench-echo-$i")
+  done
+  local IFS=,
+  echo "${names[*]}"
+}
+
+# await_shards: with several processes on PostgreSQL, waits (30 s at most) until their shares of
+# the executors' 64 shards have settled: every process holds some, 64 in all.
+await_shards() {
+  ((${#PORTS[@]} > 1)) || return 0
+  local port held sum some
+  for _ in $(seq 1 300); do
+    sum=0
+    some=1
+    for port in "${PORTS[@]}"; do
+      held=$(curl -sf "http://127.0.0.1:$port/metrics" | awk '$1 == "cairn_executor_shards_held" { print int($2) }')
+      sum=$((sum + ${held:-0}))
+      ((${held:-0} > 0)) || some=0
+    done
+    ((sum == 64 && some)) && return 0
+    sleep 0.1
+  done
+  log "the executors' shards did not settle within 30 s"
+}
+
 # measure SETUP: tool round trips/s (one bench per process at once), then creates/s (wrk on every
 # process at once; after the tools, so that the embedding of the creates is not measured with
 # them), summed over the processes, into $RESULTS/SETUP.*.txt; echoes "creates tools".
 measure() {
   local setup=$1 n=${#PORTS[@]} i wrk_pids=() tool_pids=()
-  local conns=$(((CONNS + n - 1) / n)) callers=$(((CALLERS + n - 1) / n))
+  local conns=$(((CONNS + n - 1) / n)) callers=$(((CALLERS + n - 1) / n)) tools
+  tools=$(define_tools)
+  await_shards
   for i in "${!PORTS[@]}"; do
     timeout --kill-after=10 $((SECS * 2 + 90)) "$TOOLS" --port "${PORTS[$i]}" --levels "$callers" --seconds "$SECS" \
+      --tools "$tools" \
       >"$RESULTS/$setup.tools.$i.txt" 2>"$RESULTS/$setup.tools.$i.stderr" &
     tool_pids+=($!)
   done
   for pid in "${tool_pids[@]}"; do wait "$pid" || log "tool_roundtrip_bench on $setup failed"; done
+  # Where the tools ran: each process's finished executor runs (the processes share the executors).
+  local runs=() port
+  for port in "${PORTS[@]}"; do
+    runs+=("$(curl -sf "http://127.0.0.1:$port/metrics" |
+      awk '$1 ~ /^cairn_executor_runs_total/ { s += $2 } END { printf "%d", s }')")
+  done
+  echo "${runs[*]}" >"$RESULTS/$setup.runs.txt"
+  log "$setup: executor runs by process: ${runs[*]}"
   for i in "${!PORTS[@]}"; do
     BENCH_RUN_ID="$setup-$i" timeout --kill-after=10 $((SECS + 60)) wrk -t1 -c"$conns" -d"${SECS}s" --timeout 10s \
       -s "$ROOT/bench/wrk/post_breadcrumbs.lua" "http://127.0.0.1:${PORTS[$i]}/breadcrumbs" \

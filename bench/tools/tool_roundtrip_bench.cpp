@@ -2,6 +2,7 @@
 //
 //   tool_roundtrip_bench --port P [--host 127.0.0.1] [--server-pid PID] [--levels 1,16,64]
 //                        [--seconds 10] [--warmup-seconds 1] [--timeout-ms 10000] [--ready-timeout 30]
+//                        [--tools echo[,NAME...]]
 //
 // Two modes, measured back to back at each level (number of concurrent callers):
 //   floor     POST /breadcrumbs {"schema_name":"bench.floor.v1","context":{"id":"<unique>"}}, then
@@ -10,7 +11,9 @@
 //             "input":{"n":i},"request_id":"<unique>"}}, then wait for the tool.response.v1 event
 //             carrying that request_id on GET /events/stream?schema_name=tool.response.v1.
 // The floor is what any write + notification costs; the round trip adds the executor's claim,
-// run and answer, so roundtrip/floor throughput says what the executor path costs.
+// run and answer, so roundtrip/floor throughput says what the executor path costs. With --tools
+// (echo-like tools the caller defined) each caller's requests go to the tools in turn, so that
+// several executors share the load (in a cluster, the workers holding their shards).
 //
 // Each caller is a thread with its own keep-alive connection and one request in flight (closed
 // loop): stamp t0, POST, read the 201, wait for the event. Latency = t0 → the moment the SSE reader
@@ -58,6 +61,7 @@ struct Options {
   double warmup_seconds = 1;
   int64_t timeout_ms = 10000;  // a caller gives up waiting for its event after this long
   double ready_timeout = 30;   // how long the echo tool may take to answer a first request
+  std::vector<std::string> tools{"echo"};  // the requests' tools, in turn
   std::string auth_header;     // "Authorization: Bearer <key>\r\n" with --bearer, for a server with auth on
 };
 Options g_opt;
@@ -361,9 +365,9 @@ struct CallerStats {
   int64_t done_ns = 0;
 };
 
-std::string Body(const Phase& ph, const std::string& id, uint64_t n) {
+std::string Body(const Phase& ph, const std::string& id, uint64_t n, const std::string& tool = g_opt.tools.front()) {
   if (!ph.roundtrip) return R"({"title":"bench","schema_name":"bench.floor.v1","context":{"id":")" + id + "\"}}";
-  return R"({"title":"bench","schema_name":"tool.request.v1","context":{"tool":"echo","input":{"n":)" +
+  return R"({"title":"bench","schema_name":"tool.request.v1","context":{"tool":")" + tool + R"(","input":{"n":)" +
          std::to_string(n) + R"(},"request_id":")" + id + "\"}}";
 }
 
@@ -377,7 +381,7 @@ void Caller(const Phase& ph, int c, CallerStats& out) {
     bool measured = t0 >= ph.measure_ns;
     std::string id = prefix + std::to_string(n);
     Entry* e = g_tracker.Register(id, ph.index, &waiter);  // before the POST: the event may beat the 201
-    int status = conn.PostBreadcrumb(Body(ph, id, n));
+    int status = conn.PostBreadcrumb(Body(ph, id, n, g_opt.tools[(c + n) % g_opt.tools.size()]));
     int64_t t_ack = NowNs();
     if (status != 201) {
       g_tracker.Unexpect(e);
@@ -435,7 +439,7 @@ PhaseResult RunPhase(Phase ph) {
   return r;
 }
 
-// Waits until the echo tool answers a request: at start-up the built-in tools are registered and
+// Waits until every tool answers a request: at start-up the built-in tools are registered and
 // their executors started, and a request written before that would only be answered by a
 // consumer that starts behind it. Returns the seconds it took.
 double AwaitEcho() {
@@ -443,20 +447,25 @@ double AwaitEcho() {
   Waiter waiter;
   Phase probe{-1, true, 0, 0, 0};
   int64_t start = NowNs(), give_up = start + static_cast<int64_t>(g_opt.ready_timeout * 1e9);
-  for (int n = 0; NowNs() < give_up; ++n) {
-    std::string id = g_nonce + "-probe-" + std::to_string(n);
-    Entry* e = g_tracker.Register(id, -1, &waiter);
-    int status = conn.PostBreadcrumb(Body(probe, id, 0));
-    if (status != 201) {
-      g_tracker.Unexpect(e);
-      bench::SleepMs(200);
-      continue;
-    }
-    if (g_tracker.Wait(e, &waiter, std::min(give_up, NowNs() + 2'000'000'000)) != 0) {
-      return static_cast<double>(NowNs() - start) / 1e9;
+  int n = 0;
+  for (const std::string& tool : g_opt.tools) {
+    for (bool answered = false; !answered; ++n) {
+      if (NowNs() >= give_up) {
+        Die("the tool " + tool + " did not answer within " + std::to_string(g_opt.ready_timeout) +
+            " s (is --run-executors off?)");
+      }
+      std::string id = g_nonce + "-probe-" + std::to_string(n);
+      Entry* e = g_tracker.Register(id, -1, &waiter);
+      int status = conn.PostBreadcrumb(Body(probe, id, 0, tool));
+      if (status != 201) {
+        g_tracker.Unexpect(e);
+        bench::SleepMs(200);
+        continue;
+      }
+      answered = g_tracker.Wait(e, &waiter, std::min(give_up, NowNs() + 2'000'000'000)) != 0;
     }
   }
-  Die("the echo tool did not answer within " + std::to_string(g_opt.ready_timeout) + " s (is --run-executors off?)");
+  return static_cast<double>(NowNs() - start) / 1e9;
 }
 
 double Ms(uint32_t us) { return us / 1000.0; }
@@ -472,6 +481,15 @@ int main(int argc, char** argv) {
   g_opt.warmup_seconds = args.Num("--warmup-seconds", g_opt.warmup_seconds);
   g_opt.timeout_ms = static_cast<int64_t>(args.Num("--timeout-ms", static_cast<double>(g_opt.timeout_ms)));
   g_opt.ready_timeout = args.Num("--ready-timeout", g_opt.ready_timeout);
+  if (std::string tools = args.Str("--tools", ""); !tools.empty()) {
+    g_opt.tools.clear();
+    for (size_t start = 0; start <= tools.size();) {
+      size_t comma = std::min(tools.find(',', start), tools.size());
+      if (comma > start) g_opt.tools.push_back(tools.substr(start, comma - start));
+      start = comma + 1;
+    }
+    if (g_opt.tools.empty()) g_opt.tools = {"echo"};
+  }
   if (std::string key = args.Str("--bearer", ""); !key.empty()) g_opt.auth_header = "Authorization: Bearer " + key + "\r\n";
   if (std::string levels = args.Str("--levels", ""); !levels.empty()) {
     g_opt.levels.clear();
@@ -483,7 +501,8 @@ int main(int argc, char** argv) {
   for (int l : g_opt.levels) bad_levels |= l < 1 || l > 1000;
   if (args.Has("--help") || g_opt.port <= 0 || g_opt.seconds <= 0 || bad_levels) {
     std::fprintf(stderr, "usage: tool_roundtrip_bench --port P [--host 127.0.0.1] [--server-pid PID] [--levels 1,16,64]\n"
-                         "         [--seconds 10] [--warmup-seconds 1] [--timeout-ms 10000] [--ready-timeout 30] [--bearer KEY]\n");
+                         "         [--seconds 10] [--warmup-seconds 1] [--timeout-ms 10000] [--ready-timeout 30] [--bearer KEY]\n"
+                         "         [--tools echo[,NAME...]]\n");
     return 2;
   }
   g_addr.sin_family = AF_INET;
