@@ -7,6 +7,7 @@
 
 #include "base/json_util.h"
 #include "base/log.h"
+#include "base/shard.h"
 #include "base/time_format.h"
 #include "bus/consumer_pool.h"
 #include "bus/interest_skip.h"
@@ -1064,15 +1065,6 @@ void ExecutorHost::Remove(const std::string& consumer_id, bool forget_cursor) {
 bool ExecutorHost::Runs(const std::string& consumer_id) {
   std::lock_guard lock(mu_);
   return consumers_.count(consumer_id) > 0;
-}
-
-int ExecutorHost::ShardOf(const std::string& consumer_id, int shards) {
-  uint64_t hash = 14695981039346656037ULL;  // FNV-1a: stable across processes and versions
-  for (unsigned char c : consumer_id) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return shards <= 0 ? 0 : static_cast<int>(hash % static_cast<uint64_t>(shards));
 }
 
 void ExecutorHost::TakeShard(int shard) {

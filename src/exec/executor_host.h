@@ -18,11 +18,11 @@
 // unfinished when the process died are found by their claims when the executor starts and are
 // run again (attempt + 1). A trigger with an execution record is never run or answered again.
 // Across processes (one PostgreSQL store, several workers: docs/deploy.md) the consumers are
-// sharded: with HostOptions::shards each consumer belongs to the shard ShardOf(consumer_id), and
-// runs only while this host holds that shard (TakeShard). A shard is held by one process at a time
-// (store/postgres/pg_shard_leases.h); giving one up (ReleaseShard) stops its consumers and waits for
-// their runs in flight before the next holder may start them (ShardReleased), which then resumes
-// from the stored cursors and claims, as after a restart.
+// sharded: with HostOptions::shards each consumer belongs to the shard ShardOf(consumer_id)
+// (base/shard.h), and runs only while this host holds that shard (TakeShard). A shard is held by
+// one process at a time (store/postgres/pg_shard_leases.h); giving one up (ReleaseShard) stops its
+// consumers and waits for their runs in flight before the next holder may start them
+// (ShardReleased), which then resumes from the stored cursors and claims, as after a restart.
 //
 // Paused runs: a run may end paused (RunResult::paused: a sub-agent waiting for its user). Its
 // record says `paused`, it writes no response, gives up its worker and keeps its claim; it runs
@@ -120,8 +120,6 @@ class ExecutorHost {
   // Whether `consumer_id` runs here (started and not dormant).
   bool Runs(const std::string& consumer_id);
 
-  // The shard of `consumer_id` among `shards` (FNV-1a of the id): the same in every process.
-  static int ShardOf(const std::string& consumer_id, int shards);
   // Sharded only. Starts the shard's dormant consumers (each from its refresh, when it has one);
   // from now on its consumers start at Upsert.
   void TakeShard(int shard);

@@ -26,6 +26,7 @@
 
 #include "base/clock.h"
 #include "base/metrics.h"
+#include "base/shard.h"
 #include "bus/local_event_bus.h"
 #include "exec/execution_record.h"
 #include "store/sqlite/sqlite_store.h"
@@ -814,8 +815,7 @@ HostOptions Sharded() {
 
 TEST_F(ExecutorHostTest, ShardedConsumersRunOnlyWhileTheirShardIsHeldAndResumeWhereTheyStopped) {
   ExecutorSpec spec = Spec();
-  const int shard = ExecutorHost::ShardOf(kConsumer, 4);
-  EXPECT_EQ(shard, ExecutorHost::ShardOf(kConsumer, 4));
+  const int shard = ShardOf(kConsumer, 4);
   auto exec = std::make_shared<TestExecutor>();
   StartHost(Sharded());
   Upsert(spec, exec);
@@ -842,7 +842,7 @@ TEST_F(ExecutorHostTest, ShardedConsumersRunOnlyWhileTheirShardIsHeldAndResumeWh
 // next holder (here another host on the same store) neither runs them again nor misses later ones.
 TEST_F(ExecutorHostTest, AReleasedShardIsFreeOnlyOnceItsRunsEndedAndTheNextHolderDoesNotRunThemAgain) {
   ExecutorSpec spec = Spec();
-  const int shard = ExecutorHost::ShardOf(kConsumer, 4);
+  const int shard = ShardOf(kConsumer, 4);
   auto let_go = std::make_shared<std::atomic<bool>>(false);
   auto first = std::make_shared<TestExecutor>("first");
   first->behavior = [raw = first.get(), let_go](const RunRequest& r) {
@@ -873,7 +873,7 @@ TEST_F(ExecutorHostTest, AReleasedShardIsFreeOnlyOnceItsRunsEndedAndTheNextHolde
 
 TEST_F(ExecutorHostTest, ADormantConsumerStartsFromItsRefreshOrNotAtAll) {
   ExecutorSpec spec = Spec();
-  const int shard = ExecutorHost::ShardOf(kConsumer, 4);
+  const int shard = ShardOf(kConsumer, 4);
   auto stale = std::make_shared<TestExecutor>("stale");
   auto fresh = std::make_shared<TestExecutor>("fresh");
   StartHost(Sharded());
