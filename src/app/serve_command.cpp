@@ -142,6 +142,23 @@ void RaiseFileLimit() {
   }
 }
 
+// What the leases on a sharded part's shards tell the part (ExecutorHost, SessionWorker). A process
+// whose leases' connection breaks ends at once, as a lease holder does.
+template <typename Part>
+store::postgres::PgShardLeases::Callbacks ShardCallbacks(Part& target, const std::string& part) {
+  store::postgres::PgShardLeases::Callbacks callbacks;
+  callbacks.take = [&target](int shard) { target.TakeShard(shard); };
+  callbacks.release = [&target](int shard) { target.ReleaseShard(shard); };
+  callbacks.released = [&target](int shard) { return target.ShardReleased(shard); };
+  callbacks.on_lost = [part] {
+    CAIRN_LOG_ERROR("lost the leases on this process's shards of the {}: stopping at once so that no two processes "
+                    "run the same",
+                    part);
+    std::_Exit(75);
+  };
+  return callbacks;
+}
+
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
@@ -350,12 +367,17 @@ int RunServe(const std::vector<std::string>& args) {
   host_options.consumer_threads = static_cast<int>(settings.GetInt("executor_consumer_threads"));
   host_options.searcher = &searcher;
   host_options.reader_for = delivery.reader_for;  // a run reads what its trigger's writer may read
-  const bool does_executors =
-      std::find(work_parts->begin(), work_parts->end(), "executors") != work_parts->end();
-  // With a shared store every worker doing the executors runs its share of them (shard leases,
-  // taken once listening); the other parts have one process each, under a lease.
-  const bool sharded_executors = backend->shared && run_executors && does_executors;
-  if (sharded_executors) host_options.shards = kExecutorShards;
+  auto does = [&](const std::string& part) {
+    return std::find(work_parts->begin(), work_parts->end(), part) != work_parts->end();
+  };
+  const bool does_executors = does("executors");
+  // With a shared store every worker doing a sharded part (executors, sessions) runs its share of
+  // it (shard leases, taken once listening); the other parts have one process each, under a lease.
+  auto sharded = [&](const std::string& part) {
+    return backend->shared && run_executors && IsShardedWorkPart(part) && does(part);
+  };
+  const bool sharded_executors = sharded("executors");
+  if (sharded_executors) host_options.shards = kWorkShards;
   exec::ExecutorHost executor_host(*store, cursor_store, claim_store, *event_bus, clock, runtime, host_options,
                                    &metrics);
   exec::BuiltinToolOptions builtin_options;
@@ -420,6 +442,12 @@ int RunServe(const std::vector<std::string>& args) {
   sessions::SessionWorker session_worker(*store, agent_deps,
                                          runtime, clock, LimitsFrom(settings),
                                          static_cast<int>(settings.GetInt("session_workers")));
+  if (sharded("sessions")) {
+    session_worker.EnableShards(kWorkShards, [&auth] { return auth->keys->TenantIds(); });
+    metrics.AddGauge("cairn_session_shards_held",
+                     "Shards of the sessions this process runs (of the cluster's; docs/deploy.md)",
+                     [&session_worker] { return static_cast<double>(session_worker.ShardsHeld()); });
+  }
   session_service.SetNotify([&session_worker](const std::string& owner, const std::string& session) {
     session_worker.Schedule(owner, session);
   });
@@ -489,10 +517,12 @@ int RunServe(const std::vector<std::string>& args) {
     }
   } else {
     for (const std::string& part : *work_parts) {
-      if (part != "executors" || !sharded_executors) work_leases.emplace_back(part, MakeWorkLease(settings, part));
+      if (!sharded(part)) work_leases.emplace_back(part, MakeWorkLease(settings, part));
     }
   }
-  std::unique_ptr<store::postgres::PgShardLeases> executor_shards;
+  // The sharded parts start at once: every definition is followed and every session's events
+  // heard, and what belongs to a shard runs once the shard comes to this process.
+  std::vector<std::pair<std::string, std::unique_ptr<store::postgres::PgShardLeases>>> shard_leases;
   std::unique_ptr<bus::Subscription> cancel_feed;  // session runs cancelled through any process
   if (sharded_executors) {
     // Definitions are followed at once; each executor starts when its shard comes to this process.
@@ -504,8 +534,14 @@ int RunServe(const std::vector<std::string>& args) {
         [&executor_host](const std::string& owner, const std::string& execution) {
           executor_host.CancelTreeSoon(owner, execution);
         });
-    executor_shards = MakeExecutorShardLeases(settings);
-    CAIRN_LOG_INFO("this process does the background work: executors, sharing them with the other workers");
+  }
+  if (sharded("sessions")) {
+    if (Status started = start_sessions(); !started.ok()) return Fail(started);
+  }
+  for (const char* part : kShardedWorkParts) {
+    if (!sharded(part)) continue;
+    shard_leases.emplace_back(part, MakeShardLeases(settings, part));
+    CAIRN_LOG_INFO("this process does the background work: {}, sharing them with the other workers", part);
   }
 
   server::Router router;
@@ -586,16 +622,8 @@ int RunServe(const std::vector<std::string>& args) {
     });
   }
 
-  if (executor_shards) {
-    store::postgres::PgShardLeases::Callbacks shard_callbacks;
-    shard_callbacks.take = [&executor_host](int shard) { executor_host.TakeShard(shard); };
-    shard_callbacks.release = [&executor_host](int shard) { executor_host.ReleaseShard(shard); };
-    shard_callbacks.released = [&executor_host](int shard) { return executor_host.ShardReleased(shard); };
-    shard_callbacks.on_lost = [] {
-      CAIRN_LOG_ERROR("lost the leases on this process's executors: stopping at once so that no two processes run one");
-      std::_Exit(75);
-    };
-    executor_shards->Start(std::move(shard_callbacks));
+  for (auto& [part, leases] : shard_leases) {
+    leases->Start(part == "executors" ? ShardCallbacks(executor_host, part) : ShardCallbacks(session_worker, part));
   }
 
   int64_t retention_micros = settings.GetInt("event_retention_ms") * 1000;
@@ -624,7 +652,7 @@ int RunServe(const std::vector<std::string>& args) {
   }
   for (auto& [part, lease] : work_leases) lease->RequestStop();  // ends the waits for them
   for (std::thread& waiter : lease_waiters) waiter.join();
-  if (executor_shards) executor_shards->Halt();  // no shard taken or given up from here on
+  for (auto& [part, leases] : shard_leases) leases->Halt();  // no shard taken or given up from here on
   session_feed.reset();
   cancel_feed.reset();
   auth_feed.reset();
@@ -639,7 +667,7 @@ int RunServe(const std::vector<std::string>& args) {
   if (mcp_manager) mcp_manager->Stop();
   deliverer.Stop();   // before the bus: delivery threads hold bus subscriptions
   // Only now may another process take the work over: nothing of it runs here any more.
-  if (executor_shards) executor_shards->Stop();
+  for (auto& [part, leases] : shard_leases) leases->Stop();
   for (auto& [part, lease] : work_leases) lease->Stop();
   if (embedding_models) embedding_models->Stop();  // likewise; then the indexes are saved
   event_bus->Stop();  // no wake-ups into the stopped server's streams

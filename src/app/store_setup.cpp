@@ -89,10 +89,10 @@ Status UnknownStore(const std::string& choice) {
 // The advisory lock keys of the background work's leases ("cairn-ex", "cairn-se", "cairn-wh" in
 // ASCII), in the order of kWorkParts.
 constexpr int64_t kWorkLeaseKeys[] = {0x636169726e2d6578, 0x636169726e2d7365, 0x636169726e2d7768};
-// The first keys of the executors' shards ("cairn-x" then the shard) and of the members sharing
-// them ("cairn-m" then the slot).
-constexpr int64_t kExecutorShardKey = 0x636169726e2d7800;
-constexpr int64_t kExecutorMemberKey = 0x636169726e2d6d00;
+// The first keys of the sharded parts' shards ("cairn-x", "cairn-s" then the shard) and of the
+// members sharing them ("cairn-m", "cairn-n" then the slot), in the order of kShardedWorkParts.
+constexpr int64_t kShardKeys[] = {0x636169726e2d7800, 0x636169726e2d7300};
+constexpr int64_t kMemberKeys[] = {0x636169726e2d6d00, 0x636169726e2d6e00};
 
 }  // namespace
 
@@ -157,15 +157,21 @@ std::unique_ptr<store::postgres::PgLease> MakeWorkLease(const Settings& settings
   return std::make_unique<store::postgres::PgLease>(options);
 }
 
-std::unique_ptr<store::postgres::PgShardLeases> MakeExecutorShardLeases(const Settings& settings) {
+bool IsShardedWorkPart(const std::string& part) {
+  return std::find(std::begin(kShardedWorkParts), std::end(kShardedWorkParts), part) != std::end(kShardedWorkParts);
+}
+
+std::unique_ptr<store::postgres::PgShardLeases> MakeShardLeases(const Settings& settings, const std::string& part) {
   if (!IsPostgresUri(settings.GetString("store"))) return nullptr;
+  auto known = std::find(std::begin(kShardedWorkParts), std::end(kShardedWorkParts), part);
+  if (known == std::end(kShardedWorkParts)) return nullptr;
   store::postgres::PgShardLeases::Options options;
   options.uri = settings.GetString("store");
-  options.shard_key = kExecutorShardKey;
-  options.member_key = kExecutorMemberKey;
-  options.shards = kExecutorShards;
+  options.shard_key = kShardKeys[known - std::begin(kShardedWorkParts)];
+  options.member_key = kMemberKeys[known - std::begin(kShardedWorkParts)];
+  options.shards = kWorkShards;
   options.max_members = 256;
-  options.purpose = "executors";
+  options.purpose = part;
   return std::make_unique<store::postgres::PgShardLeases>(options);
 }
 

@@ -67,12 +67,18 @@ Result<std::vector<std::string>> WorkParts(const Settings& settings);
 // else null (the store is this process's alone).
 std::unique_ptr<store::postgres::PgLease> MakeWorkLease(const Settings& settings, const std::string& part);
 
-// With a shared store the executors are spread over the workers in this many shards
-// (exec::ExecutorHost::ShardOf); every process of a cluster must use the same number.
-inline constexpr int kExecutorShards = 64;
+// The parts of the background work that every worker doing them shares, each holding some of the
+// part's shards, when the store is shared; the others run in one process at a time (MakeWorkLease).
+inline constexpr const char* kShardedWorkParts[] = {"executors", "sessions"};
+bool IsShardedWorkPart(const std::string& part);
 
-// The leases on the executors' shards when the store is shared (PostgreSQL: each worker doing the
-// executors holds its share; store/postgres/pg_shard_leases.h), else null.
-std::unique_ptr<store::postgres::PgShardLeases> MakeExecutorShardLeases(const Settings& settings);
+// The shards of each sharded part (exec::ExecutorHost, sessions::SessionWorker; base/shard.h);
+// every process of a cluster must use the same number.
+inline constexpr int kWorkShards = 64;
+
+// The leases on the shards of `part` (one of kShardedWorkParts) when the store is shared
+// (PostgreSQL: each worker doing the part holds its share; store/postgres/pg_shard_leases.h), else
+// null.
+std::unique_ptr<store::postgres::PgShardLeases> MakeShardLeases(const Settings& settings, const std::string& part);
 
 }  // namespace cairn::app

@@ -2,6 +2,7 @@
 
 
 #include "base/log.h"
+#include "base/shard.h"
 #include "base/time_format.h"
 #include "exec/agents/agent_run.h"
 #include "model/tool_definition.h"
@@ -71,9 +72,69 @@ SessionWorker::SessionWorker(store::Store& store, exec::AgentDeps deps, exec::Ru
 
 SessionWorker::~SessionWorker() { Stop(); }
 
+void SessionWorker::EnableShards(int shards, std::function<std::vector<std::string>()> tenants) {
+  std::lock_guard lock(shard_mu_);
+  shards_ = shards;
+  tenants_ = std::move(tenants);
+}
+
 Status SessionWorker::Start(const std::vector<std::string>& tenants) {
   // From here on Schedule() runs sessions; what it was told before is found by the scan below.
   started_ = true;
+  {
+    std::lock_guard lock(shard_mu_);
+    if (shards_ > 0) return Status::Ok();  // each shard's sessions are scanned for as it is taken
+  }
+  return ScanUnfinished(tenants, 0, 0);
+}
+
+void SessionWorker::TakeShard(int shard) {
+  std::function<std::vector<std::string>()> tenants;
+  int shards;
+  {
+    std::lock_guard lock(shard_mu_);
+    if (shards_ <= 0) return;
+    held_shards_.insert(shard);
+    tenants = tenants_;
+    shards = shards_;
+  }
+  if (!started_ || !tenants) return;
+  if (Status scanned = ScanUnfinished(tenants(), shards, shard); !scanned.ok()) {
+    CAIRN_LOG_WARN("sessions: looking for the unfinished executions of shard {} failed: {}", shard, scanned.message());
+  }
+}
+
+void SessionWorker::ReleaseShard(int shard) {
+  std::lock_guard lock(shard_mu_);
+  held_shards_.erase(shard);
+}
+
+bool SessionWorker::ShardReleased(int shard) {
+  std::lock_guard lock(shard_mu_);
+  auto running = running_by_shard_.find(shard);
+  return !held_shards_.count(shard) && (running == running_by_shard_.end() || running->second == 0);
+}
+
+size_t SessionWorker::ShardsHeld() {
+  std::lock_guard lock(shard_mu_);
+  return held_shards_.size();
+}
+
+bool SessionWorker::Enter(const std::string& session_id) {
+  std::lock_guard lock(shard_mu_);
+  if (shards_ <= 0) return true;
+  int shard = ShardOf(session_id, shards_);
+  if (!held_shards_.count(shard)) return false;
+  ++running_by_shard_[shard];
+  return true;
+}
+
+void SessionWorker::Leave(const std::string& session_id) {
+  std::lock_guard lock(shard_mu_);
+  if (shards_ > 0) --running_by_shard_[ShardOf(session_id, shards_)];
+}
+
+Status SessionWorker::ScanUnfinished(const std::vector<std::string>& tenants, int shards, int shard) {
   // Every session with unfinished work, oldest first, in every tenant.
   for (const std::string& tenant : tenants) {
     model::BreadcrumbQuery query;
@@ -84,7 +145,9 @@ Status SessionWorker::Start(const std::vector<std::string>& tenants) {
     query.order = model::SortOrder::kOldestFirst;
     query.limit = 500;
     CAIRN_RETURN_IF_ERROR(store::ForEachRecord(store_, tenant, query, [&](const model::Breadcrumb& crumb) {
-      if (crumb.context.is_object()) Schedule(crumb.owner_id, Str(crumb.context.as_object(), "session_id"));
+      if (!crumb.context.is_object()) return;
+      std::string session_id = Str(crumb.context.as_object(), "session_id");
+      if (shards == 0 || ShardOf(session_id, shards) == shard) Schedule(crumb.owner_id, session_id);
     }));
   }
   return Status::Ok();
@@ -101,6 +164,11 @@ void SessionWorker::Schedule(const std::string& owner_id, const std::string& ses
   lanes_.Schedule({owner_id, session_id});
 }
 
+bool SessionWorker::Holds(const std::string& session_id) {
+  std::lock_guard lock(shard_mu_);
+  return shards_ <= 0 || held_shards_.count(ShardOf(session_id, shards_)) > 0;
+}
+
 bool SessionWorker::Cancel(const std::string& owner_id, const std::string& execution_id) {
   exec::RunRegistry& runs = runtime_.runs();
   bool here = runs.Find(owner_id, execution_id).has_value();
@@ -115,9 +183,17 @@ void SessionWorker::CancelSoon(const std::string& owner_id, const std::string& e
 }
 
 void SessionWorker::RunSession(const std::string& owner_id, const std::string& session_id) {
+  // Sharded, a session whose shard went elsewhere since it was scheduled does not run here.
+  if (!Enter(session_id)) return;
+  RunHeldSession(owner_id, session_id);
+  Leave(session_id);
+}
+
+void SessionWorker::RunHeldSession(const std::string& owner_id, const std::string& session_id) {
   std::string last_run;
   while (true) {
     if (jobs_.stopping()) return;
+    if (!Holds(session_id)) return;  // its shard was given up: the next holder goes on
     model::BreadcrumbQuery query;
     query.schema_name = std::string(kExecutionSchema);
     query.all_tags = {ActiveTag(session_id)};

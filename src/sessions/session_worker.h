@@ -16,9 +16,19 @@
 // repeated. Stop() cancels runs in flight and writes nothing for them (they stay running and
 // continue after the next start). Deadlines are the runtime's watchdog; runs are registered in
 // the runtime's registry, through which a cancel reaches them and their tool runs.
+//
+// Sharded (several processes share the sessions: docs/deploy.md; EnableShards), a session belongs
+// to the shard ShardOf(session id) (base/shard.h) and runs here only while this worker holds that
+// shard (TakeShard). A shard given up (ReleaseShard) lets each of its sessions finish the execution
+// it is running and starts no other; ShardReleased says when none runs, and the next holder's
+// TakeShard finds their unfinished executions, as a restart would.
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,8 +51,21 @@ class SessionWorker {
   SessionWorker(const SessionWorker&) = delete;
   SessionWorker& operator=(const SessionWorker&) = delete;
 
-  // Schedules the sessions of `tenants` that have unfinished executions (the recovery scan).
+  // Before Start: spreads the sessions over `shards` shards, of which this worker runs those it
+  // takes; `tenants` lists the tenants whose sessions a shard taken is scanned for.
+  void EnableShards(int shards, std::function<std::vector<std::string>()> tenants);
+  // Schedules the sessions of `tenants` that have unfinished executions (the recovery scan; when
+  // sharded, of the shards held, none at first).
   Status Start(const std::vector<std::string>& tenants);
+  // Sharded only. From now on the shard's sessions run here; those with unfinished executions are
+  // scheduled (a failed scan is logged: they wait for their next message or answer).
+  void TakeShard(int shard);
+  // The shard's sessions start no new execution here; those running finish theirs.
+  void ReleaseShard(int shard);
+  // True once none of a released shard's sessions runs here any more. Polled; not blocking.
+  bool ShardReleased(int shard);
+  // The shards held now.
+  size_t ShardsHeld();
   // The session may have work (new message, an answer). Ignored before Start(), whose scan finds
   // that work: a process that does not run sessions (--role api, a standby waiting for the lease,
   // --run-executors=false) never runs one.
@@ -60,6 +83,16 @@ class SessionWorker {
  private:
   class Observer;
   void RunSession(const std::string& owner_id, const std::string& session_id);
+  // Schedules the sessions of `tenants` with unfinished executions: those of `shard` of `shards`, or
+  // all when `shards` is 0.
+  Status ScanUnfinished(const std::vector<std::string>& tenants, int shards, int shard);
+  // Whether the session runs here (its shard is held); if so it counts as running until Leave.
+  bool Enter(const std::string& session_id);
+  void Leave(const std::string& session_id);
+  // Whether the session's shard is held (always, unsharded).
+  bool Holds(const std::string& session_id);
+  // RunSession between Enter and Leave.
+  void RunHeldSession(const std::string& owner_id, const std::string& session_id);
   // Runs one execution to its end (or pause); false when the session should not go on now (the
   // worker is stopping, or the execution could not be started for a reason that would repeat).
   bool RunExecution(const std::string& owner_id, const model::Breadcrumb& execution);
@@ -74,6 +107,12 @@ class SessionWorker {
   exec::LaneScheduler lanes_;  // (tenant, session id)
   std::atomic<bool> stopping_{false};  // write retries stop with the worker
   std::atomic<bool> started_{false};   // Schedule() runs sessions only after Start()
+  // Sharding (EnableShards): the shards held, and the sessions of each running now.
+  std::mutex shard_mu_;
+  int shards_ = 0;
+  std::function<std::vector<std::string>()> tenants_;
+  std::set<int> held_shards_;
+  std::map<int, int> running_by_shard_;
 };
 
 }  // namespace cairn::sessions

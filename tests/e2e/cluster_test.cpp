@@ -306,6 +306,70 @@ TEST_F(e2e_cluster, ASessionTalkedToThroughAnApiProcessRunsOnTheWorker) {
   EXPECT_EQ(answer->content, "the worker heard: ping");
 }
 
+// The workers share the sessions too (their shards): each session's executions run on the worker
+// holding its shard, which each worker's own model server shows in the answer; when one worker dies
+// the other runs every session, each execution answered once.
+TEST_F(e2e_cluster, TwoWorkersShareTheSessionsAndTheSurvivorOfAKillNineRunsThemAll) {
+  auto heard_by = [](const std::string& worker) {
+    return json::object{{"rules", json::array{Rule(Match({{"last_role", "user"}}), Text(worker + " heard: {{last_content}}"))}}};
+  };
+  FixtureLlm llm_a(heard_by("a"));
+  FixtureLlm llm_b(heard_by("b"));
+  ASSERT_TRUE(llm_a.Start()) << llm_a.error();
+  ASSERT_TRUE(llm_b.Start()) << llm_b.error();
+  auto model = [](FixtureLlm& llm) { return std::vector<std::string>{"--llm-base-url", llm.base_url(), "--llm-model", "m"}; };
+  ServerProcess& a = Process("all", model(llm_a));
+  ServerProcess& b = Process("worker", model(llm_b));
+  ServerProcess& api = Process("api", model(llm_a));
+  ASSERT_TRUE(AwaitMetric(a.port(), "cairn_session_shards_held", 32)) << a.LogTail();
+  ASSERT_TRUE(AwaitMetric(b.port(), "cairn_session_shards_held", 32)) << b.LogTail();
+  HttpClient http(api.port());
+  Response defined = http.Post("/breadcrumbs", json::serialize(json::object{
+      {"schema_name", "agent.def.v1"}, {"title", "agent"}, {"context", json::object{{"agent_id", "helper"}}}}));
+  ASSERT_EQ(defined.status, 201) << defined.Describe();
+  constexpr int kSessions = 12;
+  std::vector<std::string> ids;
+  std::vector<std::unique_ptr<SessionStream>> streams;
+  for (int i = 0; i < kSessions; ++i) {
+    Response session = http.Post("/sessions", R"({"agent_id":"helper"})");
+    ASSERT_EQ(session.status, 201) << session.Describe();
+    ids.push_back(StringAt(session.Json().as_object(), "id"));
+    streams.push_back(std::make_unique<SessionStream>(api, ids.back()));
+    ASSERT_TRUE(streams.back()->Open()) << streams.back()->Describe();
+  }
+  // Posts `content` to every session; returns which worker answered each.
+  auto talk = [&](const std::string& content) {
+    std::vector<std::string> executions;
+    for (const std::string& id : ids) {
+      Response posted = http.Post("/sessions/" + id + "/messages", json::serialize(json::object{{"content", content}}));
+      EXPECT_EQ(posted.status, 202) << posted.Describe();
+      executions.push_back(posted.status == 202 ? StringAt(posted.Json().as_object(), "execution_id") : "");
+    }
+    std::map<std::string, int> answered_by;
+    for (int i = 0; i < kSessions; ++i) {
+      auto answer = streams[i]->Await(
+          [&](const SessionEvent& e) { return e.execution_id == executions[i] && e.role == "assistant"; });
+      EXPECT_TRUE(answer.has_value()) << streams[i]->Describe();
+      if (answer) ++answered_by[answer->content.substr(0, answer->content.find(' '))];
+      EXPECT_TRUE(answer && answer->content.ends_with(" heard: " + content)) << (answer ? answer->content : "");
+    }
+    return answered_by;
+  };
+  std::map<std::string, int> first = talk("one");
+  EXPECT_GT(first["a"], 0) << "worker a ran none of 12 sessions";
+  EXPECT_GT(first["b"], 0) << "worker b ran none of 12 sessions";
+
+  a.Kill9();
+  ASSERT_TRUE(AwaitMetric(b.port(), "cairn_session_shards_held", 64)) << b.LogTail();
+  std::map<std::string, int> second = talk("two");
+  EXPECT_EQ(second["b"], kSessions);
+  for (int i = 0; i < kSessions; ++i) {
+    size_t answers = 0;
+    for (const SessionEvent& e : streams[i]->Events()) answers += e.role == "assistant" ? 1 : 0;
+    EXPECT_EQ(answers, 2u) << streams[i]->Describe();
+  }
+}
+
 // The session runs on one worker, its tool on one of two others (the executors' shards): the cancel
 // made through the API process reaches both.
 TEST_F(e2e_cluster, ASessionRunCancelledThroughAnApiProcessStopsOnTheWorkersRunningItAndItsTool) {
