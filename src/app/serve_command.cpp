@@ -150,6 +150,7 @@ store::postgres::PgShardLeases::Callbacks ShardCallbacks(Part& target, const std
   callbacks.take = [&target](int shard) { target.TakeShard(shard); };
   callbacks.release = [&target](int shard) { target.ReleaseShard(shard); };
   callbacks.released = [&target](int shard) { return target.ShardReleased(shard); };
+  callbacks.tick = [&target] { target.Tick(); };
   callbacks.on_lost = [part] {
     CAIRN_LOG_ERROR("lost the leases on this process's shards of the {}: stopping at once so that no two processes "
                     "run the same",

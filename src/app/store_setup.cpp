@@ -172,6 +172,8 @@ std::unique_ptr<store::postgres::PgShardLeases> MakeShardLeases(const Settings& 
   options.shards = kWorkShards;
   options.max_members = 256;
   options.purpose = part;
+  // Workers from before the shards did the part under its lease: never both at once.
+  options.legacy_key = kWorkLeaseKeys[std::find(std::begin(kWorkParts), std::end(kWorkParts), part) - std::begin(kWorkParts)];
   return std::make_unique<store::postgres::PgShardLeases>(options);
 }
 

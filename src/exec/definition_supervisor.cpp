@@ -194,7 +194,7 @@ void DefinitionSupervisor::Loop(int64_t after) {
             Forget(event->breadcrumb_id);  // not usable: a later usable version starts it anew
           }
         } else if (gone && dormant) {
-          Forget(event->breadcrumb_id);  // the process running it forgets its cursor
+          Forget(event->breadcrumb_id);
         } else if (gone && known && !run_executors_) {
           {
             std::lock_guard lock(apply_mu_);
@@ -217,7 +217,8 @@ void DefinitionSupervisor::Forget(const std::string& id) {
     loaded_.erase(id);
   }
   NoteKnown(id, false);
-  host_.Remove(DefinitionConsumerId(id), /*forget_cursor=*/false);
+  // The host keeps the dormant executor as it was: where it ran, it may not have reached this
+  // change yet; whoever takes its shard next lets it catch up and retire there (TakeShard).
 }
 
 void DefinitionSupervisor::ReapRetired() {

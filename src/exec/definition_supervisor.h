@@ -14,8 +14,9 @@
 // followed from its events like any definition written while the supervisor runs.
 // - With a sharded host (several workers: ExecutorHost::TakeShard) the executors of shards held by
 //   other processes are dormant here: the supervisor keeps them current from the schema's events
-//   (an unusable or deleted one is forgotten), and a dormant one starts from its definition as
-//   stored when its shard comes to this process.
+//   (an unusable or deleted one is no longer followed here, and the host keeps it as it was, to
+//   catch up to that change where its shard is taken next), and a dormant one starts from its
+//   definition as stored when its shard comes to this process.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -81,7 +82,7 @@ class DefinitionSupervisor {
   Result<std::optional<DefinitionKind::Built>> Reread(const std::string& id, const std::string& owner_id);
   bool ApplyDefinition(const std::string& id, int64_t version, const std::string& owner_id,
                        const boost::json::value& context, int64_t start_seq);
-  // Stops knowing a definition whose consumer does not run here.
+  // Stops following a definition (deleted or unusable) whose consumer does not run here.
   void Forget(const std::string& id);
   bool Follow(const model::Event& event);
   bool IsDefinition(const model::Event& event) const;

@@ -219,6 +219,18 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   // After Stop, once no run is in flight: the final position, and the finished runs' claims released.
   void SaveStopped() { SaveCursor(true); }
 
+  // After Stop, for a hand-over that cannot wait for them: the runs in flight are cancelled and write
+  // nothing (as at shutdown); they keep their claims, and the next holder runs them again from their
+  // snapshots. A run that already returned is not affected: its result is written.
+  void Interrupt() {
+    std::lock_guard lock(mu_);
+    handing_over_ = true;
+    for (RunFlags* flags : interruptible_) {
+      flags->interrupted = true;
+      flags->cancelled->store(true);
+    }
+  }
+
   Status Start(int64_t start_seq) {
     const std::string& id = loaded_->spec.consumer_id;
     CAIRN_ASSIGN_OR_RETURN(std::optional<int64_t> stored, shared_->cursors.LoadCursor(id));
@@ -639,7 +651,7 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
 
   void RunJob(const Loaded& loaded, const model::Event& event, const std::string& key, bool live) {
     const ExecutorSpec& spec = loaded.spec;
-    if (shared_->stopping) return Finish(key);  // unsettled: run again after restart
+    if (shared_->stopping || HandingOver()) return Finish(key);  // unsettled: run again after restart
     RunTimes times;
     if (spec.record_executions) {
       auto claim = RetryWhenBusy(shared_->stopping, [&] { return Claim(spec, event); });
@@ -692,6 +704,11 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
                                 ContextAccess{TriggerReader(shared_->options.reader_for, event), spec.allow_secret_context});
       context_dropped = ApplyContextBudget(context, spec.subscriptions, spec.context_budget_tokens);
       uint64_t token = shared_->runtime.watchdog().Arm(Watchdog::Clock::now() + spec.timeout, &cancelled);
+      RunFlags flags{&cancelled};
+      if (!BeginInterruptible(&flags)) {
+        shared_->runtime.watchdog().Disarm(token);
+        return Finish(key);  // its shard is being handed over: the next holder runs it
+      }
       try {
         result = loaded.executor->Run(request);
       } catch (const std::exception& e) {
@@ -700,8 +717,10 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
         CAIRN_LOG_ERROR("executor {}: run of {} threw: {}", spec.actor, key, e.what());
         result = refuse("internal", spec.actor + " failed: " + e.what());
       }
+      bool interrupted = EndInterruptible(&flags);
       bool fired = shared_->runtime.watchdog().Disarm(token);
-      if (shared_->stopping) return Finish(key);  // cancelled by shutdown: run again after restart
+      // Cancelled by shutdown or a hand-over: run again after restart, or by the shard's next holder.
+      if (shared_->stopping || interrupted) return Finish(key);
       if (fired) {
         result = refuse("timeout",
                                          spec.actor + " timed out after " + std::to_string(spec.timeout.count()) + " ms");
@@ -916,6 +935,29 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
     }
   }
 
+  // A run that Interrupt may cancel (mu_).
+  struct RunFlags {
+    std::atomic<bool>* cancelled;
+    bool interrupted = false;
+  };
+  bool HandingOver() {
+    std::lock_guard lock(mu_);
+    return handing_over_;
+  }
+  // False (registering nothing) once the consumer is being handed over.
+  bool BeginInterruptible(RunFlags* flags) {
+    std::lock_guard lock(mu_);
+    if (handing_over_) return false;
+    interruptible_.insert(flags);
+    return true;
+  }
+  // Whether Interrupt reached the run before it returned.
+  bool EndInterruptible(RunFlags* flags) {
+    std::lock_guard lock(mu_);
+    interruptible_.erase(flags);
+    return flags->interrupted;
+  }
+
   std::shared_ptr<Shared> shared_;
   const DefinitionFollower follow_;
   const ExecutorRefresh refresh_;
@@ -927,6 +969,8 @@ class ExecutorHost::Consumer : public std::enable_shared_from_this<Consumer> {
   std::mutex interest_mu_;
   std::shared_ptr<const Loaded> interest_;  // loaded_, for Concerns on the bus thread (interest_mu_)
   int running_ = 0;
+  bool handing_over_ = false;            // Interrupt was called (mu_)
+  std::set<RunFlags*> interruptible_;    // runs inside Executor::Run (mu_)
   std::set<int64_t> unsettled_;      // seqs dispatched whose claim is not committed yet
   // Paused runs (RunResult::paused): the request ids they wait for -> their trigger; and those
   // answered, to run again. paused_mu_ is taken last and never held while calling out.
@@ -1030,9 +1074,25 @@ Status ExecutorHost::StartLocked(Dormant entry) {
   int64_t start_seq = entry.start_seq;
   dormant_.erase(id);
   auto consumer = std::make_shared<Consumer>(shared_, std::move(entry));
-  CAIRN_RETURN_IF_ERROR(consumer->Start(start_seq));
+  if (Status started = consumer->Start(start_seq); !started.ok()) {
+    // Sharded, it waits dormant for the next Tick (it reads its cursor when it starts).
+    if (shared_->options.shards > 0) dormant_.try_emplace(id, consumer->AsDormant());
+    return started;
+  }
   consumers_.emplace(id, std::move(consumer));
   return Status::Ok();
+}
+
+void ExecutorHost::Tick() {
+  std::set<int> retry;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, entry] : dormant_) {
+      int shard = ShardOf(id, shared_->options.shards);
+      if (held_shards_.count(shard)) retry.insert(shard);
+    }
+  }
+  for (int shard : retry) TakeShard(shard);
 }
 
 void ExecutorHost::Remove(const std::string& consumer_id, bool forget_cursor) {
@@ -1093,7 +1153,18 @@ void ExecutorHost::TakeShard(int shard) {
         CAIRN_LOG_WARN("executor {}: reading its definition again failed ({}); starting it as it was",
                        entry.spec.consumer_id, refreshed.status().message());
       } else if (!refreshed->has_value()) {
-        continue;  // gone or not usable any more
+        // Gone or not usable any more. With a position to catch up from, the executor as it was
+        // still answers what came before that change, and retires at it in its own stream (as in
+        // one process); without one it never ran, or retired already.
+        auto cursor = shared_->cursors.LoadCursor(entry.spec.consumer_id);
+        if (cursor.ok() && !cursor->has_value()) continue;
+        if (!cursor.ok()) {
+          CAIRN_LOG_WARN("executor {}: reading its cursor failed: {}; trying again", entry.spec.consumer_id,
+                         cursor.status().message());
+          std::lock_guard lock(mu_);
+          dormant_.try_emplace(entry.spec.consumer_id, std::move(entry));  // Tick tries again
+          continue;
+        }
       } else {
         entry.spec = std::move((*refreshed)->first);
         entry.executor = std::move((*refreshed)->second);
@@ -1124,7 +1195,7 @@ void ExecutorHost::ReleaseShard(int shard) {
       stopping.push_back(std::move(it->second));
       it = consumers_.erase(it);
     }
-    releasing_[shard] = stopping;
+    releasing_[shard] = Releasing{stopping, std::chrono::steady_clock::now() + shared_->options.handover_grace};
   }
   for (const auto& consumer : stopping) consumer->Stop();  // waits for a step in progress
 }
@@ -1135,10 +1206,22 @@ bool ExecutorHost::ShardReleased(int shard) {
     std::lock_guard lock(mu_);
     auto it = releasing_.find(shard);
     if (it == releasing_.end()) return !held_shards_.count(shard);
-    for (const auto& consumer : it->second) {
-      if (consumer->Running() > 0) return false;
+    Releasing& release = it->second;
+    bool running = false;
+    for (const auto& consumer : release.consumers) running = running || consumer->Running() > 0;
+    if (running) {
+      // A run may wait for another executor of this shard, stopped here and not started elsewhere
+      // until this one ends: after the grace, the runs go with the shard.
+      if (!release.interrupted && std::chrono::steady_clock::now() >= release.deadline) {
+        release.interrupted = true;
+        CAIRN_LOG_INFO("executors: the runs of shard {} still in flight after {} ms continue in the shard's next "
+                       "holder",
+                       shard, shared_->options.handover_grace.count());
+        for (const auto& consumer : release.consumers) consumer->Interrupt();
+      }
+      return false;
     }
-    stopped = std::move(it->second);
+    stopped = std::move(release.consumers);
     releasing_.erase(it);
   }
   for (const auto& consumer : stopped) consumer->SaveStopped();

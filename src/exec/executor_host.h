@@ -80,6 +80,9 @@ struct HostOptions {
   // 0: every consumer runs here. Else consumers are spread over this many shards and run only
   // while their shard is taken (TakeShard); every process sharing the store must use the same count.
   int shards = 0;
+  // How long a released shard's runs in flight may take to end before they are interrupted (they
+  // write nothing and run again in the shard's next holder, from their snapshots).
+  std::chrono::milliseconds handover_grace{10000};
 };
 
 // The executor a dormant consumer starts with when its shard is taken, built from its definition
@@ -109,7 +112,8 @@ class ExecutorHost {
   // use the new spec and executor; runs in flight finish with the old). A new consumer resumes
   // at its stored cursor, or starts after `start_seq` when it has none. Sharded, a consumer whose
   // shard is not held here is kept dormant (replacing an earlier dormant one) and starts when the
-  // shard is taken, from `refresh` when given; it touches neither cursor nor claims meanwhile.
+  // shard is taken, from `refresh` when given; it touches neither cursor nor claims meanwhile
+  // (only Remove with forget_cursor deletes them).
   Status Upsert(ExecutorSpec spec, std::shared_ptr<Executor> executor, int64_t start_seq,
                 DefinitionFollower follow = {}, ExecutorRefresh refresh = {});
 
@@ -120,15 +124,23 @@ class ExecutorHost {
   // Whether `consumer_id` runs here (started and not dormant).
   bool Runs(const std::string& consumer_id);
 
-  // Sharded only. Starts the shard's dormant consumers (each from its refresh, when it has one);
-  // from now on its consumers start at Upsert.
+  // Sharded only. Starts the shard's dormant consumers (each from its refresh, when it has one; one
+  // whose definition is gone or unusable catches up to that change and retires there when it has a
+  // cursor, else is dropped); from now on its consumers start at Upsert.
   void TakeShard(int shard);
-  // Stops the shard's consumers (from now on they stay dormant); their runs in flight go on. Returns
-  // at once: ShardReleased tells when they ended.
+  // Stops the shard's consumers (from now on they stay dormant): waits for a step of theirs in
+  // progress (and saves their cursors), not for their runs in flight. ShardReleased tells when those
+  // ended.
   void ReleaseShard(int shard);
-  // True once nothing of a released shard runs here any more (its cursors saved, its finished
-  // claims released): another process may take the shard. Polled; not blocking.
+  // True once nothing of a released shard runs here any more: another process may take the shard.
+  // Its cursors are then saved and its finished claims released (a save that fails is logged; the
+  // claims stay, so the next holder skips those runs). Runs still in flight after
+  // HostOptions::handover_grace are interrupted (ExecutorHost's shutdown rule: nothing written, the
+  // claim kept). Polled; not blocking.
   bool ShardReleased(int shard);
+  // Sharded only. Starts again what could not start when its shard was taken (a store error).
+  // Called periodically.
+  void Tick();
   // The shards held (TakeShard, not released).
   size_t ShardsHeld();
 
@@ -176,7 +188,12 @@ class ExecutorHost {
   std::map<std::string, Dormant> dormant_;  // sharded: consumers whose shard is not held (mu_)
   std::set<int> held_shards_;               // mu_
   // Released shards whose consumers' runs may still be going on (mu_).
-  std::map<int, std::vector<std::shared_ptr<Consumer>>> releasing_;
+  struct Releasing {
+    std::vector<std::shared_ptr<Consumer>> consumers;
+    std::chrono::steady_clock::time_point deadline;  // then their runs are interrupted
+    bool interrupted = false;
+  };
+  std::map<int, Releasing> releasing_;
 };
 
 }  // namespace cairn::exec

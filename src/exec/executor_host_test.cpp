@@ -886,15 +886,60 @@ TEST_F(ExecutorHostTest, ADormantConsumerStartsFromItsRefreshOrNotAtAll) {
   EXPECT_TRUE(stale->CalledIds().empty());
   EXPECT_EQ(fresh->CalledIds(), (std::vector<std::string>{a.id}));
 
-  // A definition gone while its consumer was dormant: nothing starts.
+  // A definition gone (or unusable) while its consumer was dormant, with a position to catch up
+  // from: the executor as it was answers what came before (its own stream then retires it).
   host_->ReleaseShard(shard);
   ASSERT_TRUE(WaitFor([&] { return host_->ShardReleased(shard); }));
-  host_->Remove(kConsumer, false);
-  ASSERT_TRUE(host_->Upsert(spec, stale, 0, {}, []() -> Result<std::optional<std::pair<ExecutorSpec, std::shared_ptr<Executor>>>> {
+  auto gone = []() -> Result<std::optional<std::pair<ExecutorSpec, std::shared_ptr<Executor>>>> {
     return std::optional<std::pair<ExecutorSpec, std::shared_ptr<Executor>>>();
-  }).ok());
+  };
+  ASSERT_TRUE(host_->Upsert(spec, stale, 0, {}, gone).ok());
+  model::Breadcrumb b = Write("b");
+  host_->TakeShard(shard);
+  EXPECT_TRUE(host_->Runs(kConsumer));
+  WaitFinished(spec, b.id);
+  EXPECT_EQ(stale->CalledIds(), (std::vector<std::string>{b.id}));
+
+  // Without one (it never ran, or retired and forgot it): nothing starts.
+  host_->ReleaseShard(shard);
+  ASSERT_TRUE(WaitFor([&] { return host_->ShardReleased(shard); }));
+  host_->Remove(kConsumer, /*forget_cursor=*/true);
+  ASSERT_TRUE(host_->Upsert(spec, stale, 0, {}, gone).ok());
   host_->TakeShard(shard);
   EXPECT_FALSE(host_->Runs(kConsumer));
+}
+
+// A run that cannot end while its shard is handed over (it waits for something only the shard's
+// next holder would run) is interrupted after the grace: it writes nothing, keeps its claim, and
+// the next holder runs it again.
+TEST_F(ExecutorHostTest, ARunStillInFlightAfterTheHandOverGraceIsInterruptedAndRunsAgainInTheNextHolder) {
+  ExecutorSpec spec = Spec();
+  const int shard = ShardOf(kConsumer, 4);
+  auto first = std::make_shared<TestExecutor>("first");
+  first->behavior = [raw = first.get()](const RunRequest& r) {
+    WaitFor([&] { return r.cancelled.load(); }, 20000ms);  // waits for what never comes
+    return raw->Answer(r, "cancelled");
+  };
+  HostOptions options = Sharded();
+  options.handover_grace = 50ms;
+  StartHost(options);
+  Upsert(spec, first);
+  host_->TakeShard(shard);
+  model::Breadcrumb t = Write("t");
+  ASSERT_TRUE(WaitFor([&] { return !first->Calls().empty(); }));
+  host_->ReleaseShard(shard);
+  ASSERT_TRUE(WaitFor([&] { return host_->ShardReleased(shard); })) << "the run was not interrupted";
+  EXPECT_FALSE(Execution(spec, t.id).has_value()) << "an interrupted run wrote its result";
+  EXPECT_EQ(store_->ListClaims(kConsumer).value().size(), 1u);
+
+  auto second = std::make_shared<TestExecutor>("second");
+  StartHost(Sharded());
+  Upsert(spec, second);
+  host_->TakeShard(shard);
+  model::Breadcrumb finished = WaitFinished(spec, t.id);
+  EXPECT_EQ(Int(finished.context, "attempt"), 2);
+  EXPECT_EQ(second->CalledIds(), (std::vector<std::string>{t.id}));
+  EXPECT_EQ(Responses(t.id).size(), 1u);
 }
 
 }  // namespace

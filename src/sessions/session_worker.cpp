@@ -81,32 +81,51 @@ void SessionWorker::EnableShards(int shards, std::function<std::vector<std::stri
 Status SessionWorker::Start(const std::vector<std::string>& tenants) {
   // From here on Schedule() runs sessions; what it was told before is found by the scan below.
   started_ = true;
+  bool sharded;
   {
     std::lock_guard lock(shard_mu_);
-    if (shards_ > 0) return Status::Ok();  // each shard's sessions are scanned for as it is taken
+    sharded = shards_ > 0;
   }
-  return ScanUnfinished(tenants, 0, 0);
+  if (!sharded) return ScanUnfinished(tenants, 0, 0);
+  Tick();  // each shard's sessions are scanned for as it is taken (any taken before this: now)
+  return Status::Ok();
 }
 
 void SessionWorker::TakeShard(int shard) {
-  std::function<std::vector<std::string>()> tenants;
-  int shards;
   {
     std::lock_guard lock(shard_mu_);
     if (shards_ <= 0) return;
     held_shards_.insert(shard);
+    unscanned_.insert(shard);
+  }
+  Tick();
+}
+
+void SessionWorker::Tick() {
+  if (!started_) return;
+  std::function<std::vector<std::string>()> tenants;
+  std::set<int> unscanned;
+  int shards;
+  {
+    std::lock_guard lock(shard_mu_);
+    unscanned.swap(unscanned_);
     tenants = tenants_;
     shards = shards_;
   }
-  if (!started_ || !tenants) return;
-  if (Status scanned = ScanUnfinished(tenants(), shards, shard); !scanned.ok()) {
-    CAIRN_LOG_WARN("sessions: looking for the unfinished executions of shard {} failed: {}", shard, scanned.message());
+  for (int shard : unscanned) {
+    Status scanned = tenants ? ScanUnfinished(tenants(), shards, shard) : Status::Ok();
+    if (scanned.ok()) continue;
+    CAIRN_LOG_WARN("sessions: looking for the unfinished executions of shard {} failed: {}; trying again", shard,
+                   scanned.message());
+    std::lock_guard lock(shard_mu_);
+    if (held_shards_.count(shard)) unscanned_.insert(shard);
   }
 }
 
 void SessionWorker::ReleaseShard(int shard) {
   std::lock_guard lock(shard_mu_);
   held_shards_.erase(shard);
+  unscanned_.erase(shard);
 }
 
 bool SessionWorker::ShardReleased(int shard) {

@@ -58,8 +58,11 @@ class SessionWorker {
   // sharded, of the shards held, none at first).
   Status Start(const std::vector<std::string>& tenants);
   // Sharded only. From now on the shard's sessions run here; those with unfinished executions are
-  // scheduled (a failed scan is logged: they wait for their next message or answer).
+  // scheduled (once started; a scan that fails is tried again at the next Tick).
   void TakeShard(int shard);
+  // Sharded only. Scans again the shards taken whose scan failed or came before Start. Called
+  // periodically.
+  void Tick();
   // The shard's sessions start no new execution here; those running finish theirs.
   void ReleaseShard(int shard);
   // True once none of a released shard's sessions runs here any more. Polled; not blocking.
@@ -112,6 +115,7 @@ class SessionWorker {
   int shards_ = 0;
   std::function<std::vector<std::string>()> tenants_;
   std::set<int> held_shards_;
+  std::set<int> unscanned_;  // held, their unfinished executions not yet scheduled
   std::map<int, int> running_by_shard_;
 };
 

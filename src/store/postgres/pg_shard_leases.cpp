@@ -103,6 +103,23 @@ Status PgShardLeases::Balance() {
     // from the database finds out (and stops) well before its shards go to another process.
     CAIRN_ASSIGN_OR_RETURN(conn_, PgConnection::Open(options_.uri, 0, PgConnection::kServerDropsSilentClientMs / 3));
     member_slot_ = -1;
+    legacy_held_ = false;
+  }
+  if (options_.legacy_key != 0 && !legacy_held_) {
+    PgParams params;
+    CAIRN_ASSIGN_OR_RETURN(PgResult row, conn_->Query("SELECT pg_try_advisory_lock_shared(" +
+                                                          params.Add(options_.legacy_key) + "::bigint)",
+                                                      params));
+    legacy_held_ = row.Row(0).Text(0) == "t";
+    if (!legacy_held_) {
+      if (!legacy_logged_) {
+        CAIRN_LOG_WARN("{}: a process of an older cairn does this work under one lease; this process takes no "
+                       "shard until it stops (docs/deploy.md)",
+                       options_.purpose);
+      }
+      legacy_logged_ = true;
+      return Status::Ok();
+    }
   }
   if (member_slot_ < 0) {
     for (int slot = 0; slot < options_.max_members && member_slot_ < 0; ++slot) {
@@ -144,6 +161,7 @@ Status PgShardLeases::Balance() {
       callbacks_.take(shard);
     }
   }
+  if (callbacks_.tick) callbacks_.tick();
   held_count_ = held_.size() + releasing_.size();
   if (held_.size() != logged_held_ && releasing_.empty()) {
     logged_held_ = held_.size();

@@ -7,11 +7,17 @@
 // ends. Each process also holds one member lock (one of `max_members` slots), so that every process
 // counts the members in pg_locks and holds its fair share, ceil(shards / members). Each `period`:
 //  - a shard being given up is unlocked once `released(shard)` says nothing of it runs here;
-//  - shards above the share are given up: `release(shard)` is called (it stops the shard's work,
-//    without waiting for it), and the lock stays held until `released` is true;
-//  - free shards are taken up to the share, `take(shard)` called after each lock.
+//  - shards above the share are given up: `release(shard)` is called (it stops the shard's work
+//    from going further, without waiting for its runs in flight), and the lock stays held until
+//    `released` is true;
+//  - free shards are taken up to the share, `take(shard)` called after each lock;
+//  - `tick` is called (work that could not start when its shard was taken is tried again).
 // So a process that joins gets its share as the others give theirs up, and the shards of a process
 // that died are taken within a period. The callbacks run on the leases' thread, one at a time.
+//
+// `legacy_key`, when set, is the key of a lease under which a process of an older version did the
+// whole of this work: the leases hold it shared before taking any shard, so an older process (which
+// locks it exclusively) and these never do the work together.
 //
 // A holder whose connection breaks can no longer tell whether another process took its shards over,
 // so it must stop the work at once: `on_lost` is called (from the leases' thread), and the leases do
@@ -43,12 +49,14 @@ class PgShardLeases {
     int shards = 64;
     int max_members = 64;
     std::chrono::milliseconds period{1000};
+    int64_t legacy_key = 0;
     std::string purpose = "the background work";  // what the shards are of, for the log
   };
   struct Callbacks {
     std::function<void(int shard)> take;
     std::function<void(int shard)> release;
     std::function<bool(int shard)> released;
+    std::function<void()> tick;  // may be null
     std::function<void()> on_lost;
   };
 
@@ -86,6 +94,8 @@ class PgShardLeases {
   Callbacks callbacks_;
   std::unique_ptr<PgConnection> conn_;  // the leases' thread's only, until Stop
   int member_slot_ = -1;
+  bool legacy_held_ = false;   // Options::legacy_key, shared
+  bool legacy_logged_ = false;
   std::set<int> held_;       // locked and working
   std::set<int> releasing_;  // locked, given up, waiting for `released`
   int next_try_ = 0;         // where the next search for a free shard starts

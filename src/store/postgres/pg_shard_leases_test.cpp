@@ -10,7 +10,9 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
+#include "store/postgres/pg_lease.h"
 #include "support/pg_database.h"
 #include "support/postgres_server.h"
 
@@ -94,8 +96,9 @@ class PgShardLeasesTest : public ::testing::Test {
     auto db = test_support::OpenFreshPgDatabase(nullptr, &uri_);
     ASSERT_TRUE(db.ok()) << db.status().ToString();
   }
-  std::unique_ptr<PgShardLeases> Leases() {
+  std::unique_ptr<PgShardLeases> Leases(int64_t legacy_key = 0) {
     PgShardLeases::Options options;
+    options.legacy_key = legacy_key;
     options.uri = uri_;
     options.shard_key = 5000;
     options.member_key = 9000;
@@ -149,6 +152,25 @@ TEST_F(PgShardLeasesTest, AShardGivenUpStaysLockedUntilItsWorkEnded) {
   board_.HoldWork(false);
   ASSERT_TRUE(board_.Await([&] { return board_.Working("a") == 4 && board_.Working("b") == 4; }));
   EXPECT_TRUE(board_.Overlaps().empty());
+}
+
+// A process of an older version did the whole work under one lease: never both at once.
+TEST_F(PgShardLeasesTest, NoShardIsTakenWhileAnOlderProcessHoldsTheWholeWorksLease) {
+  auto older = std::make_unique<PgLease>(PgLease::Options{uri_, 7000, 20ms, 20ms});
+  ASSERT_TRUE(older->Acquire(nullptr).ok());
+  auto a = Leases(7000);
+  a->Start(board_.For("a"));
+  EXPECT_FALSE(board_.Await([&] { return board_.Working("a") > 0; }, 300ms)) << "a shard taken beside the older process";
+  older.reset();
+  ASSERT_TRUE(board_.Await([&] { return board_.Working("a") == kShards; }));
+  // And an older process started now cannot take the whole work's lease.
+  PgLease later(PgLease::Options{uri_, 7000, 20ms, 20ms});
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);  // the bound of the wait that must not succeed
+    later.RequestStop();
+  });
+  EXPECT_FALSE(later.Acquire(nullptr).ok());
+  stopper.join();
 }
 
 TEST_F(PgShardLeasesTest, AHolderWhoseConnectionBreaksIsTold) {
