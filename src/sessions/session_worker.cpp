@@ -86,7 +86,7 @@ Status SessionWorker::Start(const std::vector<std::string>& tenants) {
     std::lock_guard lock(shard_mu_);
     sharded = shards_ > 0;
   }
-  if (!sharded) return ScanUnfinished(tenants, 0, 0);
+  if (!sharded) return ScanUnfinished(tenants, 0, {});
   Tick();  // each shard's sessions are scanned for as it is taken (any taken before this: now)
   return Status::Ok();
 }
@@ -96,9 +96,8 @@ void SessionWorker::TakeShard(int shard) {
     std::lock_guard lock(shard_mu_);
     if (shards_ <= 0) return;
     held_shards_.insert(shard);
-    unscanned_.insert(shard);
+    unscanned_.insert(shard);  // the next Tick scans for every shard taken since, at once
   }
-  Tick();
 }
 
 void SessionWorker::Tick() {
@@ -112,12 +111,13 @@ void SessionWorker::Tick() {
     tenants = tenants_;
     shards = shards_;
   }
+  if (unscanned.empty() || !tenants) return;
+  Status scanned = ScanUnfinished(tenants(), shards, unscanned);
+  if (scanned.ok()) return;
+  CAIRN_LOG_WARN("sessions: looking for the unfinished executions of {} shards taken failed: {}; trying again",
+                 unscanned.size(), scanned.message());
+  std::lock_guard lock(shard_mu_);
   for (int shard : unscanned) {
-    Status scanned = tenants ? ScanUnfinished(tenants(), shards, shard) : Status::Ok();
-    if (scanned.ok()) continue;
-    CAIRN_LOG_WARN("sessions: looking for the unfinished executions of shard {} failed: {}; trying again", shard,
-                   scanned.message());
-    std::lock_guard lock(shard_mu_);
     if (held_shards_.count(shard)) unscanned_.insert(shard);
   }
 }
@@ -153,7 +153,8 @@ void SessionWorker::Leave(const std::string& session_id) {
   if (shards_ > 0) --running_by_shard_[ShardOf(session_id, shards_)];
 }
 
-Status SessionWorker::ScanUnfinished(const std::vector<std::string>& tenants, int shards, int shard) {
+Status SessionWorker::ScanUnfinished(const std::vector<std::string>& tenants, int shards,
+                                     const std::set<int>& only) {
   // Every session with unfinished work, oldest first, in every tenant.
   for (const std::string& tenant : tenants) {
     model::BreadcrumbQuery query;
@@ -166,7 +167,7 @@ Status SessionWorker::ScanUnfinished(const std::vector<std::string>& tenants, in
     CAIRN_RETURN_IF_ERROR(store::ForEachRecord(store_, tenant, query, [&](const model::Breadcrumb& crumb) {
       if (!crumb.context.is_object()) return;
       std::string session_id = Str(crumb.context.as_object(), "session_id");
-      if (shards == 0 || ShardOf(session_id, shards) == shard) Schedule(crumb.owner_id, session_id);
+      if (shards == 0 || only.count(ShardOf(session_id, shards))) Schedule(crumb.owner_id, session_id);
     }));
   }
   return Status::Ok();

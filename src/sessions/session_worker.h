@@ -58,10 +58,10 @@ class SessionWorker {
   // sharded, of the shards held, none at first).
   Status Start(const std::vector<std::string>& tenants);
   // Sharded only. From now on the shard's sessions run here; those with unfinished executions are
-  // scheduled (once started; a scan that fails is tried again at the next Tick).
+  // scheduled at the next Tick (once started).
   void TakeShard(int shard);
-  // Sharded only. Scans again the shards taken whose scan failed or came before Start. Called
-  // periodically.
+  // Sharded only. Schedules the unfinished executions of the shards taken since the last Tick (or
+  // whose scan failed then), in one scan. Called periodically, and after a round of TakeShard.
   void Tick();
   // The shard's sessions start no new execution here; those running finish theirs.
   void ReleaseShard(int shard);
@@ -86,9 +86,9 @@ class SessionWorker {
  private:
   class Observer;
   void RunSession(const std::string& owner_id, const std::string& session_id);
-  // Schedules the sessions of `tenants` with unfinished executions: those of `shard` of `shards`, or
-  // all when `shards` is 0.
-  Status ScanUnfinished(const std::vector<std::string>& tenants, int shards, int shard);
+  // Schedules the sessions of `tenants` with unfinished executions: those in the shards `only` of
+  // `shards`, or all when `shards` is 0.
+  Status ScanUnfinished(const std::vector<std::string>& tenants, int shards, const std::set<int>& only);
   // Whether the session runs here (its shard is held); if so it counts as running until Leave.
   bool Enter(const std::string& session_id);
   void Leave(const std::string& session_id);

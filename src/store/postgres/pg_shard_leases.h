@@ -11,7 +11,8 @@
 //    from going further, without waiting for its runs in flight), and the lock stays held until
 //    `released` is true;
 //  - free shards are taken up to the share, `take(shard)` called after each lock;
-//  - `tick` is called (work that could not start when its shard was taken is tried again).
+//  - `tick` is called: what the shards taken in this round need at once (a scan for all of them),
+//    and what could not start when its shard was taken, tried again.
 // So a process that joins gets its share as the others give theirs up, and the shards of a process
 // that died are taken within a period. The callbacks run on the leases' thread, one at a time.
 //
