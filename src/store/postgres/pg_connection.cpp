@@ -168,4 +168,15 @@ Result<PgResult> PgConnection::QueryOnce(const std::string& sql, const PgParams&
 
 Status PgConnection::Run(const std::string& sql, const PgParams& params) { return Query(sql, params).status(); }
 
+Result<std::unique_ptr<PgConnection>> PgConnection::OpenForLocks(const std::string& uri) {
+  return Open(uri, 0, kServerDropsSilentClientMs / 3);
+}
+
+Result<bool> PgConnection::TryAdvisoryLock(int64_t key, bool shared) {
+  PgParams params;
+  std::string function = shared ? "pg_try_advisory_lock_shared(" : "pg_try_advisory_lock(";
+  CAIRN_ASSIGN_OR_RETURN(PgResult row, Query("SELECT " + function + params.Add(key) + "::bigint)", params));
+  return row.Row(0).Text(0) == "t";
+}
+
 }  // namespace cairn::store::postgres

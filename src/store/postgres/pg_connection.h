@@ -86,6 +86,10 @@ class PgConnection {
   static constexpr int kServerDropsSilentClientMs = 30000;
   static Result<std::unique_ptr<PgConnection>> Open(const std::string& uri, int64_t statement_timeout_ms = 0,
                                                     int dead_server_ms = kServerDropsSilentClientMs);
+  // A connection that holds advisory locks (PgLease, PgShardLeases): it gives a silent server up in
+  // a third of the time the server takes to drop it, so a holder cut off from the database finds
+  // out (and stops) well before the server hands its locks to another process.
+  static Result<std::unique_ptr<PgConnection>> OpenForLocks(const std::string& uri);
   ~PgConnection();
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
@@ -99,6 +103,8 @@ class PgConnection {
   Result<PgResult> QueryOnce(const std::string& sql, const PgParams& params);
   // Like Query() for statements whose rows nobody reads.
   Status Run(const std::string& sql, const PgParams& params = {});
+  // pg_try_advisory_lock(key), or its shared form: whether this session holds the lock now.
+  Result<bool> TryAdvisoryLock(int64_t key, bool shared = false);
 
   // False once the server went away; the owner then opens a new connection.
   bool healthy() const { return PQstatus(conn_) == CONNECTION_OK; }

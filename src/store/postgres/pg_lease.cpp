@@ -16,14 +16,9 @@ bool PgLease::Pause(std::chrono::milliseconds period) {
 
 Result<bool> PgLease::TryLock() {
   if (!conn_ || !conn_->healthy()) {
-    // A third of the time the server takes to drop a silent session: a holder cut off from the
-    // database finds out (and exits) well before the server hands the lease to another process.
-    CAIRN_ASSIGN_OR_RETURN(conn_, PgConnection::Open(options_.uri, 0, PgConnection::kServerDropsSilentClientMs / 3));
+    CAIRN_ASSIGN_OR_RETURN(conn_, PgConnection::OpenForLocks(options_.uri));
   }
-  PgParams params;
-  CAIRN_ASSIGN_OR_RETURN(PgResult row,
-                         conn_->Query("SELECT pg_try_advisory_lock(" + params.Add(options_.key) + "::bigint)", params));
-  return row.Row(0).Text(0) == "t";
+  return conn_->TryAdvisoryLock(options_.key);
 }
 
 Status PgLease::Acquire(std::function<void()> on_lost) {

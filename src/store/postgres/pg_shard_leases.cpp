@@ -67,12 +67,6 @@ void PgShardLeases::Loop() {
   }
 }
 
-Result<bool> PgShardLeases::TryLock(int64_t key) {
-  PgParams params;
-  CAIRN_ASSIGN_OR_RETURN(PgResult row, conn_->Query("SELECT pg_try_advisory_lock(" + params.Add(key) + "::bigint)", params));
-  return row.Row(0).Text(0) == "t";
-}
-
 Status PgShardLeases::Unlock(int64_t key) {
   PgParams params;
   return conn_->Run("SELECT pg_advisory_unlock(" + params.Add(key) + "::bigint)", params);
@@ -99,18 +93,12 @@ Result<std::set<int>> PgShardLeases::Locked(int64_t first_key, int count) {
 Status PgShardLeases::Balance() {
   if (!conn_ || !conn_->healthy()) {
     if (!held_.empty() || !releasing_.empty()) return Status::Unavailable("its connection closed");
-    // A third of the time the server takes to drop a silent session, as PgLease: a holder cut off
-    // from the database finds out (and stops) well before its shards go to another process.
-    CAIRN_ASSIGN_OR_RETURN(conn_, PgConnection::Open(options_.uri, 0, PgConnection::kServerDropsSilentClientMs / 3));
+    CAIRN_ASSIGN_OR_RETURN(conn_, PgConnection::OpenForLocks(options_.uri));
     member_slot_ = -1;
     legacy_held_ = false;
   }
   if (options_.legacy_key != 0 && !legacy_held_) {
-    PgParams params;
-    CAIRN_ASSIGN_OR_RETURN(PgResult row, conn_->Query("SELECT pg_try_advisory_lock_shared(" +
-                                                          params.Add(options_.legacy_key) + "::bigint)",
-                                                      params));
-    legacy_held_ = row.Row(0).Text(0) == "t";
+    CAIRN_ASSIGN_OR_RETURN(legacy_held_, conn_->TryAdvisoryLock(options_.legacy_key, /*shared=*/true));
     if (!legacy_held_) {
       if (!legacy_logged_) {
         CAIRN_LOG_WARN("{}: a process of an older cairn does this work under one lease; this process takes no "
@@ -123,7 +111,7 @@ Status PgShardLeases::Balance() {
   }
   if (member_slot_ < 0) {
     for (int slot = 0; slot < options_.max_members && member_slot_ < 0; ++slot) {
-      CAIRN_ASSIGN_OR_RETURN(bool got, TryLock(options_.member_key + slot));
+      CAIRN_ASSIGN_OR_RETURN(bool got, conn_->TryAdvisoryLock(options_.member_key + slot));
       if (got) member_slot_ = slot;
     }
     if (member_slot_ < 0) {
@@ -155,7 +143,7 @@ Status PgShardLeases::Balance() {
     for (int tried = 0; tried < options_.shards && held_.size() < share; ++tried) {
       int shard = (next_try_ + tried) % options_.shards;
       if (taken.count(shard)) continue;
-      CAIRN_ASSIGN_OR_RETURN(bool got, TryLock(options_.shard_key + shard));
+      CAIRN_ASSIGN_OR_RETURN(bool got, conn_->TryAdvisoryLock(options_.shard_key + shard));
       if (!got) continue;  // another process was quicker
       held_.insert(shard);
       callbacks_.take(shard);

@@ -84,7 +84,6 @@ class PgShardLeases {
   void Loop();
   // One period's work; an error means the connection cannot be trusted.
   Status Balance();
-  Result<bool> TryLock(int64_t key);
   Status Unlock(int64_t key);
   // The locks among first_key .. first_key + count - 1 that some session of the database holds, as
   // offsets from first_key.
