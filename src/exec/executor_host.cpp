@@ -54,6 +54,21 @@ struct ExecutorHost::Shared {
 
 namespace {
 
+// Takes the entries of `shard` (keyed by consumer id) out of `by_id`.
+template <typename ById>
+std::vector<typename ById::mapped_type> ExtractShard(ById& by_id, int shard, int shards) {
+  std::vector<typename ById::mapped_type> taken;
+  for (auto it = by_id.begin(); it != by_id.end();) {
+    if (ShardOf(it->first, shards) != shard) {
+      ++it;
+      continue;
+    }
+    taken.push_back(std::move(it->second));
+    it = by_id.erase(it);
+  }
+  return taken;
+}
+
 struct RunTimes {
   int64_t started_micros = 0;
   int64_t completed_micros = 0;
@@ -1135,14 +1150,7 @@ void ExecutorHost::TakeShard(int shard) {
     if (stopped_ || shards <= 0) return;
     held_shards_.insert(shard);
     shared_->shards_held = held_shards_.size();
-    for (auto it = dormant_.begin(); it != dormant_.end();) {
-      if (ShardOf(it->first, shards) != shard) {
-        ++it;
-        continue;
-      }
-      waking.push_back(std::move(it->second));
-      it = dormant_.erase(it);
-    }
+    waking = ExtractShard(dormant_, shard, shards);
   }
   // Refreshed outside the lock: a refresh reads the store, and a definition supervisor calls
   // Upsert while holding locks of its own.
@@ -1187,14 +1195,7 @@ void ExecutorHost::ReleaseShard(int shard) {
     std::lock_guard lock(mu_);
     if (shards <= 0 || !held_shards_.erase(shard)) return;
     shared_->shards_held = held_shards_.size();
-    for (auto it = consumers_.begin(); it != consumers_.end();) {
-      if (ShardOf(it->first, shards) != shard) {
-        ++it;
-        continue;
-      }
-      stopping.push_back(std::move(it->second));
-      it = consumers_.erase(it);
-    }
+    stopping = ExtractShard(consumers_, shard, shards);
     releasing_[shard] = Releasing{stopping, std::chrono::steady_clock::now() + shared_->options.handover_grace};
   }
   for (const auto& consumer : stopping) consumer->Stop();  // waits for a step in progress
