@@ -64,7 +64,12 @@ void DefinitionSupervisor::Stop() {
 
 Result<DefinitionKind::Built> DefinitionSupervisor::Build(const std::string& id, int64_t version,
                                                            const std::string& owner_id, const json::value& context) {
-  CAIRN_ASSIGN_OR_RETURN(DefinitionKind::Built built, kind_.build(owner_id, context));
+  auto made = kind_.build(owner_id, context);
+  if (!made.ok()) {
+    CAIRN_LOG_WARN("{} definition {} is not usable: {}", kind_.label, id, made.status().message());
+    return made.status();
+  }
+  DefinitionKind::Built built = std::move(made).value();
   ExecutorSpec& spec = built.first;
   spec.consumer_id = DefinitionConsumerId(id);
   spec.owner_id = owner_id;
@@ -80,10 +85,7 @@ Result<std::optional<DefinitionKind::Built>> DefinitionSupervisor::Reread(const 
   if (!stored.ok()) return stored.status();
   if (stored->schema_name != kind_.schema_name) return std::optional<DefinitionKind::Built>();
   auto built = Build(id, stored->version, owner_id, stored->context);
-  if (!built.ok()) {
-    CAIRN_LOG_WARN("{} definition {} is not usable: {}", kind_.label, id, built.status().message());
-    return std::optional<DefinitionKind::Built>();
-  }
+  if (!built.ok()) return std::optional<DefinitionKind::Built>();
   return std::optional<DefinitionKind::Built>(std::move(built).value());
 }
 
@@ -103,10 +105,7 @@ bool DefinitionSupervisor::ApplyDefinition(const std::string& id, int64_t versio
     return true;
   }
   auto built = Build(id, version, owner_id, context);
-  if (!built.ok()) {
-    CAIRN_LOG_WARN("{} definition {} is not usable: {}", kind_.label, id, built.status().message());
-    return false;
-  }
+  if (!built.ok()) return false;
   auto& [spec, executor] = *built;
   std::string name = spec.name;
   // Sharded (ExecutorHost::TakeShard), a consumer that waited dormant starts from its definition

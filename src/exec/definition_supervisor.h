@@ -74,7 +74,7 @@ class DefinitionSupervisor {
   Status EnsureCursor(const std::string& consumer, int64_t start_seq);
 
  private:
-  // The executor of the definition, its spec filled in.
+  // The executor of the definition, its spec filled in; an error (logged) when it is not usable.
   Result<DefinitionKind::Built> Build(const std::string& id, int64_t version, const std::string& owner_id,
                                       const boost::json::value& context);
   // The executor of the definition as stored now; nullopt when it is gone or not usable
