@@ -481,14 +481,12 @@ int main(int argc, char** argv) {
   g_opt.warmup_seconds = args.Num("--warmup-seconds", g_opt.warmup_seconds);
   g_opt.timeout_ms = static_cast<int64_t>(args.Num("--timeout-ms", static_cast<double>(g_opt.timeout_ms)));
   g_opt.ready_timeout = args.Num("--ready-timeout", g_opt.ready_timeout);
-  if (std::string tools = args.Str("--tools", ""); !tools.empty()) {
-    g_opt.tools.clear();
-    for (size_t start = 0; start <= tools.size();) {
-      size_t comma = std::min(tools.find(',', start), tools.size());
-      if (comma > start) g_opt.tools.push_back(tools.substr(start, comma - start));
-      start = comma + 1;
-    }
-    if (g_opt.tools.empty()) g_opt.tools = {"echo"};
+  if (std::string tools = args.Str("--tools", ""); !tools.empty()) {  // as --levels is read
+    for (char& ch : tools) ch = (ch == ',') ? ' ' : ch;
+    std::istringstream in(tools);
+    std::vector<std::string> names;
+    for (std::string name; in >> name;) names.push_back(name);
+    if (!names.empty()) g_opt.tools = std::move(names);
   }
   if (std::string key = args.Str("--bearer", ""); !key.empty()) g_opt.auth_header = "Authorization: Bearer " + key + "\r\n";
   if (std::string levels = args.Str("--levels", ""); !levels.empty()) {
