@@ -35,13 +35,12 @@ void PgCommitNotifier::Stop() {
 }
 
 void PgCommitNotifier::Run() {
-  bool first = true;
   while (!stopping_) {
     auto conn = PgConnection::Open(uri_);
     if (conn.ok() && (*conn)->Exec(std::string("LISTEN ") + kEventsChannel).ok()) {
-      // Commits made while no connection listened are read from the log.
-      if (!first) on_commit_();
-      first = false;
+      // Commits made while no connection listened (before the first one did, too: Start returns
+      // before it does) are read from the log.
+      on_commit_();
       if (!Listen(**conn)) return;
       CAIRN_LOG_WARN("store: the PostgreSQL connection that listens for other processes' commits broke; reconnecting");
     }

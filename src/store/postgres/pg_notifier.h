@@ -2,8 +2,8 @@
 // events. Every PgWriter batch that appends events sends NOTIFY on kEventsChannel in its own
 // transaction (PostgreSQL delivers it at commit, to every listening session); the notifier
 // LISTENs on a connection of its own and calls `on_commit` for each notification that did not come
-// from this process's writer. After its connection was lost and made again it calls `on_commit`
-// once, for what it may have missed meanwhile. `on_commit` must only signal (the bus then reads
+// from this process's writer. Once it listens, at first and after its connection was lost and made
+// again, it calls `on_commit` once, for what it may have missed before. `on_commit` must only signal (the bus then reads
 // the log).
 #pragma once
 

@@ -88,6 +88,12 @@ TEST_F(PgStoreTest, AnotherProcessesCommitReachesTheCommitListenerWithoutItsEven
     if (!exact) ++inexact;
     cv.notify_all();
   });
+  {
+    // Once it listens, the notifier says so (commits before that are to be read from the log).
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 20s, [&] { return inexact > 0; })) << "the notifier never listened";
+    inexact = 0;
+  }
   ASSERT_TRUE(first_->Create(ctx_, Draft("mine"), "").ok());
   ASSERT_TRUE(second_->Create(ctx_, Draft("theirs"), "").ok());
   std::unique_lock lock(mu);
